@@ -1,0 +1,5 @@
+import sys
+
+from heronbridge.cli import main
+
+sys.exit(main())

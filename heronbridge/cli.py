@@ -1,0 +1,309 @@
+"""The `heronbridge` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from heronbridge import HeronbridgeError, __version__
+from heronbridge.runtime import control
+from heronbridge.runtime.errors import RuntimeKernelError
+from heronbridge.runtime.loader import load_topology_file
+from heronbridge.runtime.metrics_manager.sink import latest_samples
+from heronbridge.runtime.plan.logical import LogicalPlan
+from heronbridge.runtime.proto import topology_pb2
+from heronbridge.runtime.scheduler import (
+    Home,
+    Supervisor,
+    default_home,
+    pid_alive,
+    running_scheduler,
+    submit_plan,
+)
+from heronbridge.runtime.state import (
+    PACKING_PLANS,
+    SCHEDULERS,
+    TOPOLOGIES,
+    StateManager,
+    open_state,
+)
+
+from .status import RateLine, totals_from_report, totals_from_samples, totals_table
+
+console = Console(stderr=True)
+out = Console()
+
+START_TIMEOUT_SECS = 60.0
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """`-o key=value`: the value is read as JSON when it parses, else kept as a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        msg = f"-o expects KEY=VALUE, received {text!r}"
+        raise HeronbridgeError(msg)
+    try:
+        return key, json.loads(raw)
+    except json.JSONDecodeError:
+        return key, raw
+
+
+def load_plan(args: argparse.Namespace) -> LogicalPlan:
+    plan = load_topology_file(args.topology, args.name)
+    for option in args.option or []:
+        key, value = parse_option(option)
+        plan.config[key] = value
+    if getattr(args, "containers", None):
+        plan.config["topology.stmgrs"] = args.containers
+    return plan.validate()
+
+
+def _state(args: argparse.Namespace) -> tuple[StateManager, Home]:
+    home = Home(Path(args.home))
+    return open_state(home.state_uri), home
+
+
+def wait_started(state: StateManager, name: str, supervisor_alive: Any,
+                 timeout: float = START_TIMEOUT_SECS) -> None:
+    """Wait until the topology master says every task has registered."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not supervisor_alive():
+            msg = f"topology {name!r}: its scheduler exited during start-up"
+            raise HeronbridgeError(msg)
+        try:
+            if control.metrics(state, name, timeout=1.0).all_ready:
+                return
+        except RuntimeKernelError:
+            pass
+        time.sleep(0.1)
+    msg = f"topology {name!r}: not every task registered within {timeout:.0f}s; see its logs"
+    raise HeronbridgeError(msg)
+
+
+# -- verbs ------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    plan = load_plan(args)
+    state, home = _state(args)
+    submit_plan(state, home, plan, topology_pb2.RUNNING)
+    supervisor = Supervisor(state, home, plan.name)
+    stop = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.append(signum)
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    supervisor.start()
+    started = time.monotonic()
+    try:
+        with console.status(f"starting {plan.name} ({len(supervisor.containers)} containers)"):
+            wait_started(state, plan.name, lambda: not stop)
+        running_since = time.monotonic()
+        console.print(f"[bold]{plan.name}[/] running: every task registered in "
+                      f"{running_since - started:.1f}s; logs in {supervisor.workdir}")
+        _watch(state, plan.name, supervisor, running_since, args.time, stop)
+    finally:
+        elapsed = time.monotonic() - (locals().get("running_since") or started)
+        with console.status(f"stopping {plan.name}"):
+            supervisor.stop()
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    totals = totals_from_samples(latest_samples(supervisor.workdir))
+    out.print(totals_table(f"{plan.name}: totals over {elapsed:.1f}s", totals, elapsed))
+    return 0
+
+
+def _watch(state: StateManager, name: str, supervisor: Supervisor, since: float,
+           duration: float | None, stop: list) -> None:
+    line = RateLine()
+    live = Live(console=console, refresh_per_second=4, transient=True) \
+        if console.is_terminal else None
+    next_print = 0.0
+    if live is not None:
+        live.start()
+    try:
+        while not stop and (duration is None or time.monotonic() - since < duration):
+            time.sleep(0.25 if duration is None else min(0.25, max(0.0, duration - (
+                time.monotonic() - since))))
+            supervisor.check()
+            now = time.monotonic()
+            if now < next_print:
+                continue
+            next_print = now + (1.0 if live is not None else 5.0)
+            try:
+                report = control.metrics(state, name, timeout=1.0)
+            except RuntimeKernelError:
+                continue
+            text = line.render(name, now - since, now, totals_from_report(report))
+            if live is not None:
+                live.update(text)
+            else:
+                console.print(text)
+    finally:
+        if live is not None:
+            live.stop()
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    plan = load_plan(args)
+    state, home = _state(args)
+    initial = topology_pb2.PAUSED if args.deactivated else topology_pb2.RUNNING
+    topology_id = submit_plan(state, home, plan, initial)
+    log_path = home.workdir(plan.name) / "scheduler.log"
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "heronbridge.runtime.scheduler", "--home", str(home.root),
+             "--topology", plan.name],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+            cwd=home.workdir(plan.name))
+    try:
+        wait_started(state, plan.name, lambda: proc.poll() is None)
+    except HeronbridgeError:
+        if proc.poll() is None:
+            proc.terminate()
+        raise
+    state_name = "deactivated" if args.deactivated else "running"
+    out.print(f"submitted {plan.name} ({topology_id}): {state_name}; logs in "
+              f"{home.workdir(plan.name)}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    state, home = _state(args)
+    table = Table(title=f"topologies under {home.root}")
+    for col in ("name", "id", "state", "containers", "tasks", "scheduler pid", "working dir"):
+        table.add_column(col)
+    names = sorted(set(state.names(TOPOLOGIES)) | set(state.names(SCHEDULERS)))
+    for name in names:
+        topology = state.get(TOPOLOGIES, name)
+        packing = state.get(PACKING_PLANS, name)
+        location = state.get(SCHEDULERS, name)
+        alive = location is not None and pid_alive(location.pid)
+        status = topology_pb2.TopologyState.Name(topology.state) if topology else "UNKNOWN"
+        if not alive:
+            status = "DEAD (stale state; `heronbridge kill` cleans it)"
+        tasks = sum(len(c.instances) for c in packing.containers) if packing else 0
+        table.add_row(name, topology.id if topology else "-", status,
+                      str(len(packing.containers)) if packing else "-", str(tasks),
+                      str(location.pid) if location else "-",
+                      location.working_dir if location else "-")
+    if not names:
+        out.print(f"no topologies under {home.root}")
+    else:
+        out.print(table)
+    return 0
+
+
+def cmd_kill(args: argparse.Namespace) -> int:
+    state, _home = _state(args)
+    location = running_scheduler(state, args.topology_name)
+    if location is None:
+        if state.get(TOPOLOGIES, args.topology_name) is None \
+                and state.get(SCHEDULERS, args.topology_name) is None:
+            msg = f"topology {args.topology_name!r} is not running"
+            raise HeronbridgeError(msg)
+        state.clear(args.topology_name)
+        out.print(f"{args.topology_name}: was not running; removed its stale state")
+        return 0
+    os.kill(location.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    with console.status(f"killing {args.topology_name}"):
+        while pid_alive(location.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    if pid_alive(location.pid):
+        msg = f"topology {args.topology_name!r}: scheduler pid {location.pid} did not exit"
+        raise HeronbridgeError(msg)
+    out.print(f"killed {args.topology_name}")
+    return 0
+
+
+def _set_state(args: argparse.Namespace, running: bool) -> int:
+    state, _home = _state(args)
+    if running_scheduler(state, args.topology_name) is None:
+        msg = f"topology {args.topology_name!r} is not running"
+        raise HeronbridgeError(msg)
+    new = control.set_state(state, args.topology_name, running)
+    out.print(f"{args.topology_name}: {topology_pb2.TopologyState.Name(new)}")
+    return 0
+
+
+def cmd_activate(args: argparse.Namespace) -> int:
+    return _set_state(args, True)
+
+
+def cmd_deactivate(args: argparse.Namespace) -> int:
+    return _set_state(args, False)
+
+
+# -- parser -----------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="heronbridge",
+        description="Run Storm-era Python topologies on a Heron-architecture runtime.")
+    parser.add_argument("--version", action="version", version=f"heronbridge {__version__}")
+    home = argparse.ArgumentParser(add_help=False)
+    home.add_argument("--home", default=str(default_home()),
+                      help="where topologies keep state and logs [env: HERONBRIDGE_HOME] "
+                           "(default: %(default)s)")
+    topo = argparse.ArgumentParser(add_help=False)
+    topo.add_argument("topology", help="a Python file defining a TopologyBuilder")
+    topo.add_argument("-n", "--name", help="which topology, when the file defines several")
+    topo.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
+                      help="set a topology config key (value read as JSON if it parses)")
+    topo.add_argument("--containers", type=int,
+                      help="number of containers (stream managers); topology.stmgrs")
+    named = argparse.ArgumentParser(add_help=False)
+    named.add_argument("topology_name", help="name of a submitted topology")
+
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    run = verbs.add_parser("run", parents=[topo, home],
+                           help="run a topology in the foreground, then print totals",
+                           description="Run a topology on this machine with a live status "
+                                       "line; stop after -t seconds or on Ctrl-C and print "
+                                       "per-component totals.")
+    run.add_argument("-t", "--time", type=float, help="seconds to run (default: until Ctrl-C)")
+    run.set_defaults(func=cmd_run)
+    submit = verbs.add_parser("submit", parents=[topo, home],
+                              help="start a topology in the background",
+                              description="Start a topology that keeps running in the "
+                                          "background on this machine.")
+    submit.add_argument("--deactivated", action="store_true",
+                        help="start with spouts paused (activate later)")
+    submit.set_defaults(func=cmd_submit)
+    lister = verbs.add_parser("list", parents=[home], help="list topologies on this machine",
+                              description="List submitted topologies and their state.")
+    lister.set_defaults(func=cmd_list)
+    for verb, func, text in (("kill", cmd_kill, "stop a topology and remove its state"),
+                             ("activate", cmd_activate, "resume a topology's spouts"),
+                             ("deactivate", cmd_deactivate, "pause a topology's spouts")):
+        p = verbs.add_parser(verb, parents=[named, home], help=text, description=text + ".")
+        p.set_defaults(func=func)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (HeronbridgeError, RuntimeKernelError) as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

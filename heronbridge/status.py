@@ -1,0 +1,119 @@
+"""What the CLI shows of a running topology: a live status line and final totals."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.table import Table
+
+from heronbridge.runtime.telemetry import (
+    ACK_COUNT,
+    BACKPRESSURE_MS,
+    COMPLETE_LATENCY,
+    EMIT_COUNT,
+    EXECUTE_COUNT,
+    FAIL_COUNT,
+    RSS_BYTES,
+    TIMEOUT_COUNT,
+    Histogram,
+)
+
+STMGR = "__stmgr__"
+
+
+@dataclass
+class ComponentTotals:
+    name: str
+    tasks: int = 0
+    counters: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    latency: Histogram = field(default_factory=Histogram)
+    max_rss: float = 0.0
+
+    def add(self, counters: dict[str, float], gauges: dict[str, float],
+            histograms: dict[str, Any]) -> None:
+        self.tasks += 1
+        for name, value in counters.items():
+            self.counters[name] += value
+        self.max_rss = max(self.max_rss, gauges.get(RSS_BYTES, 0))
+        hist = histograms.get(COMPLETE_LATENCY)
+        if hist:
+            self.latency.merge(hist)
+
+
+def totals_from_samples(samples: dict) -> dict[str, ComponentTotals]:
+    """Per-component totals from sink records (see metrics_manager.sink)."""
+    out: dict[str, ComponentTotals] = {}
+    for (component, _task, _container), record in sorted(samples.items()):
+        hists = {}
+        for name, sparse in record.get("histograms", {}).items():
+            counts = Histogram()
+            for bucket, count in sparse.items():
+                counts.counts[int(bucket)] = count
+            hists[name] = counts
+        out.setdefault(component, ComponentTotals(component)).add(
+            record["counters"], record["gauges"], hists)
+    return out
+
+
+def totals_from_report(report: Any) -> dict[str, ComponentTotals]:
+    """Per-component totals from the topology master's metrics report."""
+    out: dict[str, ComponentTotals] = {}
+    for task in report.tasks:
+        hists = {n: Histogram(h.counts) for n, h in task.histograms.items()}
+        out.setdefault(task.component, ComponentTotals(task.component)).add(
+            dict(task.counters), dict(task.gauges), hists)
+    return out
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.1f}"
+
+
+def totals_table(title: str, totals: dict[str, ComponentTotals], seconds: float) -> Table:
+    table = Table(title=title)
+    for col in ("component", "tasks", "emitted", "executed", "acked", "failed", "timed out",
+                "exec/s", "complete p50 ms", "complete p99 ms", "max RSS MB"):
+        table.add_column(col, justify="left" if col == "component" else "right")
+    for name in sorted(totals, key=lambda n: (n == STMGR, n)):
+        t = totals[name]
+        c = t.counters
+        if name == STMGR:
+            table.add_row(name, str(t.tasks), "", "", "", "", "", "", "", "",
+                          f"{t.max_rss / 2**20:.0f}")
+            continue
+        rate = c.get(EXECUTE_COUNT, 0) / seconds if seconds > 0 else 0
+        table.add_row(name, str(t.tasks), f"{c.get(EMIT_COUNT, 0):,.0f}",
+                      f"{c.get(EXECUTE_COUNT, 0):,.0f}", f"{c.get(ACK_COUNT, 0):,.0f}",
+                      f"{c.get(FAIL_COUNT, 0):,.0f}", f"{c.get(TIMEOUT_COUNT, 0):,.0f}",
+                      f"{rate:,.0f}", _ms(t.latency.percentile(0.5)),
+                      _ms(t.latency.percentile(0.99)), f"{t.max_rss / 2**20:.0f}")
+    return table
+
+
+class RateLine:
+    """One status line: per-component throughput since the previous sample."""
+
+    def __init__(self) -> None:
+        self.previous: dict[str, float] = {}
+        self.previous_time: float | None = None
+
+    def render(self, name: str, elapsed: float, now: float,
+               totals: dict[str, ComponentTotals]) -> str:
+        parts = [f"{name} {elapsed:5.0f}s"]
+        dt = now - self.previous_time if self.previous_time is not None else None
+        for comp in sorted(totals):
+            if comp == STMGR:
+                continue
+            c = totals[comp].counters
+            count = c.get(EXECUTE_COUNT, 0) or c.get(EMIT_COUNT, 0)
+            before = self.previous.get(comp)
+            rate = (count - before) / dt if dt and before is not None else 0.0
+            self.previous[comp] = count
+            parts.append(f"{comp} {rate:,.0f}/s")
+        stmgr = totals.get(STMGR)
+        if stmgr is not None:
+            parts.append(f"backpressure {stmgr.counters.get(BACKPRESSURE_MS, 0) / 1000:.1f}s")
+        self.previous_time = now
+        return " | ".join(parts)

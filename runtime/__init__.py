@@ -1,0 +1,26 @@
+"""The runtime kernel: Heron's architecture in Python.
+
+Topology master, one stream manager and metrics manager per container, one process per
+task; every Storm grouping; at-most-once and at-least-once delivery; backpressure.
+It knows nothing of Storm's or heronpy's APIs: loaders in `heronbridge.compat` turn
+those into a LogicalPlan.
+"""
+
+from .api import Bolt, Spout, TopologyContext, Tuple
+from .errors import (
+    ComponentError,
+    ConfigError,
+    PlanError,
+    ProtocolError,
+    RuntimeKernelError,
+    SchedulerError,
+    SerializationError,
+    StateManagerError,
+)
+from .plan import Grouping, LogicalPlan, Stream, TopologyBuilder
+
+__all__ = [
+    "Bolt", "ComponentError", "ConfigError", "Grouping", "LogicalPlan", "PlanError",
+    "ProtocolError", "RuntimeKernelError", "SchedulerError", "SerializationError", "Spout",
+    "StateManagerError", "Stream", "TopologyBuilder", "TopologyContext", "Tuple",
+]

@@ -1,0 +1,8 @@
+"""The component interface user code is written against."""
+
+from .component import Bolt, BoltCollector, Spout, SpoutCollector
+from .context import TopologyContext
+from .tuple import SYSTEM_COMPONENT, TICK_STREAM, Tuple, tick_tuple
+
+__all__ = ["SYSTEM_COMPONENT", "TICK_STREAM", "Bolt", "BoltCollector", "Spout",
+           "SpoutCollector", "TopologyContext", "Tuple", "tick_tuple"]

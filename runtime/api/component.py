@@ -1,0 +1,83 @@
+"""What user code implements: spouts and bolts, and the collectors they emit through."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from .context import TopologyContext
+from .tuple import Tuple
+
+
+class SpoutCollector(Protocol):
+    def emit(self, values: list, msg_id: Any = None, stream: str = "default",
+             direct_task: int | None = None) -> tuple[int, ...]:
+        """Send a tuple; with a `msg_id` under at-least-once it is tracked, and the
+        spout's `ack(msg_id)` or `fail(msg_id)` follows. Returns the target task ids."""
+
+    def report_error(self, error: BaseException) -> None: ...
+
+
+class BoltCollector(Protocol):
+    def emit(self, values: list, stream: str = "default", anchors: Any = None,
+             direct_task: int | None = None) -> tuple[int, ...]:
+        """Send a tuple anchored to `anchors` (a Tuple or a list of them). Returns the
+        target task ids."""
+
+    def ack(self, tup: Tuple) -> None: ...
+
+    def fail(self, tup: Tuple) -> None: ...
+
+    def report_error(self, error: BaseException) -> None: ...
+
+
+class Spout:
+    """A source of tuples. The runtime calls these methods from one thread only.
+
+    `outputs` (optional) declares the streams: a list of field names for the default
+    stream, or Stream objects; a topology declaration may override it.
+    """
+
+    outputs: Any = None
+    config: dict
+    context: TopologyContext
+    collector: SpoutCollector
+
+    def open(self, config: dict, context: TopologyContext, collector: SpoutCollector) -> None:
+        """Called once before any other method."""
+
+    def activate(self) -> None:
+        """The topology is (again) running: next_tuple calls follow."""
+
+    def deactivate(self) -> None:
+        """The topology is paused: no next_tuple calls until activate."""
+
+    def next_tuple(self) -> None:
+        """Emit zero or more tuples; must not block."""
+        raise NotImplementedError
+
+    def ack(self, msg_id: Any) -> None:
+        """The tuple tree rooted at `msg_id` was fully processed."""
+
+    def fail(self, msg_id: Any) -> None:
+        """The tuple tree rooted at `msg_id` failed or timed out."""
+
+    def close(self) -> None:
+        """The task is shutting down."""
+
+
+class Bolt:
+    """A processor of tuples. Under at-least-once, ack or fail every input tuple."""
+
+    outputs: Any = None
+    config: dict
+    context: TopologyContext
+    collector: BoltCollector
+
+    def prepare(self, config: dict, context: TopologyContext, collector: BoltCollector) -> None:
+        """Called once before the first execute."""
+
+    def execute(self, tup: Tuple) -> None:
+        raise NotImplementedError
+
+    def cleanup(self) -> None:
+        """The task is shutting down."""

@@ -1,0 +1,146 @@
+"""Topology configuration keys the runtime reads, their defaults, and a typed view.
+
+Keys that Heron and Storm share keep their `topology.*` names; knobs that only this
+runtime has live under `heronbridge.*`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError, where
+
+RELIABILITY_MODE = "topology.reliability.mode"
+ATMOST_ONCE = "ATMOST_ONCE"
+ATLEAST_ONCE = "ATLEAST_ONCE"
+MESSAGE_TIMEOUT_SECS = "topology.message.timeout.secs"
+ENABLE_MESSAGE_TIMEOUTS = "topology.enable.message.timeouts"
+MAX_SPOUT_PENDING = "topology.max.spout.pending"
+TICK_TUPLE_FREQ_SECS = "topology.tick.tuple.freq.secs"
+CONTAINERS = "topology.stmgrs"
+DEBUG = "topology.debug"
+SERIALIZER = "heronbridge.serializer"
+BACKPRESSURE_HIGH_BYTES = "heronbridge.backpressure.high.watermark.bytes"
+BACKPRESSURE_LOW_BYTES = "heronbridge.backpressure.low.watermark.bytes"
+METRICS_INTERVAL_SECS = "heronbridge.metrics.interval.secs"
+HEARTBEAT_INTERVAL_SECS = "heronbridge.heartbeat.interval.secs"
+XOR_BUCKETS = "heronbridge.acking.buckets"
+SPOUT_BURST = "heronbridge.spout.burst"
+RESTART_BACKOFF_SECS = "heronbridge.restart.backoff.secs"
+
+SERIALIZERS = ("msgpack", "json", "pickle")
+
+DEFAULTS: dict[str, Any] = {
+    RELIABILITY_MODE: ATMOST_ONCE,
+    MESSAGE_TIMEOUT_SECS: 30,
+    ENABLE_MESSAGE_TIMEOUTS: True,
+    MAX_SPOUT_PENDING: None,
+    TICK_TUPLE_FREQ_SECS: None,
+    CONTAINERS: 1,
+    DEBUG: False,
+    SERIALIZER: "msgpack",
+    BACKPRESSURE_HIGH_BYTES: 4 << 20,
+    BACKPRESSURE_LOW_BYTES: 1 << 20,
+    METRICS_INTERVAL_SECS: 1.0,
+    HEARTBEAT_INTERVAL_SECS: 2.0,
+    XOR_BUCKETS: 3,
+    SPOUT_BURST: 256,
+    RESTART_BACKOFF_SECS: 0.5,
+}
+
+
+def _expect(conf: dict, key: str, kinds: tuple[type, ...], what: str, loc: str,
+            minimum: float | None = None, allow_none: bool = False) -> Any:
+    value = conf.get(key, DEFAULTS.get(key))
+    if value is None and allow_none:
+        return None
+    if isinstance(value, str) and int in kinds:
+        # Storm and Heron configs arrive as strings from CLIs and YAML as often as not.
+        try:
+            value = float(value) if float in kinds and "." in value else int(value)
+        except ValueError:
+            pass
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+    if not ok or (minimum is not None and value < minimum):
+        msg = f"{loc}: config {key!r} expects {what}, received {value!r}"
+        raise ConfigError(msg)
+    return value
+
+
+def _flag(conf: dict, key: str, loc: str) -> bool:
+    value = conf.get(key, DEFAULTS[key])
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if not isinstance(value, bool):
+        msg = f"{loc}: config {key!r} expects true or false, received {value!r}"
+        raise ConfigError(msg)
+    return value
+
+
+@dataclass(frozen=True)
+class TopologyConfig:
+    """The runtime's reading of one topology's (or one component's merged) config."""
+
+    reliability: str
+    message_timeout_secs: float
+    message_timeouts: bool
+    max_spout_pending: int | None
+    tick_freq_secs: float | None
+    containers: int
+    debug: bool
+    serializer: str
+    bp_high_bytes: int
+    bp_low_bytes: int
+    metrics_interval_secs: float
+    heartbeat_interval_secs: float
+    xor_buckets: int
+    spout_burst: int
+    restart_backoff_secs: float
+
+    @property
+    def acking(self) -> bool:
+        return self.reliability == ATLEAST_ONCE
+
+    @classmethod
+    def read(cls, conf: dict, topology: str, component: str | None = None) -> TopologyConfig:
+        loc = where(topology, component)
+        mode = conf.get(RELIABILITY_MODE, DEFAULTS[RELIABILITY_MODE])
+        if mode not in (ATMOST_ONCE, ATLEAST_ONCE):
+            msg = (f"{loc}: config {RELIABILITY_MODE!r} expects {ATMOST_ONCE!r} or "
+                   f"{ATLEAST_ONCE!r}, received {mode!r}")
+            raise ConfigError(msg)
+        serializer = conf.get(SERIALIZER, DEFAULTS[SERIALIZER])
+        if serializer not in SERIALIZERS:
+            msg = (f"{loc}: config {SERIALIZER!r} expects one of {SERIALIZERS}, "
+                   f"received {serializer!r}")
+            raise ConfigError(msg)
+        num = (int, float)
+        high = _expect(conf, BACKPRESSURE_HIGH_BYTES, (int,), "an integer >= 1024", loc, 1024)
+        low = _expect(conf, BACKPRESSURE_LOW_BYTES, (int,), "an integer >= 0", loc, 0)
+        if low >= high:
+            msg = (f"{loc}: config {BACKPRESSURE_LOW_BYTES!r} expects a value below "
+                   f"{BACKPRESSURE_HIGH_BYTES!r} ({high}), received {low}")
+            raise ConfigError(msg)
+        return cls(
+            reliability=mode,
+            message_timeout_secs=_expect(conf, MESSAGE_TIMEOUT_SECS, num, "seconds > 0", loc,
+                                         0.001),
+            message_timeouts=_flag(conf, ENABLE_MESSAGE_TIMEOUTS, loc),
+            max_spout_pending=_expect(conf, MAX_SPOUT_PENDING, (int,), "an integer >= 1 or null",
+                                      loc, 1, allow_none=True),
+            tick_freq_secs=_expect(conf, TICK_TUPLE_FREQ_SECS, num, "seconds > 0 or null", loc,
+                                   0.001, allow_none=True),
+            containers=_expect(conf, CONTAINERS, (int,), "an integer >= 1", loc, 1),
+            debug=_flag(conf, DEBUG, loc),
+            serializer=serializer,
+            bp_high_bytes=high,
+            bp_low_bytes=low,
+            metrics_interval_secs=_expect(conf, METRICS_INTERVAL_SECS, num, "seconds > 0", loc,
+                                          0.01),
+            heartbeat_interval_secs=_expect(conf, HEARTBEAT_INTERVAL_SECS, num, "seconds > 0", loc,
+                                            0.01),
+            xor_buckets=_expect(conf, XOR_BUCKETS, (int,), "an integer >= 2", loc, 2),
+            spout_burst=_expect(conf, SPOUT_BURST, (int,), "an integer >= 1", loc, 1),
+            restart_backoff_secs=_expect(conf, RESTART_BACKOFF_SECS, num, "seconds >= 0", loc, 0),
+        )

@@ -1,0 +1,153 @@
+"""Routing one emit to destination tasks, with Storm's semantics per grouping.
+
+A router is built once per (emitting task, output stream, subscriber) and maps a values
+list to a `Target`: the destination tasks and their output buffers. Targets are cached
+wherever the choice can only take a few shapes, so the per-tuple path allocates nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import PlanError, where
+from ..plan.logical import (
+    ALL,
+    CUSTOM,
+    DIRECT,
+    FIELDS,
+    GLOBAL,
+    LOCAL_OR_SHUFFLE,
+    NONE,
+    PARTIAL_KEY,
+    SHUFFLE,
+    Grouping,
+    resolve_import_path,
+)
+from .javahash import PartialKeyChooser, fields_index
+
+
+class OutBuffer:
+    """Tuples waiting to go to one destination task on one stream."""
+
+    __slots__ = ("ids", "stream", "task", "values")
+
+    def __init__(self, stream: int, task: int) -> None:
+        self.stream = stream
+        self.task = task
+        self.values: list = []
+        self.ids: list[int] = []
+
+
+class Target:
+    """Where one emit goes: `tasks` (returned to the user) and their `buffers`."""
+
+    __slots__ = ("buffers", "tasks")
+
+    def __init__(self, buffers: Sequence[OutBuffer]) -> None:
+        self.buffers = tuple(buffers)
+        self.tasks = tuple(b.task for b in self.buffers)
+
+
+NOWHERE = Target(())
+
+
+def combine(targets: Sequence[Target]) -> Target:
+    return Target([b for t in targets for b in t.buffers])
+
+
+Router = Callable[[list], Target]
+
+
+def make_router(grouping: Grouping, buffers: Sequence[OutBuffer], fields: Sequence[str],
+                local_tasks: frozenset[int], rng: random.Random, context: Any = None,
+                stream: str = "default") -> Router:
+    """A function values -> Target for one subscriber; `buffers` are in ascending task order."""
+    singles = [Target([b]) for b in buffers]
+    kind = grouping.kind
+    if kind in (SHUFFLE, LOCAL_OR_SHUFFLE):
+        pool = singles
+        if kind == LOCAL_OR_SHUFFLE:
+            pool = [t for t in singles if t.tasks[0] in local_tasks] or singles
+        return _shuffle(pool, rng)
+    if kind == FIELDS:
+        return _fields(singles, [fields.index(f) for f in grouping.fields])
+    if kind == ALL:
+        everyone = Target(buffers)
+        return lambda values: everyone
+    if kind == GLOBAL:
+        lowest = singles[0]
+        return lambda values: lowest
+    if kind == NONE:
+        choice = rng.choice
+        return lambda values: choice(singles)
+    if kind == PARTIAL_KEY:
+        return _partial_key(singles, [fields.index(f) for f in grouping.fields])
+    if kind == CUSTOM:
+        return _custom(grouping.custom, singles, context, stream)
+    if kind == DIRECT:
+        # Direct subscribers receive only emits that name their task (see the collector).
+        return lambda values: NOWHERE
+    msg = f"unknown grouping {kind!r}"
+    raise PlanError(msg)
+
+
+def _shuffle(pool: list[Target], rng: random.Random) -> Router:
+    # Storm's ShuffleGrouping: one random permutation, then strict round robin.
+    order = list(pool)
+    rng.shuffle(order)
+    cycle = itertools.cycle(order)
+    return lambda values: next(cycle)
+
+
+def _fields(singles: list[Target], idx: list[int]) -> Router:
+    n = len(singles)
+    if n == 1:
+        only = singles[0]
+        return lambda values: only
+    if len(idx) == 1:
+        i = idx[0]
+        return lambda values: singles[fields_index((values[i],), n)]
+    return lambda values: singles[fields_index([values[j] for j in idx], n)]
+
+
+def _partial_key(singles: list[Target], idx: list[int]) -> Router:
+    chooser = PartialKeyChooser(len(singles))
+    if idx:
+        return lambda values: singles[chooser.choose([values[j] for j in idx])]
+    return lambda values: singles[chooser.choose(values[:1])]
+
+
+def _custom(path: str | None, singles: list[Target], context: Any, stream: str) -> Router:
+    try:
+        grouping = resolve_import_path(path)
+    except Exception as exc:
+        msg = f"custom grouping {path!r} cannot be imported: {exc}"
+        raise PlanError(msg) from exc
+    by_task = {t.tasks[0]: t for t in singles}
+    targets = sorted(by_task)
+    if isinstance(grouping, type):
+        grouping = grouping()
+        if hasattr(grouping, "prepare"):
+            grouping.prepare(context, stream, list(targets))
+        choose = grouping.choose_tasks
+
+        def call(values: list) -> Any:
+            return choose(values)
+    else:
+        def call(values: list) -> Any:
+            return grouping(values, targets)
+
+    def route(values: list) -> Target:
+        chosen = call(values)
+        try:
+            return combine([by_task[t] for t in chosen])
+        except (KeyError, TypeError):
+            loc = where(getattr(context, "topology_name", None),
+                        getattr(context, "component_id", None), getattr(context, "task_id", None))
+            msg = (f"{loc}: custom grouping {path!r} on stream {stream!r} must return task ids "
+                   f"among {targets}, returned {chosen!r}")
+            raise PlanError(msg) from None
+    return route

@@ -1,0 +1,1 @@
+"""The Heron Instance: one process per task, hosting one spout or bolt."""

@@ -1,0 +1,118 @@
+"""A task's framed connection to its stream manager, driven from the task's own thread.
+
+The instance is single-threaded, as Heron's Python instance is: on a 2-core host a
+network thread beside the component only adds GIL hand-offs. Output is bounded: the
+loops stop producing while more than the high watermark is unsent.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+from collections import deque
+
+from ..errors import ProtocolError
+from ..wire.frames import FrameAssembler
+
+READ_SIZE = 256 << 10
+_IN = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
+
+
+class ConnectionLost(ProtocolError):
+    """The stream manager closed the connection."""
+
+
+class Connection:
+    def __init__(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        self.sock = sock
+        self._poller = select.poll()
+        self._poller.register(sock, _IN)
+        self._writing = False
+        self._out: deque[bytes | memoryview] = deque()
+        self.out_bytes = 0
+        self._frames = FrameAssembler()
+
+    @classmethod
+    def connect(cls, address: str | tuple[str, int]) -> Connection:
+        family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.connect(address)
+        if family == socket.AF_INET:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(sock)
+
+    def send(self, frames: list[bytes]) -> None:
+        for frame in frames:
+            self._out.append(frame)
+            self.out_bytes += len(frame)
+        self.write()
+
+    def write(self) -> None:
+        out = self._out
+        while out:
+            try:
+                batch = list(out) if len(out) <= 64 else [out[i] for i in range(64)]
+                sent = self.sock.sendmsg(batch)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError as exc:
+                raise ConnectionLost(str(exc)) from exc
+            self.out_bytes -= sent
+            while sent:
+                head = out[0]
+                if len(head) <= sent:
+                    sent -= len(head)
+                    out.popleft()
+                else:
+                    out[0] = memoryview(head)[sent:]
+                    sent = 0
+        want = bool(out)
+        if want != self._writing:
+            self._writing = want
+            self._poller.modify(self.sock, _IN | select.POLLOUT if want else _IN)
+
+    def poll(self, timeout: float | None, read: bool = True) -> tuple[bytes, list]:
+        """Wait up to `timeout` seconds; return (data, frames) read, frames as
+        (kind, dest, start, end) offsets into data. With read=False only write."""
+        if not read:
+            self._poller.modify(self.sock, select.POLLOUT)
+        try:
+            events = self._poller.poll(None if timeout is None else max(0, int(timeout * 1000)))
+        finally:
+            if not read:
+                self._poller.modify(self.sock, _IN | (select.POLLOUT if self._writing else 0))
+        readable = False
+        for _fd, ev in events:
+            if ev & select.POLLOUT:
+                self.write()
+            if ev & (select.POLLERR | select.POLLHUP) and not ev & select.POLLIN:
+                msg = "stream manager connection closed"
+                raise ConnectionLost(msg)
+            readable = read and bool(ev & _IN)
+        if not readable:
+            return b"", []
+        return self.read()
+
+    def read(self) -> tuple[bytes, list]:
+        try:
+            chunk = self.sock.recv(READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return b"", []
+        except OSError as exc:
+            raise ConnectionLost(str(exc)) from exc
+        if not chunk:
+            msg = "stream manager closed the connection"
+            raise ConnectionLost(msg)
+        return self._frames.feed(chunk)
+
+    def drain(self, timeout: float) -> None:
+        """Block until everything queued is written or `timeout` passes."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while self._out and time.monotonic() < deadline:
+            self.poll(min(0.1, deadline - time.monotonic()), read=False)
+
+    def close(self) -> None:
+        self.sock.close()

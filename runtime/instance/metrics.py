@@ -1,0 +1,51 @@
+"""Publishing a task's metrics to its container's metrics manager."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+from ..proto import control_pb2
+from ..wire.frames import control_frame
+
+
+class MetricsPublisher:
+    """Best effort: metrics never block or crash the task; a lost sample is replaced by
+    the next one, since counters are cumulative."""
+
+    def __init__(self, address: str, topology_id: str, component: str, task: int) -> None:
+        self.address = address
+        self.register = control_pb2.RegisterMetricsPublisher(
+            topology_id=topology_id, component=component, task_id=task)
+        self._sock: socket.socket | None = None
+        self._retry_at = 0.0
+
+    def publish(self, metrics: control_pb2.TaskMetrics) -> None:
+        frame = control_frame(control_pb2.MetricsPublish(tasks=[metrics]))
+        sock = self._sock or self._connect()
+        if sock is None:
+            return
+        try:
+            sock.sendall(frame)
+        except OSError:
+            self._sock = None
+            sock.close()
+
+    def _connect(self) -> socket.socket | None:
+        if time.monotonic() < self._retry_at:
+            return None
+        try:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(0.2)
+            sock.connect(self.address)
+            sock.sendall(control_frame(self.register))
+        except OSError:
+            self._retry_at = time.monotonic() + 1.0
+            return None
+        self._sock = sock
+        return sock
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None

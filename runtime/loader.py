@@ -1,0 +1,60 @@
+"""Loading a topology written against the runtime's own API from a Python file."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from .errors import PlanError
+from .plan.builder import TopologyBuilder
+from .plan.logical import LogicalPlan
+
+
+def load_topology_file(path: str | Path, name: str | None = None) -> LogicalPlan:
+    """Import `path` as a module (its folder on sys.path) and return the topology in it.
+
+    The module defines a TopologyBuilder or a LogicalPlan at module level; with several,
+    `name` picks one by topology name.
+    """
+    path = Path(path).resolve()
+    if not path.is_file():
+        msg = f"expected a topology file, received {str(path)!r} (no such file)"
+        raise PlanError(msg)
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    try:
+        spec.loader.exec_module(module)
+    except PlanError:
+        raise
+    except Exception as exc:
+        msg = f"topology file {str(path)!r} failed to import: {type(exc).__name__}: {exc}"
+        raise PlanError(msg) from exc
+    found = {}
+    for value in vars(module).values():
+        if isinstance(value, TopologyBuilder):
+            value.add_python_path(folder)
+            plan = value.build()
+        elif isinstance(value, LogicalPlan):
+            plan = value.validate()
+        else:
+            continue
+        if folder not in plan.python_path:
+            plan.python_path.append(folder)
+        found[plan.name] = plan
+    if not found:
+        msg = f"{str(path)!r} defines no TopologyBuilder or LogicalPlan at module level"
+        raise PlanError(msg)
+    if name is not None:
+        if name not in found:
+            msg = f"{str(path)!r} defines topologies {sorted(found)}, not {name!r}"
+            raise PlanError(msg)
+        return found[name]
+    if len(found) > 1:
+        msg = f"{str(path)!r} defines several topologies {sorted(found)}; pick one with -n"
+        raise PlanError(msg)
+    return next(iter(found.values()))

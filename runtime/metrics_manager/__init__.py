@@ -1,0 +1,1 @@
+"""The metrics manager: per-container collection, JSON-lines sink, forwarding."""

@@ -1,0 +1,141 @@
+"""The metrics manager: one per container.
+
+Tasks and the stream manager publish cumulative metrics to it. It stitches a restarted
+task's new counters onto the totals of its earlier incarnations, writes every sample to
+a JSON-lines sink, and forwards the latest to the topology master.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+from pathlib import Path
+from typing import Any
+
+from ..addresses import metrics_address
+from ..proto import control_pb2
+from ..state import TMASTERS, StateManager
+from ..wire.aio import FramedProtocol
+
+log = logging.getLogger("heronbridge.runtime.metrics_manager")
+
+
+class TaskSeries:
+    """One task's metrics across incarnations."""
+
+    def __init__(self) -> None:
+        self.incarnation: int | None = None
+        self.base: dict[str, float] = {}
+        self.base_hist: dict[str, list[int]] = {}
+        self.last: control_pb2.TaskMetrics | None = None
+
+    def update(self, sample: control_pb2.TaskMetrics) -> control_pb2.TaskMetrics:
+        if self.last is not None and sample.incarnation != self.incarnation:
+            for name, value in self.last.counters.items():
+                self.base[name] = self.base.get(name, 0) + value
+            for name, hist in self.last.histograms.items():
+                base = self.base_hist.setdefault(name, [0] * len(hist.counts))
+                for i, c in enumerate(hist.counts):
+                    base[i] += c
+        self.incarnation = sample.incarnation
+        self.last = sample
+        total = control_pb2.TaskMetrics()
+        total.CopyFrom(sample)
+        for name, value in self.base.items():
+            total.counters[name] = total.counters.get(name, 0) + value
+        for name, base in self.base_hist.items():
+            counts = total.histograms[name].counts
+            merged = [a + b for a, b in zip(base, list(counts) or [0] * len(base), strict=False)]
+            del counts[:]
+            counts.extend(merged)
+        return total
+
+
+def sample_record(topology: str, sample: control_pb2.TaskMetrics) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "ts_ms": sample.timestamp_ms, "topology": topology, "container": sample.container,
+        "component": sample.component, "task": sample.task_id,
+        "incarnation": sample.incarnation, "counters": dict(sample.counters),
+        "gauges": dict(sample.gauges),
+    }
+    if sample.histograms:
+        record["histograms"] = {name: {str(i): c for i, c in enumerate(h.counts) if c}
+                                for name, h in sample.histograms.items()}
+    return record
+
+
+class PublisherLink(FramedProtocol):
+    def __init__(self, mm: MetricsManager) -> None:
+        super().__init__()
+        self.mm = mm
+
+    def message_received(self, message: Any) -> None:
+        if isinstance(message, control_pb2.MetricsPublish):
+            for sample in message.tasks:
+                self.mm.receive(sample)
+
+
+class MetricsManager:
+    def __init__(self, state: StateManager, topology_name: str, topology_id: str,
+                 container: int, sink: Path, interval: float) -> None:
+        self.statemgr = state
+        self.name = topology_name
+        self.topology_id = topology_id
+        self.container = container
+        self.sink_path = sink
+        self.interval = interval
+        self.series: dict[tuple[str, int], TaskSeries] = {}
+        self.fresh: dict[tuple[str, int], control_pb2.TaskMetrics] = {}
+        self._stopping = asyncio.Event()
+
+    def receive(self, sample: control_pb2.TaskMetrics) -> None:
+        key = (sample.component, sample.task_id)
+        series = self.series.setdefault(key, TaskSeries())
+        self.fresh[key] = series.update(sample)
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stopping.set)
+        server = await loop.create_unix_server(
+            lambda: PublisherLink(self), metrics_address(self.topology_id, self.container))
+        self.sink_path.parent.mkdir(parents=True, exist_ok=True)
+        master: FramedProtocol | None = None
+        with self.sink_path.open("a", encoding="utf-8") as sink:
+            while not self._stopping.is_set():
+                try:
+                    await asyncio.wait_for(self._stopping.wait(), self.interval)
+                except TimeoutError:
+                    pass
+                if self._stopping.is_set():
+                    # Let tasks that are stopping too deliver their last samples.
+                    await asyncio.sleep(min(1.0, self.interval))
+                master = await self._forward(master)
+                self._write(sink)
+                self.fresh = {}
+        server.close()
+        return 0
+
+    def _write(self, sink: Any) -> None:
+        for sample in self.fresh.values():
+            sink.write(json.dumps(sample_record(self.name, sample), separators=(",", ":")))
+            sink.write("\n")
+        sink.flush()
+
+    async def _forward(self, master: FramedProtocol | None) -> FramedProtocol | None:
+        if not self.fresh:
+            return master
+        if master is None or master.closed.done():
+            location = self.statemgr.get(TMASTERS, self.name)
+            master = None
+            if location is not None and location.topology_id == self.topology_id:
+                try:
+                    _, master = await asyncio.get_running_loop().create_connection(
+                        FramedProtocol, location.host, location.server_port)
+                except OSError:
+                    master = None
+        if master is not None:
+            master.send(control_pb2.MetricsPublish(tasks=list(self.fresh.values())))
+        return master

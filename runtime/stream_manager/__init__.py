@@ -1,0 +1,1 @@
+"""The stream manager: routing, XOR acking and backpressure for one container."""

@@ -1,0 +1,523 @@
+"""The stream manager: one per container, the only hop between tasks.
+
+It routes data frames on their 9-byte header (the sender already chose the destination
+task), so tuple values are never decoded here; it tracks the XOR acks of its local
+spouts; and it runs backpressure: when a connection's unsent bytes pass the high
+watermark, it stops reading from its local spouts and tells every peer to do the same,
+until the buffer drains below the low watermark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from typing import Any
+
+from ..addresses import LOOPBACK, metrics_address, stmgr_address, stmgr_id
+from ..config import TopologyConfig
+from ..errors import SchedulerError
+from ..plan.codec import packing_from_proto, topology_from_proto
+from ..plan.tasks import TaskLayout
+from ..proto import control_pb2, plans_pb2, topology_pb2
+from ..state import PACKING_PLANS, TMASTERS, TOPOLOGIES, StateManager
+from ..telemetry import (
+    BACKPRESSURE_MS,
+    BYTES_ROUTED,
+    DROPPED_FRAMES,
+    MAX_CONNECTION_BUFFER,
+    RSS_BYTES,
+    TREES_ACKED,
+    TREES_EXPIRED,
+    TREES_FAILED,
+    TREES_PENDING,
+    TUPLES_ROUTED,
+    rss_bytes,
+)
+from ..wire import frames
+from ..wire.aio import FramedProtocol, cancel, connect_unix, spawn
+from .acking import XorTracker
+
+log = logging.getLogger("heronbridge.runtime.stream_manager")
+
+SHIFT = frames.ROOT_TASK_SHIFT
+STMGR_COMPONENT = "__stmgr__"
+
+
+class _Link(FramedProtocol):
+    """A connection the stream manager writes data to: a local task or a peer."""
+
+    def __init__(self, sm: StreamManager) -> None:
+        super().__init__()
+        self.sm = sm
+        self.cause: tuple[str, Any] | None = None  # backpressure cause this link stands for
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        transport.set_write_buffer_limits(self.sm.conf.bp_high_bytes, self.sm.conf.bp_low_bytes)
+
+    def write_chunks(self, chunks: list) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            self.sm.dropped += len(chunks)
+            return
+        transport.writelines(chunks)
+
+    def pause_writing(self) -> None:
+        if self.cause is not None:
+            self.sm.backpressure_start(self.cause)
+
+    def resume_writing(self) -> None:
+        if self.cause is not None:
+            self.sm.backpressure_stop(self.cause)
+
+    def frames_received(self, data: bytes, found: list) -> None:
+        self.sm.on_frames(self, data, found)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.cause is not None:
+            self.sm.backpressure_stop(self.cause)
+
+
+class InstanceLink(_Link):
+    """A local task's connection."""
+
+    task: int | None = None
+    is_spout = False
+
+    def message_received(self, message: Any) -> None:
+        if isinstance(message, control_pb2.RegisterInstanceRequest):
+            self.sm.register_instance(self, message)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.sm.instance_gone(self)
+
+
+class PeerServerLink(_Link):
+    """A connection another stream manager opened to us (it sends, we receive)."""
+
+    peer: str | None = None
+
+    def message_received(self, message: Any) -> None:
+        if isinstance(message, control_pb2.StreamManagerHello):
+            if message.topology_id != self.sm.topology_id:
+                log.warning("refusing a peer of another topology (%s)", message.topology_id)
+                self.transport.close()
+                return
+            self.peer = message.stmgr_id
+        elif isinstance(message, control_pb2.BackPressureNotice):
+            self.sm.peer_backpressure(message.stmgr_id, message.active)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.peer is not None:
+            self.sm.peer_backpressure(self.peer, False)
+
+
+class PeerClientLink(_Link):
+    """Our connection to another stream manager (we send to it)."""
+
+
+class MasterLink(FramedProtocol):
+    def __init__(self, sm: StreamManager) -> None:
+        super().__init__()
+        self.sm = sm
+
+    def message_received(self, message: Any) -> None:
+        if isinstance(message, (control_pb2.RegisterStreamManagerResponse,
+                                control_pb2.NewPhysicalPlan)):
+            if isinstance(message, control_pb2.RegisterStreamManagerResponse) \
+                    and not message.status.ok:
+                log.error("topology master refused registration: %s", message.status.message)
+                self.transport.close()
+                return
+            if message.HasField("pplan"):
+                self.sm.apply_pplan(message.pplan)
+        elif isinstance(message, control_pb2.TopologyStateChange):
+            self.sm.set_state(message.state)
+
+
+class StreamManager:
+    def __init__(self, state: StateManager, topology_name: str, container: int) -> None:
+        self.statemgr = state
+        topology = state.get(TOPOLOGIES, topology_name)
+        packing = state.get(PACKING_PLANS, topology_name)
+        if topology is None or packing is None:
+            msg = f"topology {topology_name!r}: no topology or packing plan in the state manager"
+            raise SchedulerError(msg)
+        self.topology_id = topology.id
+        self.plan = topology_from_proto(topology)
+        self.name = self.plan.name
+        self.conf = TopologyConfig.read(self.plan.config, self.name)
+        self.container = container
+        self.id = stmgr_id(container)
+        packing_plan = packing_from_proto(packing)
+        layout = TaskLayout.of(self.plan)
+        self.local_tasks = {i.task_id for c in packing_plan.containers if c.id == container
+                            for i in c.instances}
+        spouts = {t for t, c in layout.task_component.items()
+                  if c in self.plan.components and self.plan.components[c].is_spout}
+        self.local_spouts = self.local_tasks & spouts
+        self.all_spouts_local = spouts <= self.local_tasks
+        self.instances: dict[int, InstanceLink] = {}
+        self.waiting: list[InstanceLink] = []  # registered before the physical plan came
+        self.route: dict[int, _Link] = {}  # destination task -> link
+        self.owner: dict[int, str] = {}  # task -> stream manager id
+        self.peers: dict[str, PeerClientLink] = {}
+        self.pplan: plans_pb2.PhysicalPlan | None = None
+        self.state: int | None = None
+        self.master: MasterLink | None = None
+        self.tracker = XorTracker(self.conf.xor_buckets)
+        self.local_causes: set = set()
+        self.remote_causes: set[str] = set()
+        self.spouts_paused = False
+        self.paused_since = 0.0
+        self.bp_ms = 0.0
+        self.routed = self.bytes_routed = self.dropped = 0
+        self.acked = self.failed = self.expired = 0
+        self._ready_sent: bool | None = None
+        self._stopping = asyncio.Event()
+        self._tasks: list[asyncio.Task] = []
+
+    # -- lifecycle --------------------------------------------------------------
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stopping.set)
+        self.instance_server = await loop.create_unix_server(
+            lambda: InstanceLink(self), stmgr_address(self.topology_id, self.container))
+        self.peer_server = await loop.create_server(lambda: PeerServerLink(self), LOOPBACK, 0)
+        self.data_port = self.peer_server.sockets[0].getsockname()[1]
+        log.info("%s of topology %r: local tasks %s, peer port %d", self.id, self.name,
+                 sorted(self.local_tasks), self.data_port)
+        self._tasks = [spawn(self._master_session(), "master session"),
+                       spawn(self._metrics_loop(), "metrics")]
+        if self.conf.acking and self.conf.message_timeouts:
+            self._tasks.append(spawn(self._expire_loop(), "expiry"))
+        await self._stopping.wait()
+        for task in self._tasks:
+            await cancel(task)
+        self.instance_server.close()
+        self.peer_server.close()
+        for link in list(self.instances.values()):
+            link.transport.close()
+        log.info("%s: stopped", self.id)
+        return 0
+
+    async def _master_session(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            location = self.statemgr.get(TMASTERS, self.name)
+            if location is None or location.topology_id != self.topology_id:
+                await asyncio.sleep(0.05)
+                continue
+            try:
+                _, link = await loop.create_connection(lambda: MasterLink(self), location.host,
+                                                       location.server_port)
+            except OSError:
+                await asyncio.sleep(0.1)
+                continue
+            self.master = link
+            self._ready_sent = None
+            info = plans_pb2.StreamManagerInfo(id=self.id, container=self.container,
+                                               host=LOOPBACK, data_port=self.data_port,
+                                               pid=os.getpid())
+            link.send(control_pb2.RegisterStreamManagerRequest(
+                topology_id=self.topology_id, stmgr=info, task_ids=sorted(self.local_tasks)))
+            interval = self.conf.heartbeat_interval_secs
+            while not link.closed.done():
+                self.heartbeat(force=True)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(link.closed), interval)
+            self.master = None
+            log.warning("%s: lost the topology master; reconnecting", self.id)
+
+    def heartbeat(self, force: bool = False) -> None:
+        ready = self.ready
+        if self.master is None or (not force and ready == self._ready_sent):
+            return
+        self._ready_sent = ready
+        self.master.send(control_pb2.StreamManagerHeartbeat(
+            stmgr_id=self.id, time_ms=int(time.time() * 1000), instances_ready=ready))
+
+    @property
+    def ready(self) -> bool:
+        return (self.pplan is not None and set(self.instances) == self.local_tasks
+                and all(p.transport is not None and not p.transport.is_closing()
+                        for p in self.peers.values()))
+
+    # -- physical plan and registrations ------------------------------------------
+
+    def apply_pplan(self, pplan: plans_pb2.PhysicalPlan) -> None:
+        first = self.pplan is None
+        self.pplan = pplan
+        self.owner = {i.task_id: i.stmgr_id for i in pplan.instances}
+        for info in pplan.stmgrs:
+            if info.id != self.id and info.id not in self.peers:
+                self.peers[info.id] = PeerClientLink(self)
+                self.peers[info.id].cause = ("stmgr", info.id)
+                spawn(self._connect_peer(info), f"peer {info.id}")
+        self._rebuild_routes()
+        if first:
+            waiting, self.waiting = self.waiting, []
+            for link in waiting:
+                self._welcome(link)
+        self.heartbeat()
+
+    async def _connect_peer(self, info: plans_pb2.StreamManagerInfo) -> None:
+        loop = asyncio.get_running_loop()
+        link = self.peers[info.id]
+        while not self._stopping.is_set():
+            try:
+                await loop.create_connection(lambda: link, info.host, info.data_port)
+            except OSError:
+                await asyncio.sleep(0.1)
+                continue
+            link.send(control_pb2.StreamManagerHello(topology_id=self.topology_id,
+                                                     stmgr_id=self.id))
+            self._rebuild_routes()
+            self.heartbeat()
+            await link.closed
+            link.closed = asyncio.get_running_loop().create_future()
+            log.warning("%s: lost peer %s; reconnecting", self.id, info.id)
+
+    def _rebuild_routes(self) -> None:
+        route: dict[int, _Link] = dict(self.instances)
+        for task, owner in self.owner.items():
+            if owner != self.id and owner in self.peers:
+                route[task] = self.peers[owner]
+        self.route = route
+
+    def register_instance(self, link: InstanceLink, req: Any) -> None:
+        task = req.task_id
+        if req.topology_id != self.topology_id or task not in self.local_tasks:
+            reason = (f"{self.id}: task {task} of topology {req.topology_id!r} does not belong "
+                      f"here; expected a task among {sorted(self.local_tasks)} of "
+                      f"{self.topology_id!r}")
+            link.send(control_pb2.RegisterInstanceResponse(
+                status=control_pb2.Status(ok=False, message=reason)))
+            link.transport.close()
+            return
+        old = self.instances.get(task)
+        if old is not None and old is not link:
+            old.transport.close()
+        link.task = task
+        link.cause = ("instance", task)
+        link.is_spout = task in self.local_spouts
+        self.instances[task] = link
+        self._rebuild_routes()
+        if link.is_spout and self.spouts_paused:
+            link.transport.pause_reading()
+        if self.pplan is None:
+            self.waiting.append(link)
+        else:
+            self._welcome(link)
+        self.heartbeat()
+
+    def _welcome(self, link: InstanceLink) -> None:
+        link.send(control_pb2.RegisterInstanceResponse(status=control_pb2.Status(ok=True),
+                                                       pplan=self.pplan))
+        if link.is_spout and self.state is not None:
+            link.send(control_pb2.TopologyStateChange(state=self.state))
+
+    def instance_gone(self, link: InstanceLink) -> None:
+        if link.task is None or self.instances.get(link.task) is not link:
+            return
+        del self.instances[link.task]
+        if link in self.waiting:
+            self.waiting.remove(link)
+        self._rebuild_routes()
+        if link.is_spout:
+            self.tracker.forget_task(link.task, SHIFT)
+        log.warning("%s: task %d disconnected", self.id, link.task)
+        self.heartbeat()
+
+    def set_state(self, state: int) -> None:
+        self.state = state
+        log.info("%s: topology state %s", self.id, topology_pb2.TopologyState.Name(state))
+        for link in self.instances.values():
+            if link.is_spout and link not in self.waiting:
+                link.send(control_pb2.TopologyStateChange(state=state))
+
+    # -- the data path ----------------------------------------------------------
+
+    def on_frames(self, source: _Link, data: bytes, found: list) -> None:
+        view = memoryview(data)
+        route = self.route
+        outgoing: dict[_Link, list] = {}
+        for kind, dest, start, end in found:
+            if kind == frames.DATA:
+                link = route.get(dest)
+                if link is None:
+                    self.dropped += 1
+                    continue
+                chunks = outgoing.get(link)
+                if chunks is None:
+                    outgoing[link] = [view[start:end]]
+                else:
+                    chunks.append(view[start:end])
+            elif kind == frames.ACK:
+                self._acks(frames.ints_from(view[start + frames.HEADER_SIZE:end]), outgoing)
+            elif kind == frames.INIT:
+                done: list[int] = []
+                self.tracker.init(frames.ints_from(view[start + frames.HEADER_SIZE:end]).tolist(),
+                                  done)
+                self._notify(frames.ACKED, done, outgoing)
+            elif kind == frames.FAIL:
+                self._fails(frames.ints_from(view[start + frames.HEADER_SIZE:end]), outgoing)
+            elif kind == frames.CONTROL:
+                source.message_received(frames.parse_control(view[start:end]))
+        self.routed += len(found)
+        self.bytes_routed += len(data)
+        for link, chunks in outgoing.items():
+            link.write_chunks(chunks)
+
+    def _acks(self, pairs: Any, outgoing: dict) -> None:
+        pairs = pairs.tolist()
+        if not self.all_spouts_local:
+            local: list[int] = []
+            remote: dict[_Link, list[int]] = {}
+            for i in range(0, len(pairs), 2):
+                task = pairs[i] >> SHIFT
+                if task in self.local_spouts:
+                    local += pairs[i:i + 2]
+                else:
+                    link = self.route.get(task)
+                    if link is not None:
+                        remote.setdefault(link, []).extend(pairs[i:i + 2])
+            for link, part in remote.items():
+                outgoing.setdefault(link, []).append(frames.int_frame(frames.ACK, 0, part))
+            pairs = local
+        done: list[int] = []
+        self.tracker.ack(pairs, done)
+        self._notify(frames.ACKED, done, outgoing)
+
+    def _fails(self, roots: Any, outgoing: dict) -> None:
+        local = []
+        for root in roots:
+            task = root >> SHIFT
+            if task in self.local_spouts:
+                local.append(root)
+            else:
+                link = self.route.get(task)
+                if link is not None:
+                    outgoing.setdefault(link, []).append(
+                        frames.int_frame(frames.FAIL, 0, [root]))
+        failed: list[int] = []
+        self.tracker.fail(local, failed)
+        self._notify(frames.FAILED, failed, outgoing)
+
+    def _notify(self, kind: int, roots: list[int], outgoing: dict) -> None:
+        """Tell local spouts that trees completed, failed or expired."""
+        if not roots:
+            return
+        if kind == frames.ACKED:
+            self.acked += len(roots)
+        elif kind == frames.FAILED:
+            self.failed += len(roots)
+        else:
+            self.expired += len(roots)
+        by_task: dict[int, list[int]] = {}
+        for root in roots:
+            by_task.setdefault(root >> SHIFT, []).append(root)
+        for task, part in by_task.items():
+            link = self.instances.get(task)
+            if link is not None:
+                outgoing.setdefault(link, []).append(frames.int_frame(kind, task, part))
+
+    async def _expire_loop(self) -> None:
+        # A root expires between T and T * n/(n-1) after its spout emitted it.
+        period = self.conf.message_timeout_secs / (self.conf.xor_buckets - 1)
+        while True:
+            await asyncio.sleep(period)
+            outgoing: dict = {}
+            self._notify(frames.EXPIRED, self.tracker.rotate(), outgoing)
+            for link, chunks in outgoing.items():
+                link.write_chunks(chunks)
+
+    # -- backpressure -----------------------------------------------------------
+
+    def backpressure_start(self, cause: tuple) -> None:
+        first = not self.local_causes
+        self.local_causes.add(cause)
+        if first:
+            log.info("%s: backpressure started by %s %s", self.id, *cause)
+            self._announce(True)
+        self._update_spouts()
+
+    def backpressure_stop(self, cause: tuple) -> None:
+        if cause not in self.local_causes:
+            return
+        self.local_causes.discard(cause)
+        if not self.local_causes:
+            log.info("%s: backpressure relieved", self.id)
+            self._announce(False)
+        self._update_spouts()
+
+    def peer_backpressure(self, peer: str, active: bool) -> None:
+        if active:
+            self.remote_causes.add(peer)
+        else:
+            self.remote_causes.discard(peer)
+        self._update_spouts()
+
+    def _announce(self, active: bool) -> None:
+        notice = control_pb2.BackPressureNotice(stmgr_id=self.id, active=active)
+        for link in self.peers.values():
+            link.send(notice)
+
+    def _update_spouts(self) -> None:
+        paused = bool(self.local_causes or self.remote_causes)
+        if paused == self.spouts_paused:
+            return
+        self.spouts_paused = paused
+        now = time.monotonic()
+        if paused:
+            self.paused_since = now
+        else:
+            self.bp_ms += (now - self.paused_since) * 1000
+        for link in self.instances.values():
+            if link.is_spout and link.transport is not None and not link.transport.is_closing():
+                if paused:
+                    link.transport.pause_reading()
+                else:
+                    link.transport.resume_reading()
+
+    # -- metrics ----------------------------------------------------------------
+
+    def metrics(self) -> control_pb2.TaskMetrics:
+        bp = self.bp_ms
+        if self.spouts_paused:
+            bp += (time.monotonic() - self.paused_since) * 1000
+        links = [*self.instances.values(), *self.peers.values()]
+        buffered = max((link.transport.get_write_buffer_size() for link in links
+                        if link.transport is not None and not link.transport.is_closing()),
+                       default=0)
+        return control_pb2.TaskMetrics(
+            component=STMGR_COMPONENT, task_id=-1, container=self.container,
+            timestamp_ms=int(time.time() * 1000),
+            counters={TUPLES_ROUTED: self.routed, BYTES_ROUTED: self.bytes_routed,
+                      DROPPED_FRAMES: self.dropped, TREES_ACKED: self.acked,
+                      TREES_FAILED: self.failed, TREES_EXPIRED: self.expired,
+                      BACKPRESSURE_MS: bp},
+            gauges={TREES_PENDING: len(self.tracker), MAX_CONNECTION_BUFFER: buffered,
+                    RSS_BYTES: rss_bytes()})
+
+    async def _metrics_loop(self) -> None:
+        address = metrics_address(self.topology_id, self.container)
+        link: FramedProtocol | None = None
+        while True:
+            await asyncio.sleep(self.conf.metrics_interval_secs)
+            if link is None or link.closed.done():
+                try:
+                    _, link = await connect_unix(FramedProtocol, address)
+                except OSError:
+                    link = None
+                    continue
+            link.send(control_pb2.MetricsPublish(tasks=[self.metrics()]))

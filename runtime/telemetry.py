@@ -1,0 +1,83 @@
+"""Metric names and the latency histogram shared by instances, managers and the CLI."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+EMIT_COUNT = "emit-count"
+ACK_COUNT = "ack-count"
+FAIL_COUNT = "fail-count"
+TIMEOUT_COUNT = "timeout-count"
+EXECUTE_COUNT = "execute-count"
+EXECUTE_TIME_NS = "execute-time-ns"
+NEXT_TUPLE_COUNT = "next-tuple-count"
+ERROR_COUNT = "error-count"
+BACKPRESSURE_MS = "backpressure-ms"
+PENDING = "pending"
+OUT_QUEUE_BYTES = "out-queue-bytes"
+COMPLETE_LATENCY = "complete-latency"
+RSS_BYTES = "rss-bytes"
+
+# Stream manager metrics.
+TUPLES_ROUTED = "frames-routed"
+BYTES_ROUTED = "bytes-routed"
+DROPPED_FRAMES = "dropped-frames"
+TREES_ACKED = "trees-acked"
+TREES_FAILED = "trees-failed"
+TREES_EXPIRED = "trees-expired"
+TREES_PENDING = "trees-pending"
+MAX_CONNECTION_BUFFER = "max-connection-buffer-bytes"
+
+BUCKETS_PER_OCTAVE = 4
+NUM_BUCKETS = 4 * 32  # up to 2^32 microseconds (over an hour)
+
+
+class Histogram:
+    """Log-scale latency histogram: 4 buckets per power of two of microseconds."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, counts: Iterable[int] | None = None) -> None:
+        self.counts = list(counts) if counts is not None else [0] * NUM_BUCKETS
+        if len(self.counts) < NUM_BUCKETS:
+            self.counts += [0] * (NUM_BUCKETS - len(self.counts))
+
+    def add(self, seconds: float) -> None:
+        us = seconds * 1e6
+        b = int(math.log2(us) * BUCKETS_PER_OCTAVE) if us > 1 else 0
+        self.counts[b if b < NUM_BUCKETS else NUM_BUCKETS - 1] += 1
+
+    def merge(self, other: Histogram | Iterable[int]) -> None:
+        counts = other.counts if isinstance(other, Histogram) else list(other)
+        for i, c in enumerate(counts[:NUM_BUCKETS]):
+            self.counts[i] += c
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+    def percentile(self, q: float) -> float | None:
+        """The value (seconds) at quantile q in [0, 1], at the bucket's geometric middle."""
+        total = self.total
+        if not total:
+            return None
+        rank = q * (total - 1)
+        seen = 0
+        for b, c in enumerate(self.counts):
+            seen += c
+            if seen > rank:
+                return 2 ** ((b + 0.5) / BUCKETS_PER_OCTAVE) / 1e6
+        return 2 ** (NUM_BUCKETS / BUCKETS_PER_OCTAVE) / 1e6
+
+
+def rss_bytes() -> int:
+    """This process's resident set size, read from /proc (0 where there is none)."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    import os
+
+    return pages * os.sysconf("SC_PAGE_SIZE")

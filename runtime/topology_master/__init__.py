@@ -1,0 +1,1 @@
+"""The topology master: physical plan, registrations, start, metrics, controller."""

@@ -1,0 +1,1 @@
+"""What crosses sockets: frame layout, control messages, value serializers."""

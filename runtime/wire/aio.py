@@ -1,0 +1,96 @@
+"""Framed connections for the asyncio-based daemons (stream manager, masters)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from google.protobuf.message import Message
+
+from .frames import CONTROL, FrameAssembler, control_frame, parse_control
+
+log = logging.getLogger("heronbridge.runtime.wire")
+
+
+class FramedProtocol(asyncio.Protocol):
+    """Splits the byte stream into frames and hands them to `frames_received`."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self._assembler = FrameAssembler()
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            data, found = self._assembler.feed(data)
+            if found:
+                self.frames_received(data, found)
+        except Exception:
+            log.exception("%s: dropping the connection after a bad frame", type(self).__name__)
+            self.transport.close()
+
+    def frames_received(self, data: bytes, found: list) -> None:
+        """Default: decode control frames and pass each message to `message_received`."""
+        view = memoryview(data)
+        for kind, _dest, start, end in found:
+            if kind == CONTROL:
+                self.message_received(parse_control(view[start:end]))
+
+    def message_received(self, message: Message) -> None:
+        """Override to handle control messages."""
+
+    def send(self, message: Message) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(control_frame(message))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(exc)
+
+
+def run_loop(main: Coroutine[Any, Any, int]) -> int:
+    """Run the daemon's main coroutine on uvloop where it is installed."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
+async def connect_unix(factory: Any, address: str) -> tuple[asyncio.Transport, Any]:
+    """Connect to a Unix socket, abstract names included (uvloop cannot dial those)."""
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.setblocking(False)
+    try:
+        await asyncio.get_running_loop().sock_connect(sock, address)
+    except OSError:
+        sock.close()
+        raise
+    return await asyncio.get_running_loop().create_unix_connection(factory, sock=sock)
+
+
+def spawn(coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task:
+    """A background task whose failure is logged when it happens, not at exit."""
+    task = asyncio.get_running_loop().create_task(coro, name=name)
+
+    def done(t: asyncio.Task) -> None:
+        if not t.cancelled() and t.exception() is not None:
+            log.error("background task %s failed", name, exc_info=t.exception())
+
+    task.add_done_callback(done)
+    return task
+
+
+async def cancel(task: asyncio.Task | None) -> None:
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

@@ -1,0 +1,155 @@
+"""Frames on the runtime's sockets.
+
+Every frame starts with the same 9 bytes: `<u32 length><u8 kind><u32 dest>`, where
+`length` counts the bytes after itself. A stream manager routes on those 9 bytes alone
+and forwards the rest untouched; only the receiving instance decodes tuple values.
+
+Data frames:  header + `<u32 src><u16 stream><u32 values_len>`, the serialized list of
+              value lists, then (at-least-once) one int64 array: per tuple `n` then `n`
+              (root, edge) pairs.
+Ack frames:   int64 (root, xor) pairs; init frames likewise; fail, acked, failed and
+              expired frames: int64 roots.
+Control:      `<u8 name_len><protobuf full name><protobuf bytes>`.
+
+Integers are little-endian; int64 arrays travel in the host's order, byte-swapped on
+big-endian hosts.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+
+from google.protobuf.message import Message
+
+from ..errors import ProtocolError
+from ..proto import control_pb2, plans_pb2, topology_pb2
+
+DATA = 1
+ACK = 2  # bolt -> stream manager: (root, xor) pairs, routed by the root's spout task
+FAIL = 3  # bolt -> stream manager: roots
+INIT = 4  # spout -> its stream manager: (root, xor of first edges) pairs
+ACKED = 5  # stream manager -> spout: roots whose tree completed
+FAILED = 6  # stream manager -> spout: roots a bolt failed
+EXPIRED = 7  # stream manager -> spout: roots whose message timeout passed
+CONTROL = 8
+
+KIND_NAMES = {DATA: "data", ACK: "ack", FAIL: "fail", INIT: "init", ACKED: "acked",
+              FAILED: "failed", EXPIRED: "expired", CONTROL: "control"}
+
+HEADER = struct.Struct("<IBI")
+DATA_HEADER = struct.Struct("<IBIIHI")
+HEADER_SIZE = HEADER.size
+DATA_HEADER_SIZE = DATA_HEADER.size
+MAX_FRAME = 64 << 20
+
+_SWAP = sys.byteorder == "big"
+
+# Roots carry their spout's task id in the high bits, so anyone can route an ack.
+ROOT_TASK_SHIFT = 40
+ROOT_SEQ_MASK = (1 << ROOT_TASK_SHIFT) - 1
+
+
+def ints_to_bytes(values: list[int] | array) -> bytes:
+    arr = values if isinstance(values, array) else array("q", values)
+    if _SWAP:
+        arr = array("q", arr)
+        arr.byteswap()
+    return arr.tobytes()
+
+
+def ints_from(buf: memoryview | bytes) -> array:
+    arr = array("q")
+    arr.frombytes(buf)
+    if _SWAP:
+        arr.byteswap()
+    return arr
+
+
+def data_frame(dest: int, src: int, stream: int, values: bytes, ids: bytes = b"") -> bytes:
+    length = DATA_HEADER_SIZE - 4 + len(values) + len(ids)
+    return b"".join((DATA_HEADER.pack(length, DATA, dest, src, stream, len(values)), values, ids))
+
+
+def int_frame(kind: int, dest: int, ints: list[int] | array) -> bytes:
+    body = ints_to_bytes(ints)
+    return HEADER.pack(HEADER_SIZE - 4 + len(body), kind, dest) + body
+
+
+_CONTROL_TYPES: dict[str, type[Message]] = {}
+for _module in (control_pb2, plans_pb2, topology_pb2):
+    for _desc in _module.DESCRIPTOR.message_types_by_name.values():
+        _CONTROL_TYPES[_desc.full_name] = getattr(_module, _desc.name)
+
+
+def control_frame(message: Message, dest: int = 0) -> bytes:
+    name = message.DESCRIPTOR.full_name.encode()
+    body = message.SerializeToString()
+    return b"".join((HEADER.pack(HEADER_SIZE - 4 + 1 + len(name) + len(body), CONTROL, dest),
+                     bytes((len(name),)), name, body))
+
+
+def parse_control(frame: memoryview | bytes) -> Message:
+    """Decode the protobuf message of a whole control frame (header included)."""
+    name_len = frame[HEADER_SIZE]
+    start = HEADER_SIZE + 1
+    name = bytes(frame[start:start + name_len]).decode()
+    cls = _CONTROL_TYPES.get(name)
+    if cls is None:
+        msg = f"control frame names unknown message type {name!r}"
+        raise ProtocolError(msg)
+    message = cls()
+    message.ParseFromString(bytes(frame[start + name_len:]))
+    return message
+
+
+def split_frames(data: bytes) -> tuple[list[tuple[int, int, int, int]], int]:
+    """Find the complete frames in `data`.
+
+    Returns ([(kind, dest, start, end), ...], consumed): each frame spans
+    data[start:end] including its length prefix; data[consumed:] is an incomplete frame.
+    """
+    frames = []
+    unpack = HEADER.unpack_from
+    pos = 0
+    size = len(data)
+    while size - pos >= HEADER_SIZE:
+        length, kind, dest = unpack(data, pos)
+        end = pos + 4 + length
+        if length > MAX_FRAME or kind not in KIND_NAMES:
+            msg = (f"expected a frame (kind in {sorted(KIND_NAMES)}, length <= {MAX_FRAME}), "
+                   f"received kind {kind} length {length}")
+            raise ProtocolError(msg)
+        if end > size:
+            break
+        frames.append((kind, dest, pos, end))
+        pos = end
+    return frames, pos
+
+
+class FrameAssembler:
+    """Turns a byte stream into whole frames; a frame may span any number of reads."""
+
+    __slots__ = ("_need", "_parts", "_size")
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._need = 0
+
+    def feed(self, chunk: bytes) -> tuple[bytes, list[tuple[int, int, int, int]]]:
+        """Add a chunk; return (data, frames) where frames index into data."""
+        if self._parts:
+            self._parts.append(chunk)
+            self._size += len(chunk)
+            if self._size < self._need:
+                return b"", []
+            chunk = b"".join(self._parts)
+            self._parts, self._size = [], 0
+        found, used = split_frames(chunk)
+        if used < len(chunk):
+            rest = chunk[used:]
+            self._parts, self._size = [rest], len(rest)
+            self._need = int.from_bytes(rest[:4], "little") + 4 if len(rest) >= 4 else HEADER_SIZE
+        return chunk, found

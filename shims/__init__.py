@@ -1,0 +1,1 @@
+"""APIs of other systems, hosted on the runtime."""
