@@ -114,10 +114,12 @@ def _fields(singles: list[Target], idx: list[int]) -> Router:
 
 
 def _partial_key(singles: list[Target], idx: list[int]) -> Router:
-    chooser = PartialKeyChooser(len(singles))
     if idx:
+        chooser = PartialKeyChooser(len(singles))
         return lambda values: singles[chooser.choose([values[j] for j in idx])]
-    return lambda values: singles[chooser.choose(values[:1])]
+    # Without fields Storm keys on the first value's toString() bytes.
+    chooser = PartialKeyChooser(len(singles), fields=False)
+    return lambda values: singles[chooser.choose(values[0])]
 
 
 def _custom(path: str | None, singles: list[Target], context: Any, stream: str) -> Router:
