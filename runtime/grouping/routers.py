@@ -32,23 +32,26 @@ from .javahash import PartialKeyChooser, fields_index
 class OutBuffer:
     """Tuples waiting to go to one destination task on one stream."""
 
-    __slots__ = ("ids", "stream", "task", "values")
+    __slots__ = ("general", "ids", "stream", "task", "values")
 
     def __init__(self, stream: int, task: int) -> None:
         self.stream = stream
         self.task = task
         self.values: list = []
-        self.ids: list[int] = []
+        self.ids: list[int] = []  # (root, edge) per tuple, or the general layout
+        self.general = False
 
 
 class Target:
-    """Where one emit goes: `tasks` (returned to the user) and their `buffers`."""
+    """Where one emit goes: `tasks` (returned to the user) and their `buffers`;
+    `single` is the buffer when there is exactly one (the common case)."""
 
-    __slots__ = ("buffers", "tasks")
+    __slots__ = ("buffers", "single", "tasks")
 
     def __init__(self, buffers: Sequence[OutBuffer]) -> None:
         self.buffers = tuple(buffers)
         self.tasks = tuple(b.task for b in self.buffers)
+        self.single = self.buffers[0] if len(self.buffers) == 1 else None
 
 
 NOWHERE = Target(())
@@ -102,15 +105,34 @@ def _shuffle(pool: list[Target], rng: random.Random) -> Router:
     return lambda values: next(cycle)
 
 
+MEMO_LIMIT = 1 << 16
+
+
 def _fields(singles: list[Target], idx: list[int]) -> Router:
     n = len(singles)
     if n == 1:
         only = singles[0]
         return lambda values: only
-    if len(idx) == 1:
-        i = idx[0]
-        return lambda values: singles[fields_index((values[i],), n)]
-    return lambda values: singles[fields_index([values[j] for j in idx], n)]
+    if len(idx) > 1:
+        return lambda values: singles[fields_index([values[j] for j in idx], n)]
+    i = idx[0]
+    # Keys repeat: remember the target of recent str keys. Only str: 1, 1.0 and True are
+    # one dict key but three different Java hashes, and no str equals any of them.
+    memo: dict = {}
+    memo_get = memo.get
+
+    def route(values: list) -> Target:
+        key = values[i]
+        target = memo_get(key)
+        if target is not None:
+            return target
+        target = singles[fields_index((key,), n)]
+        if key.__class__ is str:
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = target
+        return target
+    return route
 
 
 def _partial_key(singles: list[Target], idx: list[int]) -> Router:

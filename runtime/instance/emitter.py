@@ -3,9 +3,9 @@
 Emits append to per-(stream, destination task) buffers; `flush()` turns them into
 frames. Under at-least-once every tracked tuple carries (root, edge) pairs: a spout
 picks the root and the first edges and tells its stream manager the XOR of those edges
-(an init); a bolt XORs the edges of its anchored emits into the input's ack value and,
-on ack, sends `edge ^ ackval` per root. The stream manager sees a root's XOR reach zero
-exactly when its whole tree has been acked (Storm's acker algorithm).
+(an init); a bolt XORs the edges of its anchored emits into the input's edge and, on
+ack, sends that value per root. The stream manager sees a root's XOR reach zero exactly
+when its whole tree has been acked (Storm's acker algorithm).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..api.tuple import Tuple
+from ..api.tuple import MULTI, Tuple
 from ..errors import ComponentError, SerializationError, where
 from ..grouping import NOWHERE, OutBuffer, Target, combine, make_router
 from ..plan.logical import DIRECT, LogicalPlan
@@ -43,8 +43,31 @@ class _StreamOut:
         self.fields = fields
         self.nfields = len(fields)
         self.is_direct = is_direct
-        self.route: Callable[[list], Target] = lambda values: NOWHERE
+        self.route: Callable[[list], Target] | None = None  # None: nobody subscribes
         self.direct: dict[int, Target] = {}  # task -> target, for direct subscribers
+
+
+def _append_ids(b: OutBuffer, pairs: tuple[int, ...]) -> None:
+    """Append one tuple's (root, edge) pairs to a buffer, switching it to the general
+    layout when a tuple does not have exactly one pair."""
+    if len(pairs) == 2 and not b.general:
+        b.ids += pairs
+        return
+    if not b.general:
+        ids = b.ids
+        general: list[int] = []
+        for i in range(0, len(ids), 2):
+            general += (1, ids[i], ids[i + 1]) if ids[i] else (0,)
+        b.ids = general
+        b.general = True
+    if len(pairs) == 2 and not pairs[0]:
+        b.ids.append(0)
+    else:
+        b.ids.append(len(pairs) // 2)
+        b.ids += pairs
+
+
+_UNTRACKED_PAIR = (0, 0)
 
 
 class Emitter:
@@ -100,15 +123,16 @@ class Emitter:
             msg = (f"{self._loc()}: emit on stream {stream!r} expects {out.nfields} values "
                    f"for fields {list(out.fields)}, received {len(values)}: {values!r}")
         elif direct_task is None:
-            msg = (f"{self._loc()}: stream {stream!r} is direct; emit on it needs "
-                   "direct_task")
+            msg = f"{self._loc()}: stream {stream!r} is direct; emit on it needs direct_task"
         else:
             msg = (f"{self._loc()}: direct emit to task {direct_task} on stream {stream!r}, "
                    "which is not a direct stream; declare it direct or drop direct_task")
         return ComponentError(msg)
 
     def _target(self, out: _StreamOut, values: Any, direct_task: int | None) -> Target:
-        """Route an emit that names a task or goes to a direct stream."""
+        """Route an emit: by grouping, or to the task a direct emit names."""
+        if direct_task is None and not out.is_direct:
+            return NOWHERE if out.route is None else out.route(values)
         if direct_task is None or not out.is_direct:
             raise self._bad_emit(values, out.name, direct_task)
         # Storm drops a direct emit to a task that does not subscribe.
@@ -133,17 +157,28 @@ class Emitter:
             except Exception as exc:  # noqa: BLE001 - reported with the offending tuple
                 error = error or self._salvage(b, exc, out)
             else:
-                ids = frames.ints_to_bytes(b.ids) if self.acking else b""
-                out.append(frames.data_frame(b.task, self.task, b.stream, blob, ids))
+                out.append(frames.data_frame(b.task, self.task, b.stream, blob,
+                                             self._ids_blob(b.ids, b.general)))
             b.values = []
             b.ids = []
+            b.general = False
         return error
+
+    def _ids_blob(self, ids: list[int], general: bool) -> bytes:
+        if not self.acking:
+            return b""
+        return frames.ints_to_bytes(ids, frames.IDS_GENERAL if general else frames.IDS_PAIRS)
 
     def _salvage(self, buf: OutBuffer, exc: Exception, out: list[bytes]) -> SerializationError:
         good, good_ids, bad = [], [], None
         pos = 0
         for values in buf.values:
-            width = 1 + 2 * buf.ids[pos] if self.acking else 0
+            if not self.acking:
+                width = 0
+            elif buf.general:
+                width = 1 + 2 * buf.ids[pos]
+            else:
+                width = 2
             try:
                 self._encode([values])
             except Exception as err:  # noqa: BLE001
@@ -153,13 +188,13 @@ class Emitter:
                 good_ids.extend(buf.ids[pos:pos + width])
             pos += width
         if good:
-            ids = frames.ints_to_bytes(good_ids) if self.acking else b""
-            out.append(frames.data_frame(buf.task, self.task, buf.stream, self._encode(good), ids))
+            out.append(frames.data_frame(buf.task, self.task, buf.stream, self._encode(good),
+                                         self._ids_blob(good_ids, buf.general)))
         values, err = bad or (buf.values, exc)
+        expected = ("picklable values" if self._serializer == "pickle" else
+                    "JSON-like values (None, bool, int, float, str, list, dict)")
         msg = (f"{self._loc()}: emitted values the {self._serializer} serializer cannot encode "
-               f"(for task {buf.task}): {values!r} ({err}); expected "
-               + ("picklable values" if self._serializer == "pickle" else
-                  "JSON-like values (None, bool, int, float, str, list, dict)"))
+               f"(for task {buf.task}): {values!r} ({err}); expected {expected}")
         return SerializationError(msg)
 
     def flush(self) -> list[bytes]:
@@ -198,26 +233,29 @@ class SpoutEmitter(Emitter):
         out = self._streams.get(stream)
         if out is None or values.__class__ not in _SEQUENCES or len(values) != out.nfields:
             raise self._bad_emit(values, stream, direct_task)
-        target = out.route(values) if direct_task is None and not out.is_direct \
-            else self._target(out, values, direct_task)
+        target = self._target(out, values, direct_task)
         self.emitted += 1
         if msg_id is not None and self.acking:
             root = self._root_base | (next(self._seq) & frames.ROOT_SEQ_MASK)
             xor = 0
+            rand = self._rand
             for b in target.buffers:
-                edge = self._rand(63) | 1
+                edge = rand(63) | 1  # never 0: a zero edge would drop out of the XOR
                 xor ^= edge
                 b.values.append(values)
-                b.ids += (1, root, edge)
+                if b.general:
+                    _append_ids(b, (root, edge))
+                else:
+                    b.ids += (root, edge)
             self._inits += (root, xor)
             self.pending[root] = (msg_id, _monotonic())
-        else:
-            for b in target.buffers:
-                b.values.append(values)
-                if self.acking:
-                    b.ids.append(0)
-            if msg_id is not None:
-                self.ack_now.append(msg_id)
+            return target.tasks
+        for b in target.buffers:
+            b.values.append(values)
+            if self.acking:
+                _append_ids(b, _UNTRACKED_PAIR)
+        if msg_id is not None:
+            self.ack_now.append(msg_id)
         return target.tasks
 
     def report_error(self, error: BaseException) -> None:
@@ -246,62 +284,86 @@ class BoltEmitter(Emitter):
         out = self._streams.get(stream)
         if out is None or values.__class__ not in _SEQUENCES or len(values) != out.nfields:
             raise self._bad_emit(values, stream, direct_task)
-        target = out.route(values) if direct_task is None and not out.is_direct \
-            else self._target(out, values, direct_task)
+        if direct_task is None and not out.is_direct:
+            if out.route is None:
+                self.emitted += 1
+                return ()
+            target = out.route(values)
+        else:
+            target = self._target(out, values, direct_task)
         self.emitted += 1
         if not self.acking:
             for b in target.buffers:
                 b.values.append(values)
             return target.tasks
-        if anchors is not None and anchors.__class__ is Tuple:
+        if anchors.__class__ is Tuple and anchors._root > 0:
+            # The common case: one anchor with one root.
+            root = anchors._root
+            rand = self._rand
+            b = target.single
+            if b is not None and not b.general:
+                edge = rand(63) | 1
+                anchors._edge ^= edge
+                b.values.append(values)
+                b.ids += (root, edge)
+                return target.tasks
+            for b in target.buffers:
+                edge = rand(63) | 1
+                anchors._edge ^= edge
+                b.values.append(values)
+                _append_ids(b, (root, edge))
+            return target.tasks
+        if anchors.__class__ is Tuple:
             anchors = (anchors,)
         for b in target.buffers:
             b.values.append(values)
-            if not anchors:
-                b.ids.append(0)
-            elif len(anchors) == 1 and anchors[0]._ids is not None \
-                    and len(anchors[0]._ids) == 2:
-                anchor = anchors[0]
-                edge = self._rand(63) | 1
-                anchor._ackval ^= edge
-                b.ids += (1, anchor._ids[0], edge)
-            else:
-                self._anchor_many(b, anchors)
+            _append_ids(b, self._anchor(anchors) if anchors else _UNTRACKED_PAIR)
         return target.tasks
 
-    def _anchor_many(self, b: OutBuffer, anchors: Any) -> None:
+    def _anchor(self, anchors: Any) -> tuple[int, ...]:
+        """New (root, edge) pairs for one copy of a tuple anchored to several inputs."""
         edges: dict[int, int] = {}
         for anchor in anchors:
-            ids = anchor._ids
-            if ids is None:
+            root = anchor._root
+            if not root:
                 continue
             edge = self._rand(63) | 1
-            anchor._ackval ^= edge
-            for j in range(0, len(ids), 2):
-                edges[ids[j]] = edges.get(ids[j], 0) ^ edge
-        b.ids.append(len(edges))
-        for root, edge in edges.items():
-            b.ids += (root, edge)
+            if root > 0:
+                anchor._edge ^= edge
+                edges[root] = edges.get(root, 0) ^ edge
+            else:
+                pairs = anchor._edge
+                pairs[0] ^= edge
+                for j in range(1, len(pairs), 2):
+                    edges[pairs[j]] = edges.get(pairs[j], 0) ^ edge
+        if not edges:
+            return _UNTRACKED_PAIR
+        return tuple(v for pair in edges.items() for v in pair)
 
     def ack(self, tup: Tuple) -> None:
         self.acked += 1
-        ids = tup._ids
-        if ids is None:
-            return
-        tup._ids = None  # a second ack must not cancel the first
-        acks = self._acks
-        val = tup._ackval
-        for j in range(0, len(ids), 2):
-            root = ids[j]
-            acks[root] = acks.get(root, 0) ^ ids[j + 1] ^ val
+        root = tup._root
+        if root > 0:
+            tup._root = 0  # a second ack must not cancel the first
+            acks = self._acks
+            acks[root] = acks.get(root, 0) ^ tup._edge
+        elif root == MULTI:
+            tup._root = 0
+            acks = self._acks
+            pairs = tup._edge
+            acc = pairs[0]
+            for j in range(1, len(pairs), 2):
+                acks[pairs[j]] = acks.get(pairs[j], 0) ^ pairs[j + 1] ^ acc
 
     def fail(self, tup: Tuple) -> None:
         self.failed += 1
-        ids = tup._ids
-        if ids is None:
-            return
-        tup._ids = None
-        self._fails += ids[0::2]
+        root = tup._root
+        if root > 0:
+            tup._root = 0
+            self._fails.append(root)
+        elif root == MULTI:
+            tup._root = 0
+            self._fails += tup._edge[1::2]
 
     def report_error(self, error: BaseException) -> None:
         self.errors.append(error)

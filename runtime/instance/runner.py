@@ -17,7 +17,7 @@ import traceback
 from typing import Any
 
 from ..api.context import TopologyContext
-from ..api.tuple import Tuple, tick_tuple
+from ..api.tuple import MULTI, Source, Tuple, tick_tuple
 from ..config import TopologyConfig
 from ..errors import ComponentError, ProtocolError, SerializationError, where
 from ..plan.codec import topology_from_proto
@@ -128,6 +128,7 @@ class InstanceRunner:
         self.decode = serializer.decode
         self.task_component = layout.task_component
         self.streams = stream_table(plan)
+        self.sources: dict[tuple[int, int], Source] = {}
         kind = SpoutEmitter if spec.is_spout else BoltEmitter
         self.emitter = kind(plan, self.task, serializer, self.conf.acking, local, self.context)
         self.is_spout = spec.is_spout
@@ -334,39 +335,49 @@ class InstanceRunner:
         self.counts[EXECUTE_TIME_NS] += time.perf_counter_ns() - t0
         self.counts[EXECUTE_COUNT] += len(tuples)
 
-    def _execute(self, data: bytes, start: int, end: int) -> None:
-        _, _, _, src, stream, vlen = frames.DATA_HEADER.unpack_from(data, start)
+    def _source(self, src: int, stream: int) -> Source:
         component = self.task_component.get(src)
         if component is None or stream >= len(self.streams):
             msg = (f"{self._loc()}: data frame from unknown task {src} or stream #{stream}; "
                    f"expected a task of {sorted(set(self.task_component.values()))}")
             raise ProtocolError(msg)
         _, name, fields = self.streams[stream]
+        source = self.sources[(src, stream)] = Source(component, name, src, fields)
+        return source
+
+    def _execute(self, data: bytes, start: int, end: int) -> None:
+        _, _, _, src, stream, vlen = frames.DATA_HEADER.unpack_from(data, start)
+        source = self.sources.get((src, stream)) or self._source(src, stream)
         vstart = start + frames.DATA_HEADER_SIZE
         mv = memoryview(data)
         batch = self.decode(mv[vstart:vstart + vlen])
         execute = self.user.execute
         t0 = time.perf_counter_ns()
-        if vstart + vlen < end:
-            ids = frames.ints_from(mv[vstart + vlen:end]).tolist()
-            pos = 0
+        if vstart + vlen == end:
             for values in batch:
-                n = ids[pos]
-                if n == 1:
-                    execute(Tuple(component, name, src, values, fields, ids[pos + 1:pos + 3]))
-                    pos += 3
-                elif n == 0:
-                    execute(Tuple(component, name, src, values, fields))
-                    pos += 1
-                else:
-                    stop = pos + 1 + 2 * n
-                    execute(Tuple(component, name, src, values, fields, ids[pos + 1:stop]))
-                    pos = stop
+                execute(Tuple(source, values))
         else:
-            for values in batch:
-                execute(Tuple(component, name, src, values, fields))
+            ids = frames.ints_from(mv[vstart + vlen:end]).tolist()
+            if ids[0] == frames.IDS_PAIRS:
+                for values, root, edge in zip(batch, ids[1::2], ids[2::2], strict=True):
+                    execute(Tuple(source, values, root, edge))
+            else:
+                self._execute_general(source, batch, ids)
         self.counts[EXECUTE_TIME_NS] += time.perf_counter_ns() - t0
         self.counts[EXECUTE_COUNT] += len(batch)
+
+    def _execute_general(self, source: Source, batch: list, ids: list[int]) -> None:
+        execute = self.user.execute
+        pos = 1
+        for values in batch:
+            n = ids[pos]
+            if n == 0:
+                execute(Tuple(source, values))
+            elif n == 1:
+                execute(Tuple(source, values, ids[pos + 1], ids[pos + 2]))
+            else:
+                execute(Tuple(source, values, MULTI, [0, *ids[pos + 1:pos + 1 + 2 * n]]))
+            pos += 1 + 2 * n
 
     # -- metrics ----------------------------------------------------------------
 

@@ -5,8 +5,9 @@ Every frame starts with the same 9 bytes: `<u32 length><u8 kind><u32 dest>`, whe
 and forwards the rest untouched; only the receiving instance decodes tuple values.
 
 Data frames:  header + `<u32 src><u16 stream><u32 values_len>`, the serialized list of
-              value lists, then (at-least-once) one int64 array: per tuple `n` then `n`
-              (root, edge) pairs.
+              value lists, then (at-least-once) one int64 array: a layout marker, then
+              (root, edge) per tuple (IDS_PAIRS) or per tuple `n` and n pairs
+              (IDS_GENERAL, for tuples anchored to several roots).
 Ack frames:   int64 (root, xor) pairs; init frames likewise; fail, acked, failed and
               expired frames: int64 roots.
 Control:      `<u8 name_len><protobuf full name><protobuf bytes>`.
@@ -51,8 +52,17 @@ ROOT_TASK_SHIFT = 40
 ROOT_SEQ_MASK = (1 << ROOT_TASK_SHIFT) - 1
 
 
-def ints_to_bytes(values: list[int] | array) -> bytes:
-    arr = values if isinstance(values, array) else array("q", values)
+# The ids part of a data frame starts with its layout.
+IDS_PAIRS = 1  # (root, edge) per tuple; root 0 means untracked
+IDS_GENERAL = 2  # per tuple: n, then n (root, edge) pairs
+
+
+def ints_to_bytes(values: list[int] | array, head: int | None = None) -> bytes:
+    if head is None:
+        arr = values if isinstance(values, array) else array("q", values)
+    else:
+        arr = array("q", (head,))
+        arr.fromlist(values) if isinstance(values, list) else arr.extend(values)
     if _SWAP:
         arr = array("q", arr)
         arr.byteswap()

@@ -1,0 +1,172 @@
+"""Word count on the runtime vs. the fused ceiling, measured in one run.
+
+    python benchmarks/wordcount_runtime.py [--sentences N] [--max-pending P] [--json FILE]
+
+Three stages, spout -> split -> count (fields grouping), at-least-once acking. The fused
+ceiling calls the same component code in one process with no transport: every tuple
+goes straight from emit to the next component's execute. The runtime runs the same
+components as processes behind a stream manager. Sink tuples are the count bolt's
+executes (words). Prints sink tuples/s for both, their ratio, and the runtime's p50 and
+p99 complete latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "runtime"))
+
+from wordcount import SENTENCES, CountBolt, SentenceSpout, SplitBolt  # noqa: E402
+
+from heronbridge.runtime import Grouping, TopologyBuilder, Tuple  # noqa: E402
+from heronbridge.runtime.api import Source  # noqa: E402
+
+WORDS_PER_ROUND = sum(len(s.split()) for s in SENTENCES)
+
+
+class TimedSpout(SentenceSpout):
+    """Records when the first tuple left and when the last tree was acked."""
+
+    def open(self, config, context, collector):
+        super().open(config, context, collector)
+        self.result = Path(config["bench.result"])
+        self.started = None
+
+    def next_tuple(self):
+        if self.started is None:
+            self.started = time.time()
+        super().next_tuple()
+
+    def ack(self, msg_id):
+        super().ack(msg_id)
+        if self.acked == self.limit:
+            self.result.write_text(json.dumps({"start": self.started, "end": time.time()}))
+
+
+# -- the fused ceiling -------------------------------------------------------------
+
+
+class _Direct:
+    """A collector that calls the next component at once (no batching, no transport)."""
+
+    def __init__(self, component, stream_fields, downstream):
+        self.source = Source(component, "default", 1, stream_fields)
+        self.downstream = downstream
+
+    def emit(self, values, msg_id=None, stream="default", anchors=None, direct_task=None):
+        if self.downstream is not None:
+            self.downstream(Tuple(self.source, values))
+        return (1,)
+
+    def ack(self, tup):
+        pass
+
+    def fail(self, tup):
+        pass
+
+
+def fused(sentences: int) -> dict:
+    config = {"wordcount.sentences": sentences}
+    count, split, spout = CountBolt(), SplitBolt(), SentenceSpout()
+    count.collector = _Direct("count", ("word", "count"), None)
+    count.prepare(config, None, count.collector)
+    split.collector = _Direct("split", ("word",), count.execute)
+    split.prepare(config, None, split.collector)
+    spout.collector = _Direct("sentences", ("sentence",), split.execute)
+    spout.open(config, None, spout.collector)
+    t0 = time.perf_counter()
+    for _ in range(sentences):
+        spout.next_tuple()
+        spout.ack(None)
+    seconds = time.perf_counter() - t0
+    words = sum(count.counts.values())
+    return {"words": words, "seconds": seconds, "words_per_s": words / seconds}
+
+
+# -- the runtime --------------------------------------------------------------------
+
+
+def runtime(sentences: int, max_pending: int, containers: int, timeout: float) -> dict:
+    from heronbridge.runtime import control
+    from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
+    from heronbridge.runtime.state import open_state
+    from heronbridge.status import totals_from_report
+
+    with tempfile.TemporaryDirectory(prefix="hb-bench-") as tmp:
+        result = Path(tmp) / "result.json"
+        builder = TopologyBuilder("bench-wordcount", {
+            "topology.reliability.mode": "ATLEAST_ONCE",
+            "topology.max.spout.pending": max_pending,
+            "topology.stmgrs": containers,
+            "heronbridge.metrics.interval.secs": 0.5,
+            "wordcount.sentences": sentences,
+            "bench.result": str(result),
+        })
+        spout = builder.spout("sentences", TimedSpout)
+        split = builder.bolt("split", SplitBolt, inputs=[spout])
+        builder.bolt("count", CountBolt, inputs={split: Grouping.by_fields("word")})
+        plan = builder.build()
+        home = Home(Path(tmp) / "home")
+        state = open_state(home.state_uri)
+        submit_plan(state, home, plan)
+        supervisor = Supervisor(state, home, plan.name)
+        supervisor.start()
+        try:
+            deadline = time.monotonic() + timeout
+            while not result.exists():
+                if time.monotonic() > deadline:
+                    totals = totals_from_report(control.metrics(state, plan.name))
+                    detail = {n: dict(t.counters) for n, t in totals.items()}
+                    msg = (f"the runtime did not finish {sentences} sentences in {timeout}s; "
+                           f"counters: {json.dumps(detail, indent=1)}")
+                    raise SystemExit(msg)
+                time.sleep(0.05)
+            time.sleep(1.2)  # one more metrics round, for the latency histogram
+            report = control.metrics(state, plan.name)
+        finally:
+            supervisor.stop()
+        times = json.loads(result.read_text())
+        totals = totals_from_report(report)
+        words = sentences // len(SENTENCES) * WORDS_PER_ROUND + sum(
+            len(s.split()) for s in SENTENCES[:sentences % len(SENTENCES)])
+        seconds = times["end"] - times["start"]
+        latency = totals["sentences"].latency
+        return {"words": words, "seconds": seconds, "words_per_s": words / seconds,
+                "p50_ms": latency.percentile(0.5) * 1000, "p99_ms": latency.percentile(0.99) * 1000,
+                "rss_mb": {name: t.max_rss / 2**20 for name, t in totals.items()}}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sentences", type=int, default=300_000)
+    parser.add_argument("--max-pending", type=int, default=2000)
+    parser.add_argument("--containers", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--json", help="write the figures to this file")
+    args = parser.parse_args()
+    ceiling = fused(args.sentences)
+    run = runtime(args.sentences, args.max_pending, args.containers, args.timeout)
+    ratio = run["words_per_s"] / ceiling["words_per_s"]
+    print(f"word count, {args.sentences:,} sentences = {run['words']:,} sink tuples, "
+          f"at-least-once, max spout pending {args.max_pending}, "
+          f"{args.containers} container(s), {os.cpu_count()} cores")
+    print(f"  fused ceiling : {ceiling['words_per_s']:>12,.0f} sink tuples/s")
+    print(f"  runtime       : {run['words_per_s']:>12,.0f} sink tuples/s  "
+          f"({run['seconds']:.2f}s)")
+    print(f"  complete latency p50 {run['p50_ms']:.1f} ms, p99 {run['p99_ms']:.1f} ms")
+    print(f"  ratio runtime / fused ceiling: {ratio:.2f}")
+    print("  peak RSS MB: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(run["rss_mb"].items())))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"fused": ceiling, "runtime": run,
+                                               "ratio_runtime_over_fused": ratio}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
