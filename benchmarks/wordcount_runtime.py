@@ -118,6 +118,8 @@ def runtime(sentences: int, max_pending: int, containers: int, timeout: float) -
         supervisor = Supervisor(state, home, plan.name)
         supervisor.start()
         try:
+            control.wait_running(state, plan.name)
+            cpu_before = cpu_by_process()
             deadline = time.monotonic() + timeout
             while not result.exists():
                 if time.monotonic() > deadline:
@@ -127,6 +129,7 @@ def runtime(sentences: int, max_pending: int, containers: int, timeout: float) -
                            f"counters: {json.dumps(detail, indent=1)}")
                     raise SystemExit(msg)
                 time.sleep(0.05)
+            cpu = {k: v - cpu_before.get(k, 0.0) for k, v in cpu_by_process().items()}
             time.sleep(1.2)  # one more metrics round, for the latency histogram
             report = control.metrics(state, plan.name)
         finally:
@@ -139,7 +142,27 @@ def runtime(sentences: int, max_pending: int, containers: int, timeout: float) -
         latency = totals["sentences"].latency
         return {"words": words, "seconds": seconds, "words_per_s": words / seconds,
                 "p50_ms": latency.percentile(0.5) * 1000, "p99_ms": latency.percentile(0.99) * 1000,
-                "rss_mb": {name: t.max_rss / 2**20 for name, t in totals.items()}}
+                "rss_mb": {name: t.max_rss / 2**20 for name, t in totals.items()},
+                "cpu_us_per_word": {k: v / words * 1e6 for k, v in cpu.items()}}
+
+
+def cpu_by_process() -> dict[str, float]:
+    """CPU seconds (user + system) of every runtime process, keyed by what it runs."""
+    import psutil
+
+    out: dict[str, float] = {}
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            cmd = proc.cmdline()
+            times = proc.cpu_times()
+        except psutil.Error:
+            continue
+        module = next((a for a in cmd if a.startswith("heronbridge.runtime.")), "?")
+        kind = module.removeprefix("heronbridge.runtime.")
+        if kind == "instance":
+            kind = "task " + cmd[cmd.index("--task") + 1]
+        out[kind] = out.get(kind, 0.0) + times.user + times.system
+    return out
 
 
 def main() -> int:
@@ -150,8 +173,12 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
-    ceiling = fused(args.sentences)
+    # This machine is shared: take the best of fused runs on both sides of the runtime's
+    # run, so the ceiling is never understated.
+    before = fused(args.sentences)
     run = runtime(args.sentences, args.max_pending, args.containers, args.timeout)
+    after = fused(args.sentences)
+    ceiling = max(before, after, key=lambda r: r["words_per_s"])
     ratio = run["words_per_s"] / ceiling["words_per_s"]
     print(f"word count, {args.sentences:,} sentences = {run['words']:,} sink tuples, "
           f"at-least-once, max spout pending {args.max_pending}, "
@@ -162,6 +189,11 @@ def main() -> int:
     print(f"  complete latency p50 {run['p50_ms']:.1f} ms, p99 {run['p99_ms']:.1f} ms")
     print(f"  ratio runtime / fused ceiling: {ratio:.2f}")
     print("  peak RSS MB: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(run["rss_mb"].items())))
+    cpu = run["cpu_us_per_word"]
+    print(f"  CPU us per sink tuple: total {sum(cpu.values()):.2f} = " + ", ".join(
+        f"{k} {v:.2f}" for k, v in sorted(cpu.items(), key=lambda kv: -kv[1]) if v >= 0.005))
+    print(f"  cores busy: {sum(cpu.values()) * run['words'] / 1e6 / run['seconds']:.2f} "
+          f"of {os.cpu_count()}")
     if args.json:
         Path(args.json).write_text(json.dumps({"fused": ceiling, "runtime": run,
                                                "ratio_runtime_over_fused": ratio}, indent=2))

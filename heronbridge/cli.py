@@ -74,24 +74,6 @@ def _state(args: argparse.Namespace) -> tuple[StateManager, Home]:
     return open_state(home.state_uri), home
 
 
-def wait_started(state: StateManager, name: str, supervisor_alive: Any,
-                 timeout: float = START_TIMEOUT_SECS) -> None:
-    """Wait until the topology master says every task has registered."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not supervisor_alive():
-            msg = f"topology {name!r}: its scheduler exited during start-up"
-            raise HeronbridgeError(msg)
-        try:
-            if control.metrics(state, name, timeout=1.0).all_ready:
-                return
-        except RuntimeKernelError:
-            pass
-        time.sleep(0.1)
-    msg = f"topology {name!r}: not every task registered within {timeout:.0f}s; see its logs"
-    raise HeronbridgeError(msg)
-
-
 # -- verbs ------------------------------------------------------------------------
 
 
@@ -110,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         with console.status(f"starting {plan.name} ({len(supervisor.containers)} containers)"):
-            wait_started(state, plan.name, lambda: not stop)
+            control.wait_running(state, plan.name, START_TIMEOUT_SECS, lambda: not stop)
         running_since = time.monotonic()
         console.print(f"[bold]{plan.name}[/] running: every task registered in "
                       f"{running_since - started:.1f}s; logs in {supervisor.workdir}")
@@ -170,8 +152,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
             cwd=home.workdir(plan.name))
     try:
-        wait_started(state, plan.name, lambda: proc.poll() is None)
-    except HeronbridgeError:
+        control.wait_running(state, plan.name, START_TIMEOUT_SECS, lambda: proc.poll() is None)
+    except RuntimeKernelError:
         if proc.poll() is None:
             proc.terminate()
         raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 
 from .errors import SchedulerError, where
 from .proto import control_pb2, topology_pb2
@@ -54,3 +55,21 @@ def metrics(state: StateManager, name: str, timeout: float = 5.0) -> control_pb2
     reply = ask_master(state, name, control_pb2.ControllerRequest(
         metrics=control_pb2.MetricsQuery()), timeout)
     return reply.metrics
+
+
+def wait_running(state: StateManager, name: str, timeout: float = 60.0,
+                 alive: Callable[[], bool] = lambda: True) -> None:
+    """Wait until the topology master reports that every task has registered."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive():
+            msg = f"{where(name)}: its scheduler exited during start-up"
+            raise SchedulerError(msg)
+        try:
+            if metrics(state, name, timeout=1.0).all_ready:
+                return
+        except SchedulerError:
+            pass
+        time.sleep(0.05)
+    msg = f"{where(name)}: not every task registered within {timeout:.0f}s; see its logs"
+    raise SchedulerError(msg)

@@ -314,6 +314,9 @@ class InstanceRunner:
             for kind, _dest, start, end in found:
                 if kind == frames.DATA:
                     self._execute(data, start, end)
+                    # Flush per input batch, not per read: a read can hold many batches,
+                    # and holding their output back would leave the next stage idle.
+                    self._flush()
                 elif kind == frames.CONTROL:
                     self._control(frames.parse_control(memoryview(data)[start:end]))
             now = monotonic()
