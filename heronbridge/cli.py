@@ -41,8 +41,9 @@ from heronbridge.runtime.state import (
 
 from .status import RateLine, totals_from_report, totals_from_samples, totals_table
 
-console = Console(stderr=True)
-out = Console()
+# Errors and status never wrap (logs get grepped); tables use a wide page off a terminal.
+console = Console(stderr=True, soft_wrap=True)
+out = Console(width=None if sys.stdout.isatty() else 160)
 
 START_TIMEOUT_SECS = 60.0
 

@@ -155,7 +155,8 @@ class Emitter:
             try:
                 blob = encode(values)
             except Exception as exc:  # noqa: BLE001 - reported with the offending tuple
-                error = error or self._salvage(b, exc, out)
+                refused = self._salvage(b, exc, out)
+                error = error or refused
             else:
                 out.append(frames.data_frame(b.task, self.task, b.stream, blob,
                                              self._ids_blob(b.ids, b.general)))

@@ -1,0 +1,117 @@
+"""The command line's verbs on a real topology, and no process left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import read_jsonl, wait_until
+
+pytestmark = pytest.mark.integration
+
+TOPOLOGY = str(Path(__file__).resolve().parents[1] / "runtime" / "cli_topology.py")
+
+
+def cli(home, *args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "heronbridge", *args, "--home", str(home)],
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def leftovers(home) -> list[str]:
+    """Processes of this test's topologies still alive."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        if str(home) in cmd or ("heronbridge.runtime.instance" in cmd and "cli-test-" in cmd
+                                and proc.info["status"] != psutil.STATUS_ZOMBIE):
+            found.append(f"{proc.pid} {cmd[:120]}")
+    return found
+
+
+def emits(out) -> int:
+    return sum(r["event"] == "emit" for rs in read_jsonl(out, "spout-*.jsonl").values()
+               for r in rs)
+
+
+def test_run_for_a_duration_prints_totals_and_leaves_nothing(tmp_path):
+    result = cli(tmp_path, "run", TOPOLOGY, "-t", "3", "-o", f"test.out={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr
+    assert "cli-test running" in result.stderr
+    assert "totals over" in result.stdout
+    for component in ("keys", "record", "__stmgr__"):
+        assert component in result.stdout
+    assert emits(tmp_path / "out") > 100
+    wait_until(lambda: not leftovers(tmp_path), 10, "no leftover process",
+               on_timeout=lambda: "\n".join(leftovers(tmp_path)))
+
+
+def test_ctrl_c_stops_run_cleanly(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "heronbridge", "run", TOPOLOGY, "--home",
+                             str(tmp_path), "-o", f"test.out={out}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_until(lambda: emits(out) > 100, 60, "the topology to run")
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "totals over" in stdout
+    wait_until(lambda: not leftovers(tmp_path), 10, "no leftover process",
+               on_timeout=lambda: "\n".join(leftovers(tmp_path)))
+
+
+def test_submit_list_deactivate_activate_kill(tmp_path):
+    out = tmp_path / "out"
+    result = cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={out}")
+    assert result.returncode == 0, result.stderr
+    assert "submitted cli-test" in result.stdout
+    try:
+        listing = cli(tmp_path, "list")
+        assert "cli-test" in listing.stdout and "RUNNING" in listing.stdout
+        wait_until(lambda: emits(out) > 100, 30, "emits")
+
+        assert "PAUSED" in cli(tmp_path, "deactivate", "cli-test").stdout
+        time.sleep(1.0)  # the state change travels master -> stream manager -> spout
+        paused = emits(out)
+        time.sleep(1.5)
+        assert emits(out) == paused, "the spout kept emitting while deactivated"
+        assert "PAUSED" in cli(tmp_path, "list").stdout
+
+        assert "RUNNING" in cli(tmp_path, "activate", "cli-test").stdout
+        wait_until(lambda: emits(out) > paused + 100, 30, "emits after activate")
+    finally:
+        killed = cli(tmp_path, "kill", "cli-test")
+    assert killed.returncode == 0 and "killed cli-test" in killed.stdout
+    assert "no topologies" in cli(tmp_path, "list").stdout
+    wait_until(lambda: not leftovers(tmp_path), 10, "no leftover process",
+               on_timeout=lambda: "\n".join(leftovers(tmp_path)))
+
+
+def test_killing_the_scheduler_outright_leaves_no_orphan(tmp_path):
+    result = cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr
+    scheduler = next(p for p in psutil.process_iter(["cmdline"])
+                     if "heronbridge.runtime.scheduler" in " ".join(p.info["cmdline"] or [])
+                     and "--home" in (p.info["cmdline"] or []) and str(tmp_path) in
+                     " ".join(p.info["cmdline"]))
+    assert len(leftovers(tmp_path)) >= 7  # scheduler, executor, master, managers, 2 tasks
+    os.kill(scheduler.pid, signal.SIGKILL)
+    wait_until(lambda: not leftovers(tmp_path), 20, "every process to exit",
+               on_timeout=lambda: "\n".join(leftovers(tmp_path)))
+    cleaned = cli(tmp_path, "kill", "cli-test")
+    assert "removed its stale state" in cleaned.stdout
+
+
+def test_two_topologies_with_one_name_cannot_run_at_once(tmp_path):
+    assert cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={tmp_path}").returncode == 0
+    try:
+        again = cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={tmp_path}")
+        assert again.returncode == 1
+        assert "topology 'cli-test': already running on this machine" in again.stderr
+    finally:
+        cli(tmp_path, "kill", "cli-test")

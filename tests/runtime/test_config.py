@@ -1,0 +1,37 @@
+"""The runtime's typed reading of topology config."""
+
+from __future__ import annotations
+
+import pytest
+
+from heronbridge.runtime.config import TopologyConfig
+from heronbridge.runtime.errors import ConfigError
+
+
+def test_defaults_and_string_values_as_from_a_command_line():
+    conf = TopologyConfig.read({"topology.max.spout.pending": "500",
+                                "topology.reliability.mode": "ATLEAST_ONCE",
+                                "topology.enable.message.timeouts": "false"}, "t")
+    assert conf.max_spout_pending == 500
+    assert conf.acking
+    assert not conf.message_timeouts
+    assert conf.serializer == "msgpack"
+
+
+@pytest.mark.parametrize(("conf", "expected"), [
+    ({"topology.reliability.mode": "SOMETIMES"},
+     "topology 't', component 'c': config 'topology.reliability.mode' expects "
+     "'ATMOST_ONCE' or 'ATLEAST_ONCE', received 'SOMETIMES'"),
+    ({"topology.max.spout.pending": 0},
+     "config 'topology.max.spout.pending' expects an integer >= 1 or null, received 0"),
+    ({"topology.message.timeout.secs": "soon"},
+     "config 'topology.message.timeout.secs' expects seconds > 0, received 'soon'"),
+    ({"topology.debug": "maybe"}, "config 'topology.debug' expects true or false"),
+    ({"heronbridge.serializer": "xml"}, "expects one of ('msgpack', 'json', 'pickle')"),
+    ({"heronbridge.backpressure.low.watermark.bytes": 1 << 30},
+     "expects a value below 'heronbridge.backpressure.high.watermark.bytes'"),
+])
+def test_bad_values_name_key_expectation_and_value(conf, expected):
+    with pytest.raises(ConfigError) as err:
+        TopologyConfig.read(conf, "t", "c")
+    assert expected in str(err.value)

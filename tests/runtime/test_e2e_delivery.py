@@ -1,0 +1,73 @@
+"""At-most-once and at-least-once delivery, with real processes."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import read_jsonl, wait_until
+from rt_components import FailEveryNthBolt, KeySpout, NeverAckBolt
+
+from heronbridge.runtime import TopologyBuilder
+
+pytestmark = pytest.mark.integration
+
+COUNT = 200
+
+
+def topology(name, bolt, out, mode, **conf):
+    b = TopologyBuilder(name, {"topology.reliability.mode": mode, "test.out": str(out),
+                               "test.count": COUNT, "topology.stmgrs": 2, **conf})
+    b.spout("keys", KeySpout)
+    b.bolt("judge", bolt, inputs=["keys"], par=2)
+    return b.build()
+
+
+def callbacks(out):
+    events = read_jsonl(out, "spout-*.jsonl")
+    rows = [r for rs in events.values() for r in rs]
+    return ({r["seq"] for r in rows if r["event"] == "ack"},
+            {r["seq"] for r in rows if r["event"] == "fail"},
+            [r["seq"] for r in rows if r["event"] in ("ack", "fail")])
+
+
+def test_at_least_once_the_spout_sees_exactly_the_failed_tuples_fail(run_topology, tmp_path):
+    plan = topology("every-tenth", FailEveryNthBolt, tmp_path, "ATLEAST_ONCE",
+                    **{"test.fail.every": 10})
+    with run_topology(plan) as running:
+        wait_until(lambda: len(callbacks(tmp_path)[2]) >= COUNT, 60, "every callback",
+                   on_timeout=running.logs)
+        wait_until(lambda: running.metrics()["__stmgr__"]["trees-acked"] == COUNT - 20, 10,
+                   "the stream managers' counts")
+        metrics = running.metrics()
+    acked, failed, all_events = callbacks(tmp_path)
+    assert failed == {s for s in range(COUNT) if s % 10 == 0}
+    assert acked == {s for s in range(COUNT) if s % 10}
+    assert len(all_events) == COUNT  # one callback per tuple, never two
+    assert metrics["__stmgr__"]["trees-failed"] == 20
+
+
+def test_at_least_once_unacked_tuples_time_out_and_fail(run_topology, tmp_path):
+    plan = topology("never-acks", NeverAckBolt, tmp_path, "ATLEAST_ONCE",
+                    **{"topology.message.timeout.secs": 2})
+    with run_topology(plan) as running:
+        wait_until(lambda: len(callbacks(tmp_path)[1]) == COUNT, 30, "every tuple to time out",
+                   on_timeout=running.logs)
+        wait_until(lambda: running.metrics()["keys"].get("timeout-count") == COUNT, 10,
+                   "the timeouts to show in the spout's metrics")
+    acked, failed, _ = callbacks(tmp_path)
+    assert failed == set(range(COUNT)) and not acked
+
+
+def test_at_most_once_acks_at_once_and_tracks_nothing(run_topology, tmp_path):
+    plan = topology("no-tracking", FailEveryNthBolt, tmp_path, "ATMOST_ONCE",
+                    **{"test.fail.every": 10})
+    with run_topology(plan) as running:
+        wait_until(lambda: len(callbacks(tmp_path)[0]) == COUNT, 30, "every ack",
+                   on_timeout=running.logs)
+        wait_until(lambda: running.metrics()["judge"].get("execute-count") == COUNT, 10,
+                   "the bolt to see every tuple")
+        wait_until(lambda: "__stmgr__" in running.metrics(), 10, "stream manager metrics")
+        metrics = running.metrics()
+    acked, failed, _ = callbacks(tmp_path)
+    assert acked == set(range(COUNT)) and not failed  # the bolt's fails do not reach it
+    assert metrics["__stmgr__"].get("trees-acked", 0) == 0
+    assert metrics["__stmgr__"].get("trees-failed", 0) == 0
