@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,11 @@ from heronbridge.runtime import control
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
 from heronbridge.runtime.state import StateManager, open_state
+
+
+# The installed console script, as a user runs it (`python -m heronbridge` from the
+# repository root would import the source folder `heronbridge/` instead of the package).
+HERONBRIDGE = str(Path(sys.executable).parent / "heronbridge")
 
 
 @pytest.fixture

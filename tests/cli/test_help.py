@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
+from conftest import HERONBRIDGE
 
 VERBS = ["run", "submit", "list", "kill", "activate", "deactivate"]
 
 
 def heronbridge(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "heronbridge", *args], capture_output=True,
+    return subprocess.run([HERONBRIDGE, *args], capture_output=True,
                           check=False,
                           text=True, timeout=60)
 

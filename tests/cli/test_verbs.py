@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
-from conftest import read_jsonl, wait_until
+from conftest import HERONBRIDGE, read_jsonl, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -19,7 +18,7 @@ TOPOLOGY = str(Path(__file__).resolve().parents[1] / "runtime" / "cli_topology.p
 
 
 def cli(home, *args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "heronbridge", *args, "--home", str(home)],
+    return subprocess.run([HERONBRIDGE, *args, "--home", str(home)],
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -53,7 +52,7 @@ def test_run_for_a_duration_prints_totals_and_leaves_nothing(tmp_path):
 
 def test_ctrl_c_stops_run_cleanly(tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "heronbridge", "run", TOPOLOGY, "--home",
+    proc = subprocess.Popen([HERONBRIDGE, "run", TOPOLOGY, "--home",
                              str(tmp_path), "-o", f"test.out={out}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_until(lambda: emits(out) > 100, 60, "the topology to run")
