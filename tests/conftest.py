@@ -16,7 +16,6 @@ from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
 from heronbridge.runtime.state import StateManager, open_state
 
-
 # The installed console script, as a user runs it (`python -m heronbridge` from the
 # repository root would import the source folder `heronbridge/` instead of the package).
 HERONBRIDGE = str(Path(sys.executable).parent / "heronbridge")
