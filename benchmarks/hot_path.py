@@ -43,12 +43,12 @@ def receiver(plan, task, user, emitter):
     runner = InstanceRunner("hot-path-id", task, 0, "", "")
     layout = TaskLayout.of(plan)
     runner.user = user
-    runner.decode = make_serializer("msgpack").decode
+    runner.serializer = make_serializer("msgpack")
     runner.task_component = layout.task_component
     from heronbridge.runtime.instance.emitter import stream_table
 
     runner.streams = stream_table(plan)
-    runner.sources = {}
+    runner.decoders = {}
     user.collector = emitter
     return runner
 
@@ -84,6 +84,7 @@ def run_once(sentences: int, batch: int) -> tuple[int, dict[str, float]]:
     clock = time.perf_counter
     for _ in range(sentences // batch):
         t = clock()
+        spout_em.now = t
         for _ in range(batch):
             spout.next_tuple()
         sframes = spout_em.flush()

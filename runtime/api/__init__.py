@@ -2,7 +2,7 @@
 
 from .component import Bolt, BoltCollector, Spout, SpoutCollector
 from .context import TopologyContext
-from .tuple import SYSTEM_COMPONENT, TICK_STREAM, Source, Tuple, tick_tuple
+from .tuple import SYSTEM_COMPONENT, TICK_STREAM, Tuple, tick_tuple, tuple_class
 
 __all__ = ["SYSTEM_COMPONENT", "TICK_STREAM", "Bolt", "BoltCollector", "Spout",
-           "Source", "SpoutCollector", "TopologyContext", "Tuple", "tick_tuple"]
+           "SpoutCollector", "TopologyContext", "Tuple", "tick_tuple", "tuple_class"]

@@ -30,16 +30,15 @@ from .javahash import PartialKeyChooser, fields_index
 
 
 class OutBuffer:
-    """Tuples waiting to go to one destination task on one stream."""
+    """Tuples waiting to go to one destination task on one stream, as wire records:
+    (values,) untracked, or (values, root, edge)."""
 
-    __slots__ = ("general", "ids", "stream", "task", "values")
+    __slots__ = ("records", "stream", "task")
 
     def __init__(self, stream: int, task: int) -> None:
         self.stream = stream
         self.task = task
-        self.values: list = []
-        self.ids: list[int] = []  # (root, edge) per tuple, or the general layout
-        self.general = False
+        self.records: list[tuple] = []
 
 
 class Target:

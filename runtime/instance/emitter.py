@@ -1,18 +1,18 @@
 """The collectors a task emits through: routing, batching and XOR-ack bookkeeping.
 
-Emits append to per-(stream, destination task) buffers; `flush()` turns them into
-frames. Under at-least-once every tracked tuple carries (root, edge) pairs: a spout
-picks the root and the first edges and tells its stream manager the XOR of those edges
-(an init); a bolt XORs the edges of its anchored emits into the input's edge and, on
-ack, sends that value per root. The stream manager sees a root's XOR reach zero exactly
-when its whole tree has been acked (Storm's acker algorithm).
+Emits append wire records to per-(stream, destination task) buffers; `flush()` turns
+each buffer into one frame. Under at-least-once a tracked tuple's record carries its
+root and a random edge: a spout picks the root and the first edges and tells its stream
+manager the XOR of those edges (an init); a bolt XORs the edges of its anchored emits
+into the input's edge and, on ack, sends that value for the root. The stream manager
+sees a root's XOR reach zero exactly when its whole tree has been acked (Storm's acker
+algorithm), whatever order the acks arrive in.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +25,6 @@ from ..wire import frames
 from ..wire.serde import Serializer
 
 _SEQUENCES = (list, tuple)
-_monotonic = time.monotonic
 
 
 def stream_table(plan: LogicalPlan) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -45,29 +44,6 @@ class _StreamOut:
         self.is_direct = is_direct
         self.route: Callable[[list], Target] | None = None  # None: nobody subscribes
         self.direct: dict[int, Target] = {}  # task -> target, for direct subscribers
-
-
-def _append_ids(b: OutBuffer, pairs: tuple[int, ...]) -> None:
-    """Append one tuple's (root, edge) pairs to a buffer, switching it to the general
-    layout when a tuple does not have exactly one pair."""
-    if len(pairs) == 2 and not b.general:
-        b.ids += pairs
-        return
-    if not b.general:
-        ids = b.ids
-        general: list[int] = []
-        for i in range(0, len(ids), 2):
-            general += (1, ids[i], ids[i + 1]) if ids[i] else (0,)
-        b.ids = general
-        b.general = True
-    if len(pairs) == 2 and not pairs[0]:
-        b.ids.append(0)
-    else:
-        b.ids.append(len(pairs) // 2)
-        b.ids += pairs
-
-
-_UNTRACKED_PAIR = (0, 0)
 
 
 class Emitter:
@@ -143,59 +119,42 @@ class Emitter:
     def data_frames(self, out: list[bytes]) -> SerializationError | None:
         """Append a frame per non-empty buffer to `out`; return the first encoding error.
 
-        A buffer the serializer refuses is re-encoded tuple by tuple, so every value it
+        A buffer the serializer refuses is re-encoded record by record, so every tuple it
         accepts is still sent: nothing already accepted is lost to one bad emit.
         """
         encode = self._encode
         error = None
         for b in self._buffers:
-            values = b.values
-            if not values:
+            records = b.records
+            if not records:
                 continue
+            b.records = []
             try:
-                blob = encode(values)
+                blob = encode(records)
             except Exception as exc:  # noqa: BLE001 - reported with the offending tuple
-                refused = self._salvage(b, exc, out)
+                refused = self._salvage(b, records, exc, out)
                 error = error or refused
             else:
-                out.append(frames.data_frame(b.task, self.task, b.stream, blob,
-                                             self._ids_blob(b.ids, b.general)))
-            b.values = []
-            b.ids = []
-            b.general = False
+                out.append(frames.data_frame(b.task, self.task, b.stream, blob))
         return error
 
-    def _ids_blob(self, ids: list[int], general: bool) -> bytes:
-        if not self.acking:
-            return b""
-        return frames.ints_to_bytes(ids, frames.IDS_GENERAL if general else frames.IDS_PAIRS)
-
-    def _salvage(self, buf: OutBuffer, exc: Exception, out: list[bytes]) -> SerializationError:
-        good, good_ids, bad = [], [], None
-        pos = 0
-        for values in buf.values:
-            if not self.acking:
-                width = 0
-            elif buf.general:
-                width = 1 + 2 * buf.ids[pos]
-            else:
-                width = 2
+    def _salvage(self, buf: OutBuffer, records: list, exc: Exception,
+                 out: list[bytes]) -> SerializationError:
+        good, bad = [], None
+        for record in records:
             try:
-                self._encode([values])
-            except Exception as err:  # noqa: BLE001
-                bad = bad or (values, err)
+                self._encode([record])
+            except Exception as refusal:  # noqa: BLE001
+                bad = bad or (record[0], refusal)
             else:
-                good.append(values)
-                good_ids.extend(buf.ids[pos:pos + width])
-            pos += width
+                good.append(record)
         if good:
-            out.append(frames.data_frame(buf.task, self.task, buf.stream, self._encode(good),
-                                         self._ids_blob(good_ids, buf.general)))
-        values, err = bad or (buf.values, exc)
+            out.append(frames.data_frame(buf.task, self.task, buf.stream, self._encode(good)))
+        values, cause = bad or (records, exc)
         expected = ("picklable values" if self._serializer == "pickle" else
                     "JSON-like values (None, bool, int, float, str, list, dict)")
         msg = (f"{self._loc()}: emitted values the {self._serializer} serializer cannot encode "
-               f"(for task {buf.task}): {values!r} ({err}); expected {expected}")
+               f"(for task {buf.task}): {values!r} ({cause}); expected {expected}")
         return SerializationError(msg)
 
     def flush(self) -> list[bytes]:
@@ -220,12 +179,14 @@ class Emitter:
 class SpoutEmitter(Emitter):
     """The spout's collector. Tracked emits are remembered until acked, failed or expired."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, plan: LogicalPlan, task: int, serializer: Serializer, acking: bool,
+                 local_tasks: frozenset[int], context: Any = None, seed: int | None = None) -> None:
+        super().__init__(plan, task, serializer, acking, local_tasks, context, seed)
         self._root_base = self.task << frames.ROOT_TASK_SHIFT
         self._seq = itertools.count(1)
         self.pending: dict[int, tuple[Any, float]] = {}  # root -> (msg_id, emit time)
         self.ack_now: list[Any] = []  # at-most-once: msg ids acked as soon as emitted
+        self.now = 0.0  # the runner's clock, read once per burst of next_tuple calls
         self._inits: list[int] = []
         self.errors: list[BaseException] = []
 
@@ -236,27 +197,22 @@ class SpoutEmitter(Emitter):
             raise self._bad_emit(values, stream, direct_task)
         target = self._target(out, values, direct_task)
         self.emitted += 1
-        if msg_id is not None and self.acking:
-            root = self._root_base | (next(self._seq) & frames.ROOT_SEQ_MASK)
-            xor = 0
-            rand = self._rand
+        if msg_id is None or not self.acking:
+            record = (values,)
             for b in target.buffers:
-                edge = rand(63) | 1  # never 0: a zero edge would drop out of the XOR
-                xor ^= edge
-                b.values.append(values)
-                if b.general:
-                    _append_ids(b, (root, edge))
-                else:
-                    b.ids += (root, edge)
-            self._inits += (root, xor)
-            self.pending[root] = (msg_id, _monotonic())
+                b.records.append(record)
+            if msg_id is not None:
+                self.ack_now.append(msg_id)
             return target.tasks
+        root = self._root_base | (next(self._seq) & frames.ROOT_SEQ_MASK)
+        xor = 0
+        rand = self._rand
         for b in target.buffers:
-            b.values.append(values)
-            if self.acking:
-                _append_ids(b, _UNTRACKED_PAIR)
-        if msg_id is not None:
-            self.ack_now.append(msg_id)
+            edge = rand(63) | 1  # never 0: a zero edge would drop out of the XOR
+            xor ^= edge
+            b.records.append((values, root, edge))
+        self._inits += (root, xor)
+        self.pending[root] = (msg_id, self.now)
         return target.tasks
 
     def report_error(self, error: BaseException) -> None:
@@ -272,9 +228,14 @@ class SpoutEmitter(Emitter):
 class BoltEmitter(Emitter):
     """The bolt's collector: anchored emits, acks and fails."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._acks: dict[int, int] = {}  # root -> XOR of this flush's acks for it
+    def __init__(self, plan: LogicalPlan, task: int, serializer: Serializer, acking: bool,
+                 local_tasks: frozenset[int], context: Any = None, seed: int | None = None) -> None:
+        super().__init__(plan, task, serializer, acking, local_tasks, context, seed)
+        # Acks go out as (root, xor) pairs; consecutive acks of one root (the words of a
+        # sentence, say) fold into one pair here, so the stream manager sees fewer.
+        self._acks: list[int] = []
+        self._ack_root = 0
+        self._ack_xor = 0
         self._fails: list[int] = []
         self.acked = 0
         self.failed = 0
@@ -293,36 +254,27 @@ class BoltEmitter(Emitter):
         else:
             target = self._target(out, values, direct_task)
         self.emitted += 1
-        if not self.acking:
-            for b in target.buffers:
-                b.values.append(values)
-            return target.tasks
-        if anchors.__class__ is Tuple and anchors._root > 0:
-            # The common case: one anchor with one root.
-            root = anchors._root
-            rand = self._rand
-            b = target.single
-            if b is not None and not b.general:
-                edge = rand(63) | 1
-                anchors._edge ^= edge
-                b.values.append(values)
-                b.ids += (root, edge)
+        if self.acking and anchors is not None:
+            if anchors.__class__ not in _SEQUENCES and anchors._root > 0:
+                # The common case: one anchor with one root.
+                root = anchors._root
+                rand = self._rand
+                for b in target.buffers:
+                    edge = rand(63) | 1
+                    anchors._edge ^= edge
+                    b.records.append((values, root, edge))
                 return target.tasks
+            anchors = (anchors,) if isinstance(anchors, Tuple) else anchors
             for b in target.buffers:
-                edge = rand(63) | 1
-                anchors._edge ^= edge
-                b.values.append(values)
-                _append_ids(b, (root, edge))
+                b.records.append(self._anchored(values, anchors))
             return target.tasks
-        if anchors.__class__ is Tuple:
-            anchors = (anchors,)
+        record = (values,)
         for b in target.buffers:
-            b.values.append(values)
-            _append_ids(b, self._anchor(anchors) if anchors else _UNTRACKED_PAIR)
+            b.records.append(record)
         return target.tasks
 
-    def _anchor(self, anchors: Any) -> tuple[int, ...]:
-        """New (root, edge) pairs for one copy of a tuple anchored to several inputs."""
+    def _anchored(self, values: list, anchors: Any) -> tuple:
+        """The record of one copy of a tuple anchored to several inputs."""
         edges: dict[int, int] = {}
         for anchor in anchors:
             root = anchor._root
@@ -338,23 +290,30 @@ class BoltEmitter(Emitter):
                 for j in range(1, len(pairs), 2):
                     edges[pairs[j]] = edges.get(pairs[j], 0) ^ edge
         if not edges:
-            return _UNTRACKED_PAIR
-        return tuple(v for pair in edges.items() for v in pair)
+            return (values,)
+        if len(edges) == 1:
+            ((root, edge),) = edges.items()
+            return (values, root, edge)
+        return (values, MULTI, [0, *(v for pair in edges.items() for v in pair)])
 
     def ack(self, tup: Tuple) -> None:
         self.acked += 1
         root = tup._root
         if root > 0:
             tup._root = 0  # a second ack must not cancel the first
-            acks = self._acks
-            acks[root] = acks.get(root, 0) ^ tup._edge
+            if root == self._ack_root:
+                self._ack_xor ^= tup._edge
+            else:
+                if self._ack_root:
+                    self._acks += (self._ack_root, self._ack_xor)
+                self._ack_root = root
+                self._ack_xor = tup._edge
         elif root == MULTI:
             tup._root = 0
-            acks = self._acks
             pairs = tup._edge
             acc = pairs[0]
             for j in range(1, len(pairs), 2):
-                acks[pairs[j]] = acks.get(pairs[j], 0) ^ pairs[j + 1] ^ acc
+                self._acks += (pairs[j], pairs[j + 1] ^ acc)
 
     def fail(self, tup: Tuple) -> None:
         self.failed += 1
@@ -372,10 +331,12 @@ class BoltEmitter(Emitter):
     def _control_frames(self, out: list[bytes], before: bool) -> None:
         if before:
             return
+        if self._ack_root:
+            self._acks += (self._ack_root, self._ack_xor)
+            self._ack_root = 0
         if self._acks:
-            flat = [v for pair in self._acks.items() for v in pair]
-            out.append(frames.int_frame(frames.ACK, 0, flat))
-            self._acks = {}
+            out.append(frames.int_frame(frames.ACK, 0, self._acks))
+            self._acks = []
         if self._fails:
             out.append(frames.int_frame(frames.FAIL, 0, self._fails))
             self._fails = []

@@ -4,10 +4,9 @@ Every frame starts with the same 9 bytes: `<u32 length><u8 kind><u32 dest>`, whe
 `length` counts the bytes after itself. A stream manager routes on those 9 bytes alone
 and forwards the rest untouched; only the receiving instance decodes tuple values.
 
-Data frames:  header + `<u32 src><u16 stream><u32 values_len>`, the serialized list of
-              value lists, then (at-least-once) one int64 array: a layout marker, then
-              (root, edge) per tuple (IDS_PAIRS) or per tuple `n` and n pairs
-              (IDS_GENERAL, for tuples anchored to several roots).
+Data frames:  header + `<u32 src><u16 stream>`, then the serialized list of records,
+              one per tuple: [values] untracked, [values, root, edge] tracked, or
+              [values, -1, [0, root, edge, ...]] for a tuple with several roots.
 Ack frames:   int64 (root, xor) pairs; init frames likewise; fail, acked, failed and
               expired frames: int64 roots.
 Control:      `<u8 name_len><protobuf full name><protobuf bytes>`.
@@ -40,7 +39,7 @@ KIND_NAMES = {DATA: "data", ACK: "ack", FAIL: "fail", INIT: "init", ACKED: "acke
               FAILED: "failed", EXPIRED: "expired", CONTROL: "control"}
 
 HEADER = struct.Struct("<IBI")
-DATA_HEADER = struct.Struct("<IBIIHI")
+DATA_HEADER = struct.Struct("<IBIIH")
 HEADER_SIZE = HEADER.size
 DATA_HEADER_SIZE = DATA_HEADER.size
 MAX_FRAME = 64 << 20
@@ -52,17 +51,8 @@ ROOT_TASK_SHIFT = 40
 ROOT_SEQ_MASK = (1 << ROOT_TASK_SHIFT) - 1
 
 
-# The ids part of a data frame starts with its layout.
-IDS_PAIRS = 1  # (root, edge) per tuple; root 0 means untracked
-IDS_GENERAL = 2  # per tuple: n, then n (root, edge) pairs
-
-
-def ints_to_bytes(values: list[int] | array, head: int | None = None) -> bytes:
-    if head is None:
-        arr = values if isinstance(values, array) else array("q", values)
-    else:
-        arr = array("q", (head,))
-        arr.fromlist(values) if isinstance(values, list) else arr.extend(values)
+def ints_to_bytes(values: list[int] | array) -> bytes:
+    arr = values if isinstance(values, array) else array("q", values)
     if _SWAP:
         arr = array("q", arr)
         arr.byteswap()
@@ -77,9 +67,9 @@ def ints_from(buf: memoryview | bytes) -> array:
     return arr
 
 
-def data_frame(dest: int, src: int, stream: int, values: bytes, ids: bytes = b"") -> bytes:
-    length = DATA_HEADER_SIZE - 4 + len(values) + len(ids)
-    return b"".join((DATA_HEADER.pack(length, DATA, dest, src, stream, len(values)), values, ids))
+def data_frame(dest: int, src: int, stream: int, records: bytes) -> bytes:
+    return DATA_HEADER.pack(DATA_HEADER_SIZE - 4 + len(records), DATA, dest, src,
+                            stream) + records
 
 
 def int_frame(kind: int, dest: int, ints: list[int] | array) -> bytes:

@@ -8,7 +8,7 @@ import pytest
 from rt_components import KeySpout, RecordingBolt
 
 from heronbridge.runtime import Grouping, SerializationError, TopologyBuilder
-from heronbridge.runtime.api import Source, Tuple
+from heronbridge.runtime.api import Tuple, tuple_class
 from heronbridge.runtime.instance.emitter import BoltEmitter, SpoutEmitter
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.stream_manager.acking import XorTracker
@@ -38,7 +38,7 @@ class Harness:
         self.tracker = XorTracker()
         self.completed: list[int] = []
         self.inbox: dict[int, list[Tuple]] = {t: [] for t in self.bolts}
-        self.decode = ser.decode
+        self.serializer = ser
         self.layout = layout
 
     def deliver(self, out_frames: list[bytes]) -> None:
@@ -46,15 +46,10 @@ class Harness:
         for frame in out_frames:
             kind = frame[4]
             if kind == frames.DATA:
-                _, _, dest, src, _stream, vlen = frames.DATA_HEADER.unpack_from(frame)
-                vstart = frames.DATA_HEADER_SIZE
-                batch = self.decode(frame[vstart:vstart + vlen])
-                ids = frames.ints_from(memoryview(frame)[vstart + vlen:]).tolist()
-                assert ids[0] == frames.IDS_PAIRS
-                source = Source(self.layout.task_component[src], "default", src)
-                for i, values in enumerate(batch):
-                    self.inbox[dest].append(Tuple(source, values, ids[1 + 2 * i],
-                                                  ids[2 + 2 * i]))
+                _, _, dest, src, _stream = frames.DATA_HEADER.unpack_from(frame)
+                cls = tuple_class(self.layout.task_component[src], "default", src)
+                batch = self.serializer.typed(cls)(frame[frames.DATA_HEADER_SIZE:])
+                self.inbox[dest].extend(batch)
             else:
                 body = frames.ints_from(memoryview(frame)[frames.HEADER_SIZE:]).tolist()
                 if kind == frames.INIT:

@@ -11,7 +11,7 @@ from heronbridge.runtime.wire import frames
 
 def test_frames_split_across_arbitrary_reads():
     stream = b"".join([
-        frames.data_frame(3, 1, 0, b"x" * 1000, frames.ints_to_bytes([1, 2], frames.IDS_PAIRS)),
+        frames.data_frame(3, 1, 0, b"x" * 1000),
         frames.int_frame(frames.ACK, 0, [5, 6, 7, 8]),
         frames.control_frame(control_pb2.StreamManagerHello(topology_id="t", stmgr_id="s")),
     ] * 3)
