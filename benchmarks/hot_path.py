@@ -30,8 +30,9 @@ from heronbridge.runtime.wire import frames  # noqa: E402
 from heronbridge.runtime.wire.serde import make_serializer  # noqa: E402
 
 
-def plan():
-    builder = TopologyBuilder("hot-path", {"topology.reliability.mode": "ATLEAST_ONCE"})
+def plan(acking: bool = True):
+    mode = "ATLEAST_ONCE" if acking else "ATMOST_ONCE"
+    builder = TopologyBuilder("hot-path", {"topology.reliability.mode": mode})
     spout = builder.spout("sentences", SentenceSpout)
     split = builder.bolt("split", SplitBolt, inputs=[spout])
     builder.bolt("count", CountBolt, inputs={split: Grouping.by_fields("word")}, par=2)
@@ -60,23 +61,23 @@ def feed(runner, out_frames, kinds=(frames.DATA,)):
                 runner._execute(frame, start, end)
 
 
-def run_once(sentences: int, batch: int) -> tuple[int, dict[str, float]]:
-    p = plan()
+def run_once(sentences: int, batch: int, acking: bool) -> tuple[int, dict[str, float]]:
+    p = plan(acking)
     layout = TaskLayout.of(p)
     ser = make_serializer("msgpack")
     tasks = layout.component_tasks
     spout = SentenceSpout()
-    spout_em = SpoutEmitter(p, tasks["sentences"][0], ser, True, frozenset(), seed=1)
+    spout_em = SpoutEmitter(p, tasks["sentences"][0], ser, acking, frozenset(), seed=1)
     spout.collector = spout_em
     spout.open({}, None, spout_em)
-    split_em = BoltEmitter(p, tasks["split"][0], ser, True, frozenset(), seed=2)
+    split_em = BoltEmitter(p, tasks["split"][0], ser, acking, frozenset(), seed=2)
     split = SplitBolt()
     split_rx = receiver(p, tasks["split"][0], split, split_em)
     counts = []
     for task in tasks["count"]:
         bolt = CountBolt()
         bolt.prepare({}, None, None)
-        em = BoltEmitter(p, task, ser, True, frozenset(), seed=task)
+        em = BoltEmitter(p, task, ser, acking, frozenset(), seed=task)
         counts.append((task, receiver(p, task, bolt, em), em))
     tracker = XorTracker()
     stage = dict.fromkeys(("spout", "split", "count", "acking"), 0.0)
@@ -122,12 +123,13 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=500, help="sentences per flush")
     parser.add_argument("--rounds", type=int, default=5,
                         help="repeat and keep each stage's fastest round (noise only adds)")
+    parser.add_argument("--at-most-once", action="store_true", help="no acking")
     args = parser.parse_args()
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     best: dict[str, float] = {}
     for _ in range(args.rounds):
-        words, stage = run_once(args.sentences, args.batch)
+        words, stage = run_once(args.sentences, args.batch, not args.at_most_once)
         for name, seconds in stage.items():
             ns = seconds / words * 1e9
             best[name] = min(best.get(name, ns), ns)

@@ -75,7 +75,14 @@ class Connection:
     def poll(self, timeout: float | None, read: bool = True) -> tuple[bytes, list]:
         """Wait up to `timeout` seconds; return (data, frames) read, frames as
         (kind, dest, start, end) offsets into data. With read=False only write."""
-        if not read:
+        if read:
+            # A busy task finds data waiting: one recv, no poll, per turn of its loop.
+            if self._out:
+                self.write()
+            data, found = self.read()
+            if data or not timeout:
+                return data, found
+        else:
             self._poller.modify(self.sock, select.POLLOUT)
         try:
             events = self._poller.poll(None if timeout is None else max(0, int(timeout * 1000)))

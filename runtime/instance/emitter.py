@@ -205,12 +205,17 @@ class SpoutEmitter(Emitter):
                 self.ack_now.append(msg_id)
             return target.tasks
         root = self._root_base | (next(self._seq) & frames.ROOT_SEQ_MASK)
-        xor = 0
-        rand = self._rand
-        for b in target.buffers:
-            edge = rand(63) | 1  # never 0: a zero edge would drop out of the XOR
-            xor ^= edge
-            b.records.append((values, root, edge))
+        b = target.single
+        if b is not None:
+            xor = self._rand(63) | 1  # never 0: a zero edge would drop out of the XOR
+            b.records.append((values, root, xor))
+        else:
+            xor = 0
+            rand = self._rand
+            for b in target.buffers:
+                edge = rand(63) | 1
+                xor ^= edge
+                b.records.append((values, root, edge))
         self._inits += (root, xor)
         self.pending[root] = (msg_id, self.now)
         return target.tasks
@@ -255,15 +260,21 @@ class BoltEmitter(Emitter):
             target = self._target(out, values, direct_task)
         self.emitted += 1
         if self.acking and anchors is not None:
-            if anchors.__class__ not in _SEQUENCES and anchors._root > 0:
-                # The common case: one anchor with one root.
+            if anchors.__class__ not in _SEQUENCES:
                 root = anchors._root
-                rand = self._rand
-                for b in target.buffers:
-                    edge = rand(63) | 1
-                    anchors._edge ^= edge
-                    b.records.append((values, root, edge))
-                return target.tasks
+                if root > 0:  # the common case: one anchor with one root
+                    b = target.single
+                    if b is not None:
+                        edge = self._rand(63) | 1
+                        anchors._edge ^= edge
+                        b.records.append((values, root, edge))
+                        return target.tasks
+                    rand = self._rand
+                    for b in target.buffers:
+                        edge = rand(63) | 1
+                        anchors._edge ^= edge
+                        b.records.append((values, root, edge))
+                    return target.tasks
             anchors = (anchors,) if isinstance(anchors, Tuple) else anchors
             for b in target.buffers:
                 b.records.append(self._anchored(values, anchors))

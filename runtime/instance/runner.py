@@ -233,6 +233,11 @@ class InstanceRunner:
         max_pending = self.conf.max_spout_pending if self.conf.acking else None
         max_pending = max_pending or float("inf")
         burst = self.conf.spout_burst
+        # Once the window is full, wait until a burst's worth of it is free again: emitting
+        # one tuple per returning ack would cost a flush and a wake-up per tuple.
+        resume_below = max_pending - min(burst, max(1, int(max_pending) // 4)) \
+            if max_pending != float("inf") else max_pending
+        window_full = False
         self.active = False
         self._blocked_since = None
         interval = self.conf.metrics_interval_secs
@@ -241,8 +246,8 @@ class InstanceRunner:
         self._spout_frames(*self.backlog)
         while not self.stopping:
             now = monotonic()
-            can_emit = self.active and len(pending) < max_pending \
-                and not self._backpressured(now)
+            window_full = len(pending) >= (resume_below if window_full else max_pending)
+            can_emit = self.active and not window_full and not self._backpressured(now)
             data, found = conn.poll(0 if can_emit else min(0.1, next_metrics - now))
             if found:
                 self._spout_frames(data, found)

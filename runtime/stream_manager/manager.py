@@ -423,9 +423,12 @@ class StreamManager:
             self.failed += len(roots)
         else:
             self.expired += len(roots)
-        by_task: dict[int, list[int]] = {}
-        for root in roots:
-            by_task.setdefault(root >> SHIFT, []).append(root)
+        if len(self.local_spouts) == 1:
+            by_task = {next(iter(self.local_spouts)): roots}
+        else:
+            by_task = {}
+            for root in roots:
+                by_task.setdefault(root >> SHIFT, []).append(root)
         for task, part in by_task.items():
             link = self.instances.get(task)
             if link is not None:
