@@ -207,13 +207,13 @@ class SpoutEmitter(Emitter):
         root = self._root_base | (next(self._seq) & frames.ROOT_SEQ_MASK)
         b = target.single
         if b is not None:
-            xor = self._rand(63) | 1  # never 0: a zero edge would drop out of the XOR
+            xor = self._rand(63)  # random edges; Storm does not avoid 0 either (odds 2^-63)
             b.records.append((values, root, xor))
         else:
             xor = 0
             rand = self._rand
             for b in target.buffers:
-                edge = rand(63) | 1
+                edge = rand(63)
                 xor ^= edge
                 b.records.append((values, root, edge))
         self._inits += (root, xor)
@@ -265,13 +265,13 @@ class BoltEmitter(Emitter):
                 if root > 0:  # the common case: one anchor with one root
                     b = target.single
                     if b is not None:
-                        edge = self._rand(63) | 1
+                        edge = self._rand(63)
                         anchors._edge ^= edge
                         b.records.append((values, root, edge))
                         return target.tasks
                     rand = self._rand
                     for b in target.buffers:
-                        edge = rand(63) | 1
+                        edge = rand(63)
                         anchors._edge ^= edge
                         b.records.append((values, root, edge))
                     return target.tasks
@@ -291,7 +291,7 @@ class BoltEmitter(Emitter):
             root = anchor._root
             if not root:
                 continue
-            edge = self._rand(63) | 1
+            edge = self._rand(63)
             if root > 0:
                 anchor._edge ^= edge
                 edges[root] = edges.get(root, 0) ^ edge
