@@ -30,12 +30,12 @@ from heronbridge.runtime.wire import frames  # noqa: E402
 from heronbridge.runtime.wire.serde import make_serializer  # noqa: E402
 
 
-def plan(acking: bool = True):
+def plan(acking: bool = True, count_tasks: int = 1):
     mode = "ATLEAST_ONCE" if acking else "ATMOST_ONCE"
     builder = TopologyBuilder("hot-path", {"topology.reliability.mode": mode})
     spout = builder.spout("sentences", SentenceSpout)
     split = builder.bolt("split", SplitBolt, inputs=[spout])
-    builder.bolt("count", CountBolt, inputs={split: Grouping.by_fields("word")}, par=2)
+    builder.bolt("count", CountBolt, inputs={split: Grouping.by_fields("word")}, par=count_tasks)
     return builder.build()
 
 
@@ -61,8 +61,9 @@ def feed(runner, out_frames, kinds=(frames.DATA,)):
                 runner._execute(frame, start, end)
 
 
-def run_once(sentences: int, batch: int, acking: bool) -> tuple[int, dict[str, float]]:
-    p = plan(acking)
+def run_once(sentences: int, batch: int, acking: bool,
+             count_tasks: int) -> tuple[int, dict[str, float]]:
+    p = plan(acking, count_tasks)
     layout = TaskLayout.of(p)
     ser = make_serializer("msgpack")
     tasks = layout.component_tasks
@@ -124,12 +125,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5,
                         help="repeat and keep each stage's fastest round (noise only adds)")
     parser.add_argument("--at-most-once", action="store_true", help="no acking")
+    parser.add_argument("--count-tasks", type=int, default=1, help="count bolt parallelism")
     args = parser.parse_args()
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     best: dict[str, float] = {}
     for _ in range(args.rounds):
-        words, stage = run_once(args.sentences, args.batch, not args.at_most_once)
+        words, stage = run_once(args.sentences, args.batch, not args.at_most_once,
+                                args.count_tasks)
         for name, seconds in stage.items():
             ns = seconds / words * 1e9
             best[name] = min(best.get(name, ns), ns)

@@ -65,10 +65,15 @@ Router = Callable[[list], Target]
 
 def make_router(grouping: Grouping, buffers: Sequence[OutBuffer], fields: Sequence[str],
                 local_tasks: frozenset[int], rng: random.Random, context: Any = None,
-                stream: str = "default") -> Router:
-    """A function values -> Target for one subscriber; `buffers` are in ascending task order."""
+                stream: str = "default") -> Router | Target:
+    """A function values -> Target for one subscriber, or the Target itself when every
+    tuple goes to the same tasks; `buffers` are in ascending task order."""
     singles = [Target([b]) for b in buffers]
     kind = grouping.kind
+    if kind == ALL:
+        return Target(buffers)
+    if kind == GLOBAL or (len(singles) == 1 and kind not in (CUSTOM, DIRECT)):
+        return singles[0]
     if kind in (SHUFFLE, LOCAL_OR_SHUFFLE):
         pool = singles
         if kind == LOCAL_OR_SHUFFLE:
@@ -76,12 +81,6 @@ def make_router(grouping: Grouping, buffers: Sequence[OutBuffer], fields: Sequen
         return _shuffle(pool, rng)
     if kind == FIELDS:
         return _fields(singles, [fields.index(f) for f in grouping.fields])
-    if kind == ALL:
-        everyone = Target(buffers)
-        return lambda values: everyone
-    if kind == GLOBAL:
-        lowest = singles[0]
-        return lambda values: lowest
     if kind == NONE:
         choice = rng.choice
         return lambda values: choice(singles)
@@ -109,9 +108,6 @@ MEMO_LIMIT = 1 << 16
 
 def _fields(singles: list[Target], idx: list[int]) -> Router:
     n = len(singles)
-    if n == 1:
-        only = singles[0]
-        return lambda values: only
     if len(idx) > 1:
         return lambda values: singles[fields_index([values[j] for j in idx], n)]
     i = idx[0]

@@ -34,7 +34,7 @@ def stream_table(plan: LogicalPlan) -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 class _StreamOut:
-    __slots__ = ("direct", "fields", "index", "is_direct", "name", "nfields", "route")
+    __slots__ = ("direct", "fields", "fixed", "index", "is_direct", "name", "nfields", "route")
 
     def __init__(self, name: str, index: int, fields: tuple[str, ...], is_direct: bool) -> None:
         self.name = name
@@ -42,7 +42,11 @@ class _StreamOut:
         self.fields = fields
         self.nfields = len(fields)
         self.is_direct = is_direct
-        self.route: Callable[[list], Target] | None = None  # None: nobody subscribes
+        # How a regular emit finds its target: `fixed` when every tuple goes to the same
+        # tasks (one subscriber task, global, all), else `route`; both None when nobody
+        # subscribes (or, for a direct stream, nobody but direct subscribers).
+        self.fixed: Target | None = None
+        self.route: Callable[[list], Target] | None = None
         self.direct: dict[int, Target] = {}  # task -> target, for direct subscribers
 
 
@@ -76,10 +80,14 @@ class Emitter:
                     continue
                 routers.append(make_router(grouping, buffers, stream.fields, local_tasks, rng,
                                            context, name))
-            if len(routers) == 1:
+            if all(isinstance(r, Target) for r in routers):
+                if routers:  # every tuple goes to the same tasks
+                    out.fixed = combine(routers) if len(routers) > 1 else routers[0]
+            elif len(routers) == 1:
                 out.route = routers[0]
-            elif routers:
-                out.route = lambda values, rs=tuple(routers): combine([r(values) for r in rs])
+            else:
+                calls = tuple(r if callable(r) else (lambda values, t=r: t) for r in routers)
+                out.route = lambda values, calls=calls: combine([r(values) for r in calls])
             self._streams[name] = out
 
     # -- errors -----------------------------------------------------------------
@@ -108,6 +116,8 @@ class Emitter:
     def _target(self, out: _StreamOut, values: Any, direct_task: int | None) -> Target:
         """Route an emit: by grouping, or to the task a direct emit names."""
         if direct_task is None and not out.is_direct:
+            if out.fixed is not None:
+                return out.fixed
             return NOWHERE if out.route is None else out.route(values)
         if direct_task is None or not out.is_direct:
             raise self._bad_emit(values, out.name, direct_task)
@@ -195,7 +205,12 @@ class SpoutEmitter(Emitter):
         out = self._streams.get(stream)
         if out is None or values.__class__ not in _SEQUENCES or len(values) != out.nfields:
             raise self._bad_emit(values, stream, direct_task)
-        target = self._target(out, values, direct_task)
+        target = out.fixed
+        if target is None or direct_task is not None:
+            if direct_task is None and out.route is not None:
+                target = out.route(values)
+            else:
+                target = self._target(out, values, direct_task)
         self.emitted += 1
         if msg_id is None or not self.acking:
             record = (values,)
@@ -249,15 +264,22 @@ class BoltEmitter(Emitter):
     def emit(self, values: list, stream: str = "default", anchors: Any = None,
              direct_task: int | None = None) -> tuple[int, ...]:
         out = self._streams.get(stream)
-        if out is None or values.__class__ not in _SEQUENCES or len(values) != out.nfields:
+        if out is None:
             raise self._bad_emit(values, stream, direct_task)
-        if direct_task is None and not out.is_direct:
-            if out.route is None:
+        target = out.fixed
+        if target is None or direct_task is not None:
+            if direct_task is None and out.route is None and not out.is_direct:
+                # Nobody subscribes: like Storm, count the emit and build nothing.
                 self.emitted += 1
                 return ()
-            target = out.route(values)
-        else:
-            target = self._target(out, values, direct_task)
+            if values.__class__ not in _SEQUENCES or len(values) != out.nfields:
+                raise self._bad_emit(values, stream, direct_task)
+            if direct_task is None and out.route is not None:
+                target = out.route(values)
+            else:
+                target = self._target(out, values, direct_task)
+        elif values.__class__ not in _SEQUENCES or len(values) != out.nfields:
+            raise self._bad_emit(values, stream, direct_task)
         self.emitted += 1
         if self.acking and anchors is not None:
             if anchors.__class__ not in _SEQUENCES:

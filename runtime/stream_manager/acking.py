@@ -24,35 +24,39 @@ class XorTracker:
 
     def init(self, pairs: list[int], completed: list[int]) -> None:
         """Register (root, xor) pairs; a zero xor (no subscriber) completes at once."""
-        newest = self._buckets[0]
-        for i in range(0, len(pairs), 2):
-            root, value = pairs[i], pairs[i + 1]
-            if value:
-                newest[root] = value
-            else:
-                completed.append(root)
+        roots, xors = pairs[0::2], pairs[1::2]
+        self._buckets[0].update(zip(roots, xors, strict=True))
+        if 0 in xors:
+            for root, value in zip(roots, xors, strict=True):
+                if not value:
+                    del self._buckets[0][root]
+                    completed.append(root)
 
     def ack(self, pairs: list[int], completed: list[int]) -> None:
         """Apply (root, value) acks; append roots whose tree just completed."""
         buckets = self._buckets
         newest = buckets[0]
-        for i in range(0, len(pairs), 2):
-            root = pairs[i]
-            value = newest.get(root)
-            bucket = newest
-            if value is None:
-                for bucket in buckets:
-                    value = bucket.get(root)
-                    if value is not None:
-                        break
+        get = newest.get
+        for root, value in zip(pairs[0::2], pairs[1::2], strict=True):
+            old = get(root)
+            if old is not None:
+                left = old ^ value
+                if left:
+                    newest[root] = left
                 else:
-                    continue  # already failed or expired
-            value ^= pairs[i + 1]
-            if value:
-                bucket[root] = value
-            else:
-                del bucket[root]
-                completed.append(root)
+                    del newest[root]
+                    completed.append(root)
+                continue
+            for bucket in buckets:  # an older bucket, or gone (failed or expired)
+                old = bucket.get(root)
+                if old is not None:
+                    left = old ^ value
+                    if left:
+                        bucket[root] = left
+                    else:
+                        del bucket[root]
+                        completed.append(root)
+                    break
 
     def fail(self, roots: list[int], failed: list[int]) -> None:
         for root in roots:
