@@ -199,7 +199,7 @@ def main() -> int:
     parser.add_argument("--max-pending", type=int, default=5000)
     parser.add_argument("--containers", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=300)
-    parser.add_argument("--rounds", type=int, default=2, help="alternating rounds per side")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per side")
     parser.add_argument("--mode", default="ATLEAST_ONCE", choices=["ATLEAST_ONCE", "ATMOST_ONCE"],
                         help="delivery (at-most-once acks at once: no complete latency)")
     parser.add_argument("--json", help="write the figures to this file")

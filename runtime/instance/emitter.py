@@ -53,6 +53,10 @@ class _StreamOut:
 class Emitter:
     """Shared by spout and bolt collectors: output streams, buffers, flush."""
 
+    # Bolts count their emits by the records they flush, so a single-target emit does
+    # no counting of its own; the emit corrects for copies to several tasks or none.
+    count_at_flush = False
+
     def __init__(self, plan: LogicalPlan, task: int, serializer: Serializer, acking: bool,
                  local_tasks: frozenset[int], context: Any = None, seed: int | None = None) -> None:
         layout = TaskLayout.of(plan)
@@ -138,6 +142,8 @@ class Emitter:
             records = b.records
             if not records:
                 continue
+            if self.count_at_flush:
+                self.emitted += len(records)
             b.records = []
             try:
                 blob = encode(records)
@@ -248,6 +254,8 @@ class SpoutEmitter(Emitter):
 class BoltEmitter(Emitter):
     """The bolt's collector: anchored emits, acks and fails."""
 
+    count_at_flush = True
+
     def __init__(self, plan: LogicalPlan, task: int, serializer: Serializer, acking: bool,
                  local_tasks: frozenset[int], context: Any = None, seed: int | None = None) -> None:
         super().__init__(plan, task, serializer, acking, local_tasks, context, seed)
@@ -280,7 +288,8 @@ class BoltEmitter(Emitter):
                 target = self._target(out, values, direct_task)
         elif values.__class__ not in _SEQUENCES or len(values) != out.nfields:
             raise self._bad_emit(values, stream, direct_task)
-        self.emitted += 1
+        if target.single is None:  # counted once, not once per copy (see count_at_flush)
+            self.emitted += 1 - len(target.buffers)
         if self.acking and anchors is not None:
             if anchors.__class__ not in _SEQUENCES:
                 root = anchors._root

@@ -128,3 +128,23 @@ def test_bad_emits_name_the_task_and_what_was_expected():
         em.emit("k1")
     with pytest.raises(ComponentError, match="which is not a direct stream"):
         em.emit(["k", 1], direct_task=1)
+
+
+def test_each_emit_counts_once_whatever_its_targets():
+    from heronbridge.runtime.instance.emitter import BoltEmitter
+
+    b = TopologyBuilder("counting")
+    b.spout("src", KeySpout)
+    b.bolt("mid", RecordingBolt, inputs=["src"], outputs={"default": ["key", "seq"],
+                                                         "unheard": ["key", "seq"]})
+    b.bolt("one", RecordingBolt, inputs=["mid"])
+    b.bolt("every", RecordingBolt, inputs={"mid": Grouping.ALL}, par=3)
+    plan = b.build()
+    layout = TaskLayout.of(plan)
+    em = BoltEmitter(plan, layout.component_tasks["mid"][0], make_serializer("msgpack"),
+                     False, frozenset())
+    for i in range(10):
+        assert len(em.emit(["k", i])) == 4  # one task of `one`, three of `every`
+        assert em.emit(["k", i], stream="unheard") == ()
+    em.flush()
+    assert em.emitted == 20
