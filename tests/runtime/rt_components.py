@@ -137,3 +137,16 @@ class DirectSpout(Spout, _Recorder):
 def choose_even_tasks(values, targets):
     """A custom grouping: even seqs to the first target, odd ones to every other."""
     return targets[:1] if values[1] % 2 == 0 else targets[1:]
+
+
+class TickRecorder(Bolt, _Recorder):
+    """Records tick tuples only."""
+
+    def prepare(self, config, context, collector):
+        self._open_log(config, context, "ticks")
+
+    def execute(self, tup):
+        if tup.is_tick:
+            self._record(component=tup.component, stream=tup.stream, task=tup.task,
+                         values=tup.values)
+        self.collector.ack(tup)
