@@ -31,8 +31,3 @@ def metrics_address(topology_id: str, container: int) -> str:
 
 def stmgr_id(container: int) -> str:
     return f"stmgr-{container}"
-
-
-def instance_id(container: int, component: str, task: int) -> str:
-    """Heron's instance naming: container_<c>_<component>_<task>."""
-    return f"container_{container}_{component}_{task}"

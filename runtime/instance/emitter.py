@@ -12,6 +12,7 @@ algorithm), whatever order the acks arrive in.
 from __future__ import annotations
 
 import itertools
+import logging
 import random
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,7 @@ from ..wire import frames
 from ..wire.serde import Serializer
 
 _SEQUENCES = (list, tuple)
+log = logging.getLogger("heronbridge.runtime.instance")
 
 
 def stream_table(plan: LogicalPlan) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -68,6 +70,7 @@ class Emitter:
         self._serializer = serializer.name
         self._rand = random.Random(seed).getrandbits
         self.emitted = 0
+        self.errors_reported = 0
         self._streams: dict[str, _StreamOut] = {}
         self._buffers: list[OutBuffer] = []
         index = {(c, s): i for i, (c, s, _) in enumerate(stream_table(plan))}
@@ -95,6 +98,12 @@ class Emitter:
             self._streams[name] = out
 
     # -- errors -----------------------------------------------------------------
+
+    def report_error(self, error: BaseException) -> None:
+        """Storm's reportError: the task goes on; the error is logged and counted."""
+        self.errors_reported += 1
+        log.error("%s: reported error: %s: %s", self._loc(), type(error).__name__, error,
+                  exc_info=error if error.__traceback__ is not None else None)
 
     def _loc(self) -> str:
         return where(self.topology, self.component, self.task)
@@ -204,7 +213,6 @@ class SpoutEmitter(Emitter):
         self.ack_now: list[Any] = []  # at-most-once: msg ids acked as soon as emitted
         self.now = 0.0  # the runner's clock, read once per burst of next_tuple calls
         self._inits: list[int] = []
-        self.errors: list[BaseException] = []
 
     def emit(self, values: list, msg_id: Any = None, stream: str = "default",
              direct_task: int | None = None) -> tuple[int, ...]:
@@ -241,9 +249,6 @@ class SpoutEmitter(Emitter):
         self.pending[root] = (msg_id, self.now)
         return target.tasks
 
-    def report_error(self, error: BaseException) -> None:
-        self.errors.append(error)
-
     def _control_frames(self, out: list[bytes], before: bool) -> None:
         # Inits go first: the stream manager must know a root before any ack for it.
         if before and self._inits:
@@ -267,7 +272,6 @@ class BoltEmitter(Emitter):
         self._fails: list[int] = []
         self.acked = 0
         self.failed = 0
-        self.errors: list[BaseException] = []
 
     def emit(self, values: list, stream: str = "default", anchors: Any = None,
              direct_task: int | None = None) -> tuple[int, ...]:
@@ -366,9 +370,6 @@ class BoltEmitter(Emitter):
         elif root == MULTI:
             tup._root = 0
             self._fails += tup._edge[1::2]
-
-    def report_error(self, error: BaseException) -> None:
-        self.errors.append(error)
 
     def _control_frames(self, out: list[bytes], before: bool) -> None:
         if before:

@@ -119,6 +119,8 @@ class InstanceRunner:
         spec = plan.components[self.component]
         conf = plan.component_config(self.component)
         self.conf = TopologyConfig.read(conf, plan.name, self.component)
+        if self.conf.debug:
+            logging.getLogger().setLevel(logging.DEBUG)
         for entry in reversed(plan.python_path):
             if entry not in sys.path:
                 sys.path.insert(0, entry)
@@ -390,6 +392,7 @@ class InstanceRunner:
     def _publish(self) -> None:
         em = self.emitter
         counters = dict(self.counts)
+        counters[ERROR_COUNT] += em.errors_reported
         counters[EMIT_COUNT] = em.emitted
         counters[BACKPRESSURE_MS] = self.bp_ms
         if not self.is_spout:

@@ -136,7 +136,7 @@ class Executor:
             except ProcessLookupError:
                 pass
         if running:
-            _, late = await asyncio.wait([asyncio.create_task(p.wait()) for p in running],
+            await asyncio.wait([asyncio.create_task(p.wait()) for p in running],
                                          timeout=STOP_GRACE_SECS)
             for p in running:
                 if p.returncode is None:

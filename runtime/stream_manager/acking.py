@@ -34,29 +34,25 @@ class XorTracker:
 
     def ack(self, pairs: list[int], completed: list[int]) -> None:
         """Apply (root, value) acks; append roots whose tree just completed."""
-        buckets = self._buckets
-        newest = buckets[0]
+        newest = self._buckets[0]
         get = newest.get
         for root, value in zip(pairs[0::2], pairs[1::2], strict=True):
             old = get(root)
-            if old is not None:
-                left = old ^ value
-                if left:
-                    newest[root] = left
-                else:
-                    del newest[root]
-                    completed.append(root)
-                continue
-            for bucket in buckets:  # an older bucket, or gone (failed or expired)
-                old = bucket.get(root)
-                if old is not None:
-                    left = old ^ value
-                    if left:
-                        bucket[root] = left
-                    else:
-                        del bucket[root]
-                        completed.append(root)
-                    break
+            bucket = newest
+            if old is None:  # an older bucket's, or gone (failed or expired)
+                bucket = self._holder(root)
+                if bucket is None:
+                    continue
+                old = bucket[root]
+            left = old ^ value
+            if left:
+                bucket[root] = left
+            else:
+                del bucket[root]
+                completed.append(root)
+
+    def _holder(self, root: int) -> dict[int, int] | None:
+        return next((b for b in self._buckets if root in b), None)
 
     def fail(self, roots: list[int], failed: list[int]) -> None:
         for root in roots:

@@ -148,3 +148,14 @@ def test_each_emit_counts_once_whatever_its_targets():
         assert em.emit(["k", i], stream="unheard") == ()
     em.flush()
     assert em.emitted == 20
+
+
+def test_report_error_logs_with_the_task_and_counts(caplog):
+    em, _ = emitter(Grouping.SHUFFLE)
+    try:
+        raise ValueError("bad row 7")
+    except ValueError as exc:
+        em.report_error(exc)
+    assert em.errors_reported == 1
+    assert "topology 'routing', component 'src', task 5: reported error: ValueError: " \\
+           "bad row 7" in caplog.text
