@@ -153,9 +153,9 @@ def test_each_emit_counts_once_whatever_its_targets():
 def test_report_error_logs_with_the_task_and_counts(caplog):
     em, _ = emitter(Grouping.SHUFFLE)
     try:
-        raise ValueError("bad row 7")
+        raise ValueError("bad row 7")  # noqa: EM101
     except ValueError as exc:
         em.report_error(exc)
     assert em.errors_reported == 1
-    assert "topology 'routing', component 'src', task 5: reported error: ValueError: " \\
-           "bad row 7" in caplog.text
+    expected = "topology 'routing', component 'src', task 5: reported error: ValueError: bad row 7"
+    assert expected in caplog.text
