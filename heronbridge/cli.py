@@ -114,7 +114,7 @@ def _watch(state: StateManager, name: str, supervisor: Supervisor, since: float,
     line = RateLine()
     live = Live(console=console, refresh_per_second=4, transient=True) \
         if console.is_terminal else None
-    next_print = 0.0
+    next_print = 0.0 if live is not None else time.monotonic() + 5.0
     if live is not None:
         live.start()
     try:
@@ -130,7 +130,10 @@ def _watch(state: StateManager, name: str, supervisor: Supervisor, since: float,
                 report = control.metrics(state, name, timeout=1.0)
             except RuntimeKernelError:
                 continue
-            text = line.render(name, now - since, now, totals_from_report(report))
+            totals = totals_from_report(report)
+            if not totals:
+                continue  # no task has published yet
+            text = line.render(name, now - since, now, totals)
             if live is not None:
                 live.update(text)
             else:
