@@ -109,7 +109,10 @@ class RateLine:
             c = totals[comp].counters
             count = c.get(EXECUTE_COUNT, 0) or c.get(EMIT_COUNT, 0)
             before = self.previous.get(comp)
-            rate = (count - before) / dt if dt and before is not None else 0.0
+            if dt and before is not None:
+                rate = (count - before) / dt
+            else:  # the first sample: the average since the topology started
+                rate = count / elapsed if elapsed > 0 else 0.0
             self.previous[comp] = count
             parts.append(f"{comp} {rate:,.0f}/s")
         stmgr = totals.get(STMGR)
