@@ -17,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 
 from heronbridge import HeronbridgeError, __version__
+from heronbridge.compat import CompatError
 from heronbridge.runtime import control
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.loader import load_topology_file
@@ -60,14 +61,41 @@ def parse_option(text: str) -> tuple[str, Any]:
         return key, raw
 
 
-def load_plan(args: argparse.Namespace) -> LogicalPlan:
-    plan = load_topology_file(args.topology, args.name)
-    for option in args.option or []:
-        key, value = parse_option(option)
-        plan.config[key] = value
-    if getattr(args, "containers", None):
-        plan.config["topology.stmgrs"] = args.containers
-    return plan.validate()
+class Prepared:
+    """A plan ready to submit, and what must be in place before its tasks start."""
+
+    def __init__(self, plan: LogicalPlan, project: Any = None) -> None:
+        self.plan = plan
+        self.project = project
+
+    def install(self, home: Home) -> None:
+        if self.project is not None:
+            self.project.install_resources(home.workdir(self.plan.name) / "resources")
+
+
+def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
+    """The topology a command names: a runtime topology file, or a streamparse project
+    (--project, or the current folder)."""
+    options = dict(parse_option(o) for o in args.option or [])
+    if args.topology and args.topology.endswith(".py"):
+        if args.project or args.environment or args.multilang:
+            msg = "--project, -e and --multilang apply to streamparse projects, not to FILE"
+            raise HeronbridgeError(msg)
+        plan = load_topology_file(args.topology, args.name)
+        plan.config.update(options)
+        prepared = Prepared(plan)
+    else:
+        from heronbridge.compat.streamparse import load_project, topology_name
+
+        project_dir = args.project or args.topology or "."
+        name = topology_name(project_dir, args.name)
+        project = load_project(project_dir, name, args.environment, options, args.multilang,
+                               home.workdir(name) / "resources")
+        prepared = Prepared(project.plan, project)
+    if args.containers:
+        prepared.plan.config["topology.stmgrs"] = args.containers
+    prepared.plan.validate()
+    return prepared
 
 
 def _state(args: argparse.Namespace) -> tuple[StateManager, Home]:
@@ -79,9 +107,11 @@ def _state(args: argparse.Namespace) -> tuple[StateManager, Home]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    plan = load_plan(args)
     state, home = _state(args)
+    prepared = load_plan(args, home)
+    plan = prepared.plan
     submit_plan(state, home, plan, topology_pb2.RUNNING)
+    prepared.install(home)
     supervisor = Supervisor(state, home, plan.name)
     stop = []
 
@@ -144,10 +174,12 @@ def _watch(state: StateManager, name: str, supervisor: Supervisor, since: float,
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    plan = load_plan(args)
     state, home = _state(args)
+    prepared = load_plan(args, home)
+    plan = prepared.plan
     initial = topology_pb2.PAUSED if args.deactivated else topology_pb2.RUNNING
     topology_id = submit_plan(state, home, plan, initial)
+    prepared.install(home)
     log_path = home.workdir(plan.name) / "scheduler.log"
     with log_path.open("ab") as log:
         proc = subprocess.Popen(
@@ -240,17 +272,28 @@ def cmd_deactivate(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="heronbridge",
-        description="Run Storm-era Python topologies on a Heron-architecture runtime.")
+        description="Run Storm-era Python topologies (streamparse projects, unchanged) on a "
+                    "Heron-architecture runtime.")
     parser.add_argument("--version", action="version", version=f"heronbridge {__version__}")
     home = argparse.ArgumentParser(add_help=False)
     home.add_argument("--home", default=str(default_home()),
                       help="where topologies keep state and logs [env: HERONBRIDGE_HOME] "
                            "(default: %(default)s)")
     topo = argparse.ArgumentParser(add_help=False)
-    topo.add_argument("topology", help="a Python file defining a TopologyBuilder")
-    topo.add_argument("-n", "--name", help="which topology, when the file defines several")
+    topo.add_argument("topology", nargs="?", metavar="FILE",
+                      help="a Python file defining a TopologyBuilder; without it, the "
+                           "streamparse project in --project or the current folder")
+    topo.add_argument("--project", metavar="PATH",
+                      help="a streamparse project folder (the one holding config.json)")
+    topo.add_argument("-n", "--name", help="which topology (streamparse: topologies/NAME.py)")
+    topo.add_argument("-e", "--environment",
+                      help="the config.json environment whose options apply (streamparse)")
     topo.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
-                      help="set a topology config key (value read as JSON if it parses)")
+                      help="set a topology config key, seen by the components too "
+                           "(value read as JSON if it parses)")
+    topo.add_argument("--multilang", action="store_true",
+                      help="run Python components as subprocesses speaking Storm's multilang "
+                           "protocol, byte for byte as under Storm (streamparse)")
     topo.add_argument("--containers", type=int,
                       help="number of containers (stream managers); topology.stmgrs")
     named = argparse.ArgumentParser(add_help=False)
@@ -286,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (HeronbridgeError, RuntimeKernelError) as exc:
+    except (HeronbridgeError, RuntimeKernelError, CompatError) as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         return 1
 

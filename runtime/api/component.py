@@ -81,3 +81,19 @@ class Bolt:
 
     def cleanup(self) -> None:
         """The task is shutting down."""
+
+
+class LoopOwner:
+    """A spout or bolt that keeps its own loop in the task's main thread.
+
+    The runtime calls `run(host)` instead of the methods above. The component asks
+    `host.next_tuple()` (bolts) or `host.next_command()` (spouts) for its next event, emits
+    through `host.collector`, and returns from `run` when they answer None with
+    `host.stopping` set. See runtime/instance/pull.py for the host.
+    """
+
+    owns_loop = True
+    config: dict
+
+    def run(self, host: Any) -> None:
+        raise NotImplementedError

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..plan.logical import Input, LogicalPlan, Stream
+from ..plan.logical import Grouping, Input, LogicalPlan, Stream
 from ..plan.tasks import TaskLayout
 
 
@@ -20,7 +20,8 @@ class TopologyContext:
     component_to_tasks: dict[str, tuple[int, ...]]
     streams: dict[str, dict[str, Stream]]  # component -> stream name -> Stream
     sources: tuple[Input, ...]  # what this component subscribes to
-    targets: dict[str, list[tuple[str, str]]]  # own stream -> [(bolt, grouping)]
+    targets: dict[str, list[tuple[str, str]]]  # own stream -> [(bolt, grouping as text)]
+    target_groupings: dict[str, list[tuple[str, Grouping]]]  # own stream -> [(bolt, grouping)]
     config: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -40,6 +41,7 @@ class TopologyContext:
             sources=tuple(spec.inputs),
             targets={s: [(b, str(g)) for b, g in plan.subscribers(component, s)]
                      for s in spec.outputs},
+            target_groupings={s: plan.subscribers(component, s) for s in spec.outputs},
             config=plan.component_config(component),
         )
 

@@ -32,6 +32,8 @@ class Connection:
         self._out: deque[bytes | memoryview] = deque()
         self.out_bytes = 0
         self._frames = FrameAssembler()
+        self.ready_fds: list[int] = []  # watched descriptors found readable by the last poll
+        self._watched: set[int] = set()
 
     @classmethod
     def connect(cls, address: str | tuple[str, int]) -> Connection:
@@ -41,6 +43,17 @@ class Connection:
         if family == socket.AF_INET:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return cls(sock)
+
+    def watch(self, fd: int) -> None:
+        """Also wake `poll` when `fd` is readable (its number goes to `ready_fds`)."""
+        if fd not in self._watched:
+            self._watched.add(fd)
+            self._poller.register(fd, _IN)
+
+    def unwatch(self, fd: int) -> None:
+        if fd in self._watched:
+            self._watched.discard(fd)
+            self._poller.unregister(fd)
 
     def send(self, frames: list[bytes]) -> None:
         for frame in frames:
@@ -75,14 +88,15 @@ class Connection:
     def poll(self, timeout: float | None, read: bool = True) -> tuple[bytes, list]:
         """Wait up to `timeout` seconds; return (data, frames) read, frames as
         (kind, dest, start, end) offsets into data. With read=False only write."""
-        if read:
+        if read and not self._watched:
             # A busy task finds data waiting: one recv, no poll, per turn of its loop.
             if self._out:
                 self.write()
             data, found = self.read()
             if data or not timeout:
+                self.ready_fds = []
                 return data, found
-        else:
+        elif not read:
             self._poller.modify(self.sock, select.POLLOUT)
         try:
             events = self._poller.poll(None if timeout is None else max(0, int(timeout * 1000)))
@@ -90,7 +104,12 @@ class Connection:
             if not read:
                 self._poller.modify(self.sock, _IN | (select.POLLOUT if self._writing else 0))
         readable = False
-        for _fd, ev in events:
+        self.ready_fds = []
+        sock = self.sock.fileno()
+        for fd, ev in events:
+            if fd != sock:
+                self.ready_fds.append(fd)
+                continue
             if ev & select.POLLOUT:
                 self.write()
             if ev & (select.POLLERR | select.POLLHUP) and not ev & select.POLLIN:

@@ -71,6 +71,8 @@ class InstanceRunner:
         self.component = "?"
         self.conn: Connection | None = None
         self.backlog: tuple[bytes, list] = (b"", [])
+        self.active = False  # a spout's topology is running
+        self.pull_host: Any = None  # set when the component owns its loop (see pull.py)
         self.emitter: SpoutEmitter | BoltEmitter | None = None
         self.bp_ms = 0.0
         self.counts = {NEXT_TUPLE_COUNT: 0, EXECUTE_COUNT: 0, EXECUTE_TIME_NS: 0,
@@ -145,10 +147,6 @@ class InstanceRunner:
         self.user.config = conf
         self.user.context = self.context
         self.user.collector = self.emitter
-        if spec.is_spout:
-            self.user.open(conf, self.context, self.emitter)
-        else:
-            self.user.prepare(conf, self.context, self.emitter)
 
     def _loc(self) -> str:
         return where(self.topology, self.component, self.task)
@@ -163,9 +161,17 @@ class InstanceRunner:
             self._setup(response.pplan)
             log.info("%s: started (incarnation %d, pid %d)", self._loc(), self.incarnation,
                      os.getpid())
+            if getattr(self.user, "owns_loop", False):
+                from .pull import PullHost
+
+                self.user.run(PullHost(self))
+                self._finish()
+                return 0
             if self.is_spout:
+                self.user.open(self.user.config, self.context, self.emitter)
                 self._spout_loop()
             else:
+                self.user.prepare(self.user.config, self.context, self.emitter)
                 self._bolt_loop()
             self._shutdown()
             return 0
@@ -209,10 +215,14 @@ class InstanceRunner:
             else:
                 self.user.cleanup()
         finally:
-            self._flush()
-            self.conn.drain(2.0)
-            self._publish()
-            log.info("%s: stopped", self._loc())
+            self._finish()
+
+    def _finish(self) -> None:
+        """Send everything still buffered and the last metrics."""
+        self._flush()
+        self.conn.drain(2.0)
+        self._publish()
+        log.info("%s: stopped", self._loc())
 
     def _backpressured(self, now: float) -> bool:
         """Hysteresis on unsent output: stop producing above the high watermark and
@@ -240,7 +250,6 @@ class InstanceRunner:
         resume_below = max_pending - min(burst, max(1, int(max_pending) // 4)) \
             if max_pending != float("inf") else max_pending
         window_full = False
-        self.active = False
         self._blocked_since = None
         interval = self.conf.metrics_interval_secs
         next_metrics = time.monotonic() + interval
@@ -279,8 +288,13 @@ class InstanceRunner:
                 self._publish()
                 next_metrics = now + interval
 
-    def _spout_frames(self, data: bytes, found: list) -> None:
-        spout, pop = self.user, self.emitter.pending.pop
+    def _spout_frames(self, data: bytes, found: list, ack: Callable | None = None,
+                      fail: Callable | None = None) -> None:
+        """Apply what the stream manager sent a spout: completed, failed and expired
+        trees go to `ack` and `fail` (the spout's own methods by default)."""
+        pop = self.emitter.pending.pop
+        ack = ack or self.user.ack
+        fail = fail or self.user.fail
         now = time.monotonic()
         for kind, _dest, start, end in found:
             if kind == frames.CONTROL:
@@ -291,7 +305,7 @@ class InstanceRunner:
             if kind == frames.ACKED:
                 self.counts[ACK_COUNT] += len(entries)
                 for msg_id, _ in entries:
-                    spout.ack(msg_id)
+                    ack(msg_id)
                 # Complete latency from a sample of each batch: exact counts are in
                 # ack-count; the histogram only needs a representative spread.
                 add = self.latency.add
@@ -300,12 +314,14 @@ class InstanceRunner:
             else:
                 self.counts[FAIL_COUNT if kind == frames.FAILED else TIMEOUT_COUNT] += len(entries)
                 for msg_id, _ in entries:
-                    spout.fail(msg_id)
+                    fail(msg_id)
 
     def _control(self, msg: Any) -> None:
         if isinstance(msg, control_pb2.TopologyStateChange) and self.is_spout:
             running = msg.state == topology_pb2.RUNNING
-            if running and not self.active:
+            if self.pull_host is not None:
+                self.pull_host.state_changed(running)
+            elif running and not self.active:
                 self.active = True
                 self.user.activate()
             elif not running and self.active:
@@ -376,10 +392,14 @@ class InstanceRunner:
         self.decoders[(src, stream)] = decode
         return decode
 
-    def _execute(self, data: bytes, start: int, end: int) -> None:
+    def _decode(self, data: bytes, start: int, end: int) -> list[Tuple]:
+        """The tuples of one data frame."""
         _, _, _, src, stream = frames.DATA_HEADER.unpack_from(data, start)
         decode = self.decoders.get((src, stream)) or self._decoder(src, stream)
-        batch = decode(memoryview(data)[start + frames.DATA_HEADER_SIZE:end])
+        return decode(memoryview(data)[start + frames.DATA_HEADER_SIZE:end])
+
+    def _execute(self, data: bytes, start: int, end: int) -> None:
+        batch = self._decode(data, start, end)
         execute = self.user.execute
         t0 = time.perf_counter_ns()
         for tup in batch:

@@ -1,0 +1,248 @@
+"""Loading a streamparse project as `sparse run` would, into the runtime's logical plan.
+
+config.json names the topology folder, the environments and the serializer; the
+topology module is imported with src/ on the path and its Topology class read through
+streamparse's own DSL (`Topology.specs`). Options are resolved with sparse's precedence:
+command line over the Topology's config over the environment's options.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from heronbridge.runtime.plan.logical import (
+    BOLT,
+    SPOUT,
+    ComponentSpec,
+    Grouping,
+    Input,
+    LogicalPlan,
+    Stream,
+)
+from heronbridge.shims.storm import keys
+
+from . import CompatError
+from .storm_config import acker_tasks, runtime_config
+
+IN_PROCESS = "heronbridge.shims.storm.inprocess:PystormComponent"
+SUBPROCESS = "heronbridge.shims.storm.subprocess:ShellComponent"
+STREAMPARSE_RUN = "streamparse_run"
+PARTIAL_KEY_CLASS = "org.apache.storm.grouping.PartialKeyGrouping"
+
+
+@dataclass
+class Project:
+    """A loaded streamparse project: the plan to run and where its code comes from."""
+
+    root: Path
+    name: str
+    env: str | None
+    plan: LogicalPlan
+    source: Path  # the project's src/, copied to `resources` before the topology starts
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def install_resources(self, resources: Path) -> None:
+        """Copy src/ where the tasks run it (Storm runs a copy too, from its jar)."""
+        if resources.exists():
+            shutil.rmtree(resources)
+        if self.source.is_dir():
+            shutil.copytree(self.source, resources,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            resources.mkdir(parents=True)
+
+
+def load_project(path: str | Path, name: str | None = None, env: str | None = None,
+                 options: dict[str, Any] | None = None, multilang: bool = False,
+                 resources: Path | None = None) -> Project:
+    """Read the project at `path`. `resources` is where its src/ will be copied (the
+    tasks' working folder); `multilang` runs Python components as subprocesses too."""
+    root = Path(path).resolve()
+    config_file = root / "config.json"
+    if not config_file.is_file():
+        _no_project(root)
+    try:
+        config = json.loads(config_file.read_text())
+    except json.JSONDecodeError as exc:
+        msg = f"{str(config_file)!r} is not valid JSON: {exc}"
+        raise CompatError(msg) from exc
+    specs_dir = root / config.get("topology_specs", "topologies/")
+    name, topology_file = _topology_file(specs_dir, name)
+    env_name, env_config = _env(config, env, config_file)
+    topology = _import_topology(topology_file, root / "src", name)
+    storm_options = resolve_options(options or {}, env_config, topology.config or {})
+    serializer = env_config.get("serializer", config.get("serializer")) or "json"
+    if serializer not in ("json", "msgpack"):
+        msg = f"{str(config_file)!r}: serializer must be 'json' or 'msgpack', got {serializer!r}"
+        raise CompatError(msg)
+    resources = resources or root / "src"
+    components = {}
+    spouts = set(topology.thrift_spouts)
+    for spec in topology.specs:
+        components[spec.name] = _component(name, spec, spec.name in spouts, env_name,
+                                           serializer, multilang, resources)
+    plan = LogicalPlan(name, components, runtime_config(storm_options, serializer),
+                       [str(resources)])
+    ackers = acker_tasks(storm_options) if storm_options.get("topology.acker.executors") != 0 \
+        else 0
+    if ackers:
+        plan.reserved["__acker"] = ackers
+    return Project(root, name, env_name, plan.validate(), root / "src", storm_options)
+
+
+def topology_name(path: str | Path, name: str | None = None) -> str:
+    """The name of the topology `load_project` would load."""
+    root = Path(path).resolve()
+    config_file = root / "config.json"
+    if not config_file.is_file():
+        return _no_project(root)
+    config = json.loads(config_file.read_text())
+    return _topology_file(root / config.get("topology_specs", "topologies/"), name)[0]
+
+
+def _no_project(root: Path) -> Any:
+    msg = (f"{str(root)!r} is not a streamparse project: expected a config.json there "
+           "(run inside the project, or pass --project PATH)")
+    raise CompatError(msg)
+
+
+def resolve_options(cli: dict, env_config: dict, topology_config: dict) -> dict[str, Any]:
+    """Storm options with sparse run's precedence and defaults (local_only=True)."""
+    options: dict[str, Any] = dict(env_config.get("options", {}))
+    log = env_config.get("log", {})
+    for key, value in (("path", log.get("path") or env_config.get("log_path")),
+                       ("file", log.get("file") or env_config.get("log_file"))):
+        if value:
+            options[f"pystorm.log.{key}"] = value
+    for key in ("max_bytes", "backup_count"):
+        if isinstance(log.get(key), int):
+            options[f"pystorm.log.{key}"] = log[key]
+    if isinstance(log.get("level"), str):
+        options["pystorm.log.level"] = log["level"].lower()
+    options.update(topology_config)
+    options.update(cli)
+    if options.get("topology.debug", False):
+        options["pystorm.log.level"] = "debug"
+    options["storm.workers.list"] = []
+    if options.get("topology.acker.executors") is None:
+        options["topology.acker.executors"] = 1
+    if options.get("topology.workers") is None:
+        options["topology.workers"] = 1
+    return options
+
+
+def _topology_file(specs_dir: Path, name: str | None) -> tuple[str, Path]:
+    if name is not None:
+        path = specs_dir / f"{name}.py"
+        if not path.is_file():
+            msg = f"topology {name!r}: expected a definition at {str(path)!r}, found none"
+            raise CompatError(msg)
+        return name, path
+    files = sorted(specs_dir.glob("*.py"))
+    if len(files) != 1:
+        found = [f.stem for f in files]
+        msg = (f"expected exactly one topology in {str(specs_dir)!r}, found {found}; "
+               "pick one with -n NAME" if files else
+               f"no topology definitions (*.py) in {str(specs_dir)!r}")
+        raise CompatError(msg)
+    return files[0].stem, files[0]
+
+
+def _env(config: dict, env: str | None, config_file: Path) -> tuple[str | None, dict]:
+    envs = config.get("envs") or {}
+    if env is None:
+        if len(envs) > 1:
+            msg = (f"{str(config_file)!r} defines several environments {sorted(envs)}; "
+                   "pick one with -e ENV")
+            raise CompatError(msg)
+        env = next(iter(envs), None)
+    elif env not in envs:
+        msg = f"{str(config_file)!r} has no environment {env!r}; it has {sorted(envs)}"
+        raise CompatError(msg)
+    return env, envs.get(env, {}) if env else {}
+
+
+def _import_topology(topology_file: Path, src: Path, name: str) -> Any:
+    from streamparse.dsl.topology import Topology, TopologyType
+
+    for folder in (str(topology_file.parent), str(src)):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    module_name = topology_file.stem
+    spec = importlib.util.spec_from_file_location(module_name, topology_file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        msg = (f"topology {name!r}: {str(topology_file)!r} failed to import: "
+               f"{type(exc).__name__}: {exc}")
+        raise CompatError(msg) from exc
+    for value in vars(module).values():
+        if isinstance(value, TopologyType) and value is not Topology:
+            return value
+    msg = f"topology {name!r}: {str(topology_file)!r} defines no streamparse Topology subclass"
+    raise CompatError(msg)
+
+
+def _component(topology: str, spec: Any, is_spout: bool, env: str | None, serializer: str,
+               multilang: bool, resources: Path) -> ComponentSpec:
+    where = f"topology {topology!r}, component {spec.name!r}"
+    obj = spec.component_object
+    if obj.java_object is not None or obj.serialized_java is not None:
+        kind = "JavaSpout" if is_spout else "JavaBolt"
+        msg = (f"{where}: a {kind} runs JVM code, which this runtime cannot run; expected "
+               "Python or multilang (shell) components")
+        raise CompatError(msg)
+    par = spec.par
+    if isinstance(par, dict):
+        if env not in par:
+            msg = (f"{where}: par is given per environment {sorted(par)}, but not for the "
+                   f"environment in use ({env!r})")
+            raise CompatError(msg)
+        par = par[env]
+    config = json.loads(spec.config) if isinstance(spec.config, str) else dict(spec.config or {})
+    command, script = obj.shell.execution_command, obj.shell.script
+    words = script.split()
+    if "-s" in words:  # a serializer sparse put in front of the class name
+        i = words.index("-s")
+        del words[i:i + 2]
+    config[keys.SERIALIZER] = serializer
+    config[keys.RESOURCES] = str(resources)
+    if command == STREAMPARSE_RUN and not multilang:
+        config[keys.CLASS] = words[-1]
+        class_path = IN_PROCESS
+    else:
+        if command == STREAMPARSE_RUN:
+            script = " ".join(["-s", serializer, *words])
+        config[keys.COMMAND] = command
+        config[keys.SCRIPT] = script
+        class_path = SUBPROCESS
+    outputs = {s: Stream(s, tuple(info.output_fields), bool(info.direct))
+               for s, info in spec.outputs.items()}
+    inputs = [Input(gid.componentId, gid.streamId, _grouping(where, grouping))
+              for gid, grouping in spec.inputs.items()]
+    return ComponentSpec(spec.name, SPOUT if is_spout else BOLT, class_path, par, outputs,
+                         inputs, config)
+
+
+def _grouping(where: str, grouping: Any) -> Grouping:
+    if grouping.fields is not None:
+        return Grouping.by_fields(grouping.fields) if grouping.fields else Grouping.GLOBAL
+    for member, result in (("shuffle", Grouping.SHUFFLE), ("all", Grouping.ALL),
+                           ("none", Grouping.NONE), ("direct", Grouping.DIRECT),
+                           ("local_or_shuffle", Grouping.LOCAL_OR_SHUFFLE)):
+        if getattr(grouping, member) is not None:
+            return result
+    custom = grouping.custom_object
+    if custom is not None and custom.full_class_name == PARTIAL_KEY_CLASS:
+        return Grouping.partial_key()
+    msg = (f"{where}: a custom Java grouping ({grouping}) cannot run here; expected shuffle, "
+           "fields, all, global, none, direct, local-or-shuffle or partial key grouping")
+    raise CompatError(msg)

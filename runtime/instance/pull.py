@@ -1,0 +1,233 @@
+"""The runtime as seen by a component that runs its own loop.
+
+Most components are called by the runtime (`execute`, `next_tuple`). Some bring their
+own loop and must keep it, in the main thread: pystorm's `Component.run()` reads one
+message at a time and decides what to do with it. Such a component sets
+`owns_loop = True` and gets a PullHost in `run(host)`; it asks the host for the next
+input tuple (bolts) or the next command (spouts), and the host does everything else in
+between: reading and writing the socket, flushing output per batch, acks, ticks,
+backpressure, max spout pending and metrics.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from ..api.tuple import Tuple, tick_tuple
+from ..telemetry import ACK_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
+from ..wire import frames
+
+if TYPE_CHECKING:
+    from .runner import InstanceRunner
+
+IDLE_WAIT = 0.001  # after a `next` that emitted nothing (Storm's wait strategy: ~1 ms)
+MAX_WAIT = 0.1  # wake at least this often, to flush and publish metrics
+MAX_BUFFERED = 10_000  # input tuples read but not yet taken by the component
+
+
+class PullHost:
+    """What `run(host)` of a loop-owning component talks to.
+
+    `collector`, `config` and `context` are as for other components. Another thread may
+    emit, ack or fail while holding `lock`, then call `wake()` so the output goes out
+    without waiting for the main thread's next call.
+    """
+
+    def __init__(self, runner: InstanceRunner) -> None:
+        self._runner = runner
+        runner.pull_host = self
+        self.config = runner.user.config
+        self.context = runner.context
+        self.collector = runner.emitter
+        self.topology = runner.topology
+        self.component = runner.component
+        self.task = runner.task
+        self.is_spout = runner.is_spout
+        self.lock = threading.RLock()
+        self._conn = runner.conn
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._conn.watch(self._wake_r)
+        conf = runner.conf
+        self._interval = conf.metrics_interval_secs
+        self._next_metrics = time.monotonic() + self._interval
+        self._tick_freq = conf.tick_freq_secs
+        self._next_tick = time.monotonic() + self._tick_freq if self._tick_freq else float("inf")
+        self._batch: deque[Tuple] = deque()
+        self._events: deque[tuple[str, Any]] = deque()
+        self._active = False
+        runner._blocked_since = None
+        window = conf.max_spout_pending if conf.acking else None
+        self._window = window or float("inf")
+        self._burst = conf.spout_burst
+        self._nexts = 0  # `next` commands since the last flush
+        self._emitted_at_next: int | None = None
+        data, found = runner.backlog
+        if found:
+            self._frames(data, found)
+
+    # -- for the component --------------------------------------------------------
+
+    @property
+    def stopping(self) -> bool:
+        return self._runner.stopping
+
+    def wake(self) -> None:
+        """From any thread: have the main thread's pending call return soon and flush."""
+        try:
+            os.write(self._wake_w, b"!")
+        except BlockingIOError:
+            pass  # already signalled
+
+    def watch(self, fd: int) -> None:
+        """Also return from next_tuple / next_command (with this fd) when it is readable."""
+        self._conn.watch(fd)
+
+    def unwatch(self, fd: int) -> None:
+        self._conn.unwatch(fd)
+
+    def next_tuple(self, timeout: float | None = None) -> Tuple | int | None:
+        """A bolt's next input (or tick) tuple; a watched fd that became readable; or
+        None when `timeout` passed or the task is stopping."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._batch:
+                return self._batch.popleft()
+            self.flush()  # a whole input batch is done: send its output on
+            if self._runner.stopping:
+                return None
+            now = time.monotonic()
+            if now >= self._next_tick:
+                self._next_tick = max(self._next_tick + self._tick_freq, now)
+                self._runner.counts[EXECUTE_COUNT] += 1
+                return tick_tuple(self._tick_freq)
+            ready = self._pump(self._wait(now, deadline, self._next_tick))
+            if ready is not None:
+                return ready
+            if deadline is not None and time.monotonic() >= deadline and not self._batch:
+                return None
+
+    def next_command(self, timeout: float | None = None) -> tuple[str, Any] | int | None:
+        """A spout's next command: ("activate"|"deactivate"|"next", None) or
+        ("ack"|"fail", msg_id); a watched fd that became readable; or None when
+        `timeout` passed or the task is stopping."""
+        em = self.collector
+        deadline = None if timeout is None else time.monotonic() + timeout
+        idle = False
+        if self._emitted_at_next is not None:
+            idle = em.emitted == self._emitted_at_next  # the last `next` emitted nothing
+            self._emitted_at_next = None
+        while True:
+            if em.ack_now:  # at-most-once: a msg id is acked as soon as it is emitted
+                acked, em.ack_now = em.ack_now, []
+                self._runner.counts[ACK_COUNT] += len(acked)
+                self._events.extend(("ack", msg_id) for msg_id in acked)
+            if self._events:
+                return self._events.popleft()
+            if self._runner.stopping:
+                self.flush()
+                return None
+            now = time.monotonic()
+            if not idle and self._active and len(em.pending) < self._window \
+                    and not self._runner._backpressured(now):
+                if self._nexts >= self._burst:
+                    self.flush()
+                self._nexts += 1
+                self._runner.counts[NEXT_TUPLE_COUNT] += 1
+                em.now = now
+                self._emitted_at_next = em.emitted
+                return ("next", None)
+            self.flush()
+            wait = IDLE_WAIT if idle and self._active else None
+            ready = self._pump(self._wait(now, deadline, now + wait if wait else None))
+            idle = False
+            if ready is not None:
+                return ready
+            if deadline is not None and time.monotonic() >= deadline and not self._events:
+                return None
+
+    def pump(self, timeout: float) -> int | None:
+        """Run the runtime's side for up to `timeout` seconds without taking an event:
+        returns a watched fd that became readable, or None."""
+        now = time.monotonic()
+        self.flush()
+        return self._pump(self._wait(now, now + timeout, None))
+
+    def flush(self) -> None:
+        with self.lock:
+            self._runner._flush()
+        self._nexts = 0
+
+    def exit(self, code: int) -> None:
+        """Leave the process now with `code`, after sending what was emitted and acked."""
+        try:
+            with self.lock:
+                self._runner._finish()
+        finally:
+            os._exit(code)
+
+    # -- the loop's insides ---------------------------------------------------------
+
+    def _wait(self, now: float, deadline: float | None, until: float | None) -> float:
+        limit = min(self._next_metrics, now + MAX_WAIT)
+        if deadline is not None:
+            limit = min(limit, deadline)
+        if until is not None:
+            limit = min(limit, until)
+        return max(0.0, limit - now)
+
+    def _pump(self, wait: float) -> int | None:
+        """Read and handle what arrived within `wait`; return a ready watched fd."""
+        runner = self._runner
+        # Input waits in the socket (so backpressure reaches the stream manager) while this
+        # task's output is over the watermark or its component has not taken what was read.
+        blocked = not self.is_spout and (runner._backpressured(time.monotonic())
+                                         or len(self._batch) >= MAX_BUFFERED)
+        data, found = self._conn.poll(wait, read=not blocked)
+        if found:
+            self._frames(data, found)
+        now = time.monotonic()
+        if now >= self._next_metrics:
+            runner._publish()
+            self._next_metrics = now + self._interval
+        for fd in self._conn.ready_fds:
+            if fd == self._wake_r:
+                try:
+                    os.read(self._wake_r, 4096)
+                except BlockingIOError:
+                    pass
+                self.flush()
+            else:
+                return fd
+        return None
+
+    def _frames(self, data: bytes, found: list) -> None:
+        runner = self._runner
+        if self.is_spout:
+            with self.lock:
+                runner._spout_frames(data, found, self._ack_event, self._fail_event)
+            return
+        for kind, _dest, start, end in found:
+            if kind == frames.DATA:
+                batch = runner._decode(data, start, end)
+                runner.counts[EXECUTE_COUNT] += len(batch)
+                self._batch.extend(batch)
+            elif kind == frames.CONTROL:
+                runner._control(frames.parse_control(memoryview(data)[start:end]))
+
+    def _ack_event(self, msg_id: Any) -> None:
+        self._events.append(("ack", msg_id))
+
+    def _fail_event(self, msg_id: Any) -> None:
+        self._events.append(("fail", msg_id))
+
+    def state_changed(self, running: bool) -> None:
+        """Called by the runner when the topology is activated or deactivated."""
+        if running != self._active:
+            self._active = running
+            self._events.append(("activate" if running else "deactivate", None))

@@ -1,0 +1,12 @@
+"""Config keys the shim reads from a component's config (set by the compat loader).
+
+They never reach the hosted component: Storm would not show them.
+"""
+
+CLASS = "heronbridge.storm.class"  # "module.Class" of a Python component, hosted in-process
+COMMAND = "heronbridge.storm.command"  # a shell component's command ...
+SCRIPT = "heronbridge.storm.script"  # ... and its script (run in the resources folder)
+SERIALIZER = "heronbridge.storm.serializer"  # the project's multilang serializer
+RESOURCES = "heronbridge.storm.resources"  # the topology's copy of the project's src/
+
+ALL = (CLASS, COMMAND, SCRIPT, SERIALIZER, RESOURCES)

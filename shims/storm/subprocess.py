@@ -1,0 +1,198 @@
+"""Hosting a multilang program (Storm's storm.py, a streamparse component under
+--multilang, any other language) as a subprocess speaking Storm's protocol over pipes.
+
+As Storm's ShellBolt does, a writer thread feeds the child's stdin, and no new tuple is
+taken while `topology.shellbolt.max.pending` of them wait to be written; the main thread
+reads the child's stdout through the runtime's poll, so neither side can block the
+other. Bolts get a heartbeat every
+second and must answer within `topology.subprocess.timeout.secs`.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+from heronbridge.runtime.api import LoopOwner
+
+from . import ShimError, keys
+from .peer import StormPeer
+from .protocol import framing
+
+HEARTBEAT_SECS = 1.0
+DEFAULT_TIMEOUT_SECS = 30
+DEFAULT_MAX_PENDING = 100
+READ_SIZE = 1 << 16
+_STOP = object()
+
+
+def child_argv(command: str, script: str) -> list[str]:
+    """The child's command line. Python components run with this interpreter, so the
+    child sees the same packages as the task."""
+    args = shlex.split(script)
+    if command == "streamparse_run":
+        return [sys.executable, "-m", "streamparse.run", *args]
+    if command in ("python", "python3"):
+        return [sys.executable, *args]
+    return [command, *args]
+
+
+class ShellComponent(LoopOwner):
+    """The runtime component that hosts one multilang subprocess."""
+
+    def run(self, host: Any) -> None:
+        conf = host.config
+        self.host = host
+        self.peer = StormPeer(host)
+        self.framing = framing(conf.get(keys.SERIALIZER, "json"))
+        self.timeout = float(conf.get("topology.subprocess.timeout.secs") or DEFAULT_TIMEOUT_SECS)
+        self.max_pending = int(conf.get("topology.shellbolt.max.pending") or DEFAULT_MAX_PENDING)
+        resources = conf.get(keys.RESOURCES) or os.getcwd()
+        argv = child_argv(conf[keys.COMMAND], conf.get(keys.SCRIPT, ""))
+        self.where = f"{self.peer.loc} (multilang subprocess {' '.join(argv)!r})"
+        try:
+            self.child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          cwd=resources)
+        except OSError as exc:
+            msg = f"{self.where}: cannot start: {exc}"
+            raise ShimError(msg) from exc
+        self.out = self.child.stdout.fileno()
+        os.set_blocking(self.out, False)
+        host.watch(self.out)
+        self.inbox: list[Any] = []
+        self.writes: queue.Queue = queue.Queue()
+        self.writer = threading.Thread(target=self._write_loop, name="multilang-writer",
+                                       daemon=True)
+        self.writer.start()
+        try:
+            self._handshake(resources)
+            if host.is_spout:
+                self._spout_loop()
+            else:
+                self._bolt_loop()
+        finally:
+            self._stop_child()
+
+    # -- the child's pipes ----------------------------------------------------------
+
+    def _send(self, msg: Any) -> None:
+        self.writes.put(self.framing.encode(msg))
+
+    def _write_loop(self) -> None:
+        stdin = self.child.stdin
+        while True:
+            data = self.writes.get()
+            if data is _STOP:
+                return
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (BrokenPipeError, OSError):
+                return  # the child went away; the main thread sees its stdout close
+
+    def _read_child(self) -> None:
+        """Take what the child wrote; raise if it has gone away."""
+        while True:
+            try:
+                chunk = os.read(self.out, READ_SIZE)
+            except BlockingIOError:
+                return
+            if not chunk:
+                code = self.child.wait()
+                msg = f"{self.where}: the subprocess exited with code {code}"
+                raise ShimError(msg)
+            self.inbox.extend(self.framing.feed(chunk))
+            self.last_heard = time.monotonic()
+
+    def _deliver(self) -> None:
+        """Carry out the child's messages, then answer the task ids it asked for."""
+        inbox, self.inbox = self.inbox, []
+        with self.host.lock:
+            for msg in inbox:
+                self.peer.receive(msg)
+        while self.peer.replies:
+            self._send(self.peer.replies.popleft())
+
+    def _wait_child(self, until: Any) -> None:
+        """Pump the runtime and read the child until `until()` holds."""
+        while not until():
+            if self.host.stopping:
+                return
+            if self.host.pump(0.1) == self.out:
+                self._read_child()
+                self._deliver()
+            self._check_alive()
+
+    def _check_alive(self) -> None:
+        silent = time.monotonic() - self.last_heard
+        if silent > self.timeout:
+            msg = (f"{self.where}: no message for {silent:.0f}s (topology.subprocess."
+                   f"timeout.secs is {self.timeout:.0f}); killing it")
+            raise ShimError(msg)
+
+    def _handshake(self, resources: str) -> None:
+        pid_dir = os.path.join(resources, ".pids")
+        os.makedirs(pid_dir, exist_ok=True)
+        self.last_heard = time.monotonic()
+        self._send(self.peer.handshake(pid_dir))
+        self._wait_child(lambda: self.peer.pid is not None or bool(self.inbox))
+        self._deliver()
+        if self.peer.pid is None and not self.host.stopping:
+            msg = f"{self.where}: expected {{\"pid\": ...}} after the handshake"
+            raise ShimError(msg)
+
+    def _stop_child(self) -> None:
+        self.writes.put(_STOP)
+        self.host.unwatch(self.out)
+        if self.child.poll() is None:
+            self.child.terminate()
+            try:
+                self.child.wait(5)
+            except subprocess.TimeoutExpired:
+                self.child.kill()
+
+    # -- bolts ----------------------------------------------------------------------
+
+    def _bolt_loop(self) -> None:
+        host, peer = self.host, self.peer
+        next_heartbeat = time.monotonic() + HEARTBEAT_SECS
+        while not host.stopping:
+            now = time.monotonic()
+            if now >= next_heartbeat:
+                self._send({"id": "-1", "comp": None, "stream": "__heartbeat", "task": -1,
+                            "tuple": []})
+                next_heartbeat = now + HEARTBEAT_SECS
+                self._check_alive()
+            if self.writes.qsize() >= self.max_pending:  # the child is not reading: wait
+                event = host.pump(max(0.0, min(0.1, next_heartbeat - now)))
+            else:
+                event = host.next_tuple(timeout=max(0.0, next_heartbeat - now))
+            if event is None:
+                continue
+            if event == self.out:
+                self._read_child()
+                self._deliver()
+            elif not isinstance(event, int):
+                self._send(peer.tuple_message(event))
+
+    # -- spouts ---------------------------------------------------------------------
+
+    def _spout_loop(self) -> None:
+        host, peer = self.host, self.peer
+        while not host.stopping:
+            event = host.next_command(timeout=0.1)
+            if event is None:
+                continue
+            if event == self.out:
+                self._read_child()
+                self._deliver()
+                continue
+            self.last_heard = time.monotonic()
+            self._send(peer.command_message(*event))
+            self._wait_child(lambda: peer.synced)
