@@ -22,7 +22,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "runtime"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from measure import cpu_by_process, steady_rate  # noqa: E402
 from wordcount import SENTENCES, CountBolt, SentenceSpout, SplitBolt  # noqa: E402
 
 from heronbridge.runtime import Grouping, TopologyBuilder  # noqa: E402
@@ -160,37 +162,6 @@ def runtime(sentences: int, max_pending: int, containers: int, timeout: float,
                 "execute_us_per_tuple": {
                     n: t.counters.get("execute-time-ns", 0) / t.counters["execute-count"] / 1e3
                     for n, t in totals.items() if t.counters.get("execute-count")}}
-
-
-def steady_rate(samples: dict[float, float], words: int) -> float:
-    """Sink tuples/s between 10% and 90% of the run's words, from the count task's
-    cumulative samples: the pipeline filling and draining are left out."""
-    points = sorted(samples.items())
-    inside = [(t, n) for t, n in points if 0.1 * words <= n <= 0.9 * words]
-    if len(inside) < 2:
-        msg = f"too few samples inside the steady window: {points}"
-        raise SystemExit(msg)
-    (t0, n0), (t1, n1) = inside[0], inside[-1]
-    return (n1 - n0) / (t1 - t0)
-
-
-def cpu_by_process() -> dict[str, float]:
-    """CPU seconds (user + system) of every runtime process, keyed by what it runs."""
-    import psutil
-
-    out: dict[str, float] = {}
-    for proc in psutil.Process().children(recursive=True):
-        try:
-            cmd = proc.cmdline()
-            times = proc.cpu_times()
-        except psutil.Error:
-            continue
-        module = next((a for a in cmd if a.startswith("heronbridge.runtime.")), "?")
-        kind = module.removeprefix("heronbridge.runtime.")
-        if kind == "instance":
-            kind = "task " + cmd[cmd.index("--task") + 1]
-        out[kind] = out.get(kind, 0.0) + times.user + times.system
-    return out
 
 
 def main() -> int:

@@ -8,10 +8,13 @@ command line over the Topology's config over the environment's options.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import importlib.util
 import json
 import shutil
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,18 +78,19 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
     specs_dir = root / config.get("topology_specs", "topologies/")
     name, topology_file = _topology_file(specs_dir, name)
     env_name, env_config = _env(config, env, config_file)
-    topology = _import_topology(topology_file, root / "src", name)
-    storm_options = resolve_options(options or {}, env_config, topology.config or {})
     serializer = env_config.get("serializer", config.get("serializer")) or "json"
     if serializer not in ("json", "msgpack"):
         msg = f"{str(config_file)!r}: serializer must be 'json' or 'msgpack', got {serializer!r}"
         raise CompatError(msg)
     resources = resources or root / "src"
     components = {}
-    spouts = set(topology.thrift_spouts)
-    for spec in topology.specs:
-        components[spec.name] = _component(name, spec, spec.name in spouts, env_name,
-                                           serializer, multilang, resources)
+    with _project_imports(topology_file.parent, root / "src"):
+        topology = _import_topology(topology_file, name)
+        storm_options = resolve_options(options or {}, env_config, topology.config or {})
+        spouts = set(topology.thrift_spouts)
+        for spec in topology.specs:
+            components[spec.name] = _component(name, spec, spec.name in spouts, env_name,
+                                               serializer, multilang, resources, root / "src")
     plan = LogicalPlan(name, components, runtime_config(storm_options, serializer),
                        [str(resources)])
     ackers = acker_tasks(storm_options) if storm_options.get("topology.acker.executors") != 0 \
@@ -168,12 +172,25 @@ def _env(config: dict, env: str | None, config_file: Path) -> tuple[str | None, 
     return env, envs.get(env, {}) if env else {}
 
 
-def _import_topology(topology_file: Path, src: Path, name: str) -> Any:
+@contextlib.contextmanager
+def _project_imports(*folders: Path) -> Iterator[None]:
+    """Import a project's modules with its folders first on the path, and forget them
+    afterwards: projects share module names (`bolts`, `spouts`), and one process may
+    load several."""
+    path, modules = list(sys.path), set(sys.modules)
+    sys.path[:0] = [str(f) for f in folders]
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        sys.path[:] = path
+        for name in set(sys.modules) - modules:
+            del sys.modules[name]
+
+
+def _import_topology(topology_file: Path, name: str) -> Any:
     from streamparse.dsl.topology import Topology, TopologyType
 
-    for folder in (str(topology_file.parent), str(src)):
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
     module_name = topology_file.stem
     spec = importlib.util.spec_from_file_location(module_name, topology_file)
     module = importlib.util.module_from_spec(spec)
@@ -191,8 +208,22 @@ def _import_topology(topology_file: Path, src: Path, name: str) -> Any:
     raise CompatError(msg)
 
 
+def _check_class(where: str, class_path: str) -> None:
+    """A streamparse component class must import from src/, as streamparse_run imports it."""
+    module, _, name = class_path.rpartition(".")
+    try:
+        found = getattr(importlib.import_module(module), name) if module else None
+    except Exception as exc:
+        msg = (f"{where}: its class {class_path!r} cannot be imported from src/: "
+               f"{type(exc).__name__}: {exc}")
+        raise CompatError(msg) from exc
+    if found is None:
+        msg = f"{where}: expected a class 'module.Class' importable from src/, got {class_path!r}"
+        raise CompatError(msg)
+
+
 def _component(topology: str, spec: Any, is_spout: bool, env: str | None, serializer: str,
-               multilang: bool, resources: Path) -> ComponentSpec:
+               multilang: bool, resources: Path, src: Path) -> ComponentSpec:
     where = f"topology {topology!r}, component {spec.name!r}"
     obj = spec.component_object
     if obj.java_object is not None or obj.serialized_java is not None:
@@ -215,6 +246,12 @@ def _component(topology: str, spec: Any, is_spout: bool, env: str | None, serial
         del words[i:i + 2]
     config[keys.SERIALIZER] = serializer
     config[keys.RESOURCES] = str(resources)
+    if command == STREAMPARSE_RUN:
+        _check_class(where, words[-1] if words else "")
+    elif words and words[0].endswith(".py") and not (src / words[0]).is_file():
+        msg = (f"{where}: runs script {words[0]!r}, which is not in the project's src/ "
+               f"({str(src)!r}); Storm runs shell components from there")
+        raise CompatError(msg)
     if command == STREAMPARSE_RUN and not multilang:
         config[keys.CLASS] = words[-1]
         class_path = IN_PROCESS

@@ -36,11 +36,14 @@ def state(home: Home) -> StateManager:
 class Running:
     """A topology running under a Supervisor for the duration of a `with` block."""
 
-    def __init__(self, plan: LogicalPlan, home: Home, state: StateManager) -> None:
+    def __init__(self, plan: LogicalPlan, home: Home, state: StateManager,
+                 project: object = None) -> None:
         self.plan = plan
         self.home = home
         self.state = state
         submit_plan(state, home, plan)
+        if project is not None:
+            project.install_resources(home.workdir(plan.name) / "resources")
         self.supervisor = Supervisor(state, home, plan.name)
         self.workdir = self.supervisor.workdir
 
@@ -74,6 +77,21 @@ class Running:
 def run_topology(home: Home, state: StateManager) -> Callable[[LogicalPlan], Running]:
     def start(plan: LogicalPlan) -> Running:
         return Running(plan, home, state)
+    return start
+
+
+@pytest.fixture
+def run_project(home: Home, state: StateManager) -> Callable[..., Running]:
+    """Run a streamparse project as `heronbridge run` would: run_project(path, name=...,
+    options={...}, multilang=False)."""
+    from heronbridge.compat.streamparse import load_project, topology_name
+
+    def start(path: Path, name: str | None = None, options: dict | None = None,
+              multilang: bool = False, env: str | None = None) -> Running:
+        name = topology_name(path, name)
+        project = load_project(path, name, env, options or {}, multilang,
+                               home.workdir(name) / "resources")
+        return Running(project.plan, home, state, project)
     return start
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..api.tuple import Tuple, tick_tuple
 from ..telemetry import ACK_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
 from ..wire import frames
+from .runner import BURST_SECS
 
 if TYPE_CHECKING:
     from .runner import InstanceRunner
@@ -66,6 +67,7 @@ class PullHost:
         self._window = window or float("inf")
         self._burst = conf.spout_burst
         self._nexts = 0  # `next` commands since the last flush
+        self._burst_began = 0.0
         self._emitted_at_next: int | None = None
         data, found = runner.backlog
         if found:
@@ -131,12 +133,23 @@ class PullHost:
                 return self._events.popleft()
             if self._runner.stopping:
                 self.flush()
+                if self._active:  # Storm deactivates a spout when its topology is killed
+                    self._active = False
+                    return ("deactivate", None)
                 return None
             now = time.monotonic()
             if not idle and self._active and len(em.pending) < self._window \
                     and not self._runner._backpressured(now):
-                if self._nexts >= self._burst:
+                if self._nexts >= self._burst or (self._nexts and
+                                                  now - self._burst_began > BURST_SECS):
+                    # After a burst: send it, read what came.
                     self.flush()
+                    ready = self._pump(0.0)
+                    if ready is not None:
+                        return ready
+                    continue
+                if not self._nexts:
+                    self._burst_began = now
                 self._nexts += 1
                 self._runner.counts[NEXT_TUPLE_COUNT] += 1
                 em.now = now

@@ -55,6 +55,9 @@ EXIT_COMPONENT_ERROR = 1
 EXIT_LOST_STREAM_MANAGER = 3
 IDLE_WAIT = 0.001  # a spout with nothing to emit waits this long for acks (Storm: 1 ms)
 LATENCY_SAMPLES = 64  # complete latencies recorded per batch of acks, at most
+# A burst of next_tuple calls ends after spout_burst calls or this long, whichever comes
+# first: a slow spout's tuples must not wait for a full burst.
+BURST_SECS = 0.005
 
 
 class InstanceRunner:
@@ -265,11 +268,12 @@ class InstanceRunner:
                 can_emit = can_emit and self.active and len(pending) < max_pending
             if can_emit:
                 start = emitted = em.emitted
-                em.now = monotonic()
+                em.now = began = monotonic()
                 calls = 0
                 for calls in range(1, burst + 1):  # noqa: B007 - counted after the loop
                     next_tuple()
-                    if em.emitted == emitted or len(pending) >= max_pending:
+                    if em.emitted == emitted or len(pending) >= max_pending \
+                            or monotonic() - began > BURST_SECS:
                         break
                     emitted = em.emitted
                 self.counts[NEXT_TUPLE_COUNT] += calls

@@ -1,12 +1,14 @@
 """Value serializers: how a batch of value lists becomes bytes and back.
 
-`json` gives what Storm's multilang shows a component (tuples arrive as lists, dict keys
-as strings); `msgpack` is the same data model, smaller and faster; `pickle` carries any
-Python object between processes of one trusted host.
+`json` gives what Storm's multilang shows a component: Python's JSON semantics, as
+pystorm's own encoder (tuples arrive as lists, dict keys as strings, NaN stays NaN, and
+a set or bytes is refused). `msgpack` is the same data model, smaller and faster;
+`pickle` carries any Python object between processes of one trusted host.
 """
 
 from __future__ import annotations
 
+import json
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,13 +30,27 @@ def _pickle_dumps(values: list) -> bytes:
     return pickle.dumps(values, protocol=5)
 
 
+def _json_dumps(records: list) -> bytes:
+    return json.dumps(records, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _json_typed(cls: type) -> Callable[[bytes | memoryview], list]:
+    fast = msgspec.json.Decoder(list[cls]).decode
+
+    def decode(blob: bytes | memoryview) -> list:
+        try:
+            return fast(blob)
+        except msgspec.DecodeError:  # NaN or Infinity: JSON as Python writes it
+            return [cls(*record) for record in json.loads(bytes(blob))]
+    return decode
+
+
 def make_serializer(name: str) -> Serializer:
     if name == "msgpack":
         return Serializer(name, msgspec.msgpack.Encoder().encode, msgspec.msgpack.Decoder().decode,
                           lambda cls: msgspec.msgpack.Decoder(list[cls]).decode)
     if name == "json":
-        return Serializer(name, msgspec.json.Encoder().encode, msgspec.json.Decoder().decode,
-                          lambda cls: msgspec.json.Decoder(list[cls]).decode)
+        return Serializer(name, _json_dumps, json.loads, _json_typed)
     if name == "pickle":
         return Serializer(name, _pickle_dumps, pickle.loads)
     msg = f"expected a serializer among ('msgpack', 'json', 'pickle'), received {name!r}"

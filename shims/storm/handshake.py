@@ -20,10 +20,21 @@ from heronbridge.runtime.plan.logical import (
 
 from . import keys
 
-# Storm's Grouping thrift union member names, as its JSON context spells them.
+# Storm's Grouping thrift union member names, as its JSON context spells them (the
+# partial key grouping is a serialized Java object there).
 _GROUPING_TYPES = {SHUFFLE: "SHUFFLE", FIELDS: "FIELDS", ALL: "ALL", GLOBAL: "FIELDS",
                    NONE: "NONE", DIRECT: "DIRECT", LOCAL_OR_SHUFFLE: "LOCAL_OR_SHUFFLE",
-                   PARTIAL_KEY: "CUSTOM_OBJECT", CUSTOM: "CUSTOM_OBJECT"}
+                   PARTIAL_KEY: "CUSTOM_SERIALIZED", CUSTOM: "CUSTOM_SERIALIZED"}
+
+# Storm defaults (defaults.yaml) a component may read, for the keys it always shows.
+_STORM_DEFAULTS = {
+    "topology.debug": False, "topology.workers": 1, "topology.acker.executors": None,
+    "topology.message.timeout.secs": 30, "topology.max.spout.pending": None,
+    "topology.tick.tuple.freq.secs": None, "topology.enable.message.timeouts": True,
+    "topology.multilang.serializer": "org.apache.storm.multilang.JsonSerializer",
+    "topology.shellbolt.max.pending": 100, "supervisor.worker.timeout.secs": 30,
+    "storm.cluster.mode": "local",
+}
 
 
 def storm_grouping(grouping: Grouping) -> dict[str, Any]:
@@ -33,26 +44,34 @@ def storm_grouping(grouping: Grouping) -> dict[str, Any]:
     return out
 
 
-def storm_conf(context: TopologyContext) -> dict[str, Any]:
-    """The component's conf as Storm merges it: topology conf, then component conf."""
-    conf = {k: v for k, v in context.config.items() if k not in keys.ALL}
-    conf.setdefault("topology.name", context.topology_name)
+def storm_conf(context: TopologyContext, is_spout: bool = False) -> dict[str, Any]:
+    """The component's conf as Storm merges it: defaults, topology conf, component conf."""
+    conf = dict(_STORM_DEFAULTS)
+    conf.update((k, v) for k, v in context.config.items()
+                if k not in keys.ALL and not k.startswith("heronbridge."))
+    conf["topology.name"] = context.topology_name
+    conf["storm.id"] = context.topology_id
+    if is_spout and conf.get("topology.acker.executors") != 0:
+        # Storm ticks spouts (internally) at the message timeout, and shows them that.
+        conf["topology.tick.tuple.freq.secs"] = conf["topology.message.timeout.secs"]
     return conf
 
 
 def storm_context(context: TopologyContext) -> dict[str, Any]:
+    """Storm's TopologyContext as JSON: the user topology only, no system streams."""
     me = context.component_id
     streams = context.streams.get(me, {})
-    targets: dict[str, dict[str, Any]] = {s: {} for s in streams}
+    targets: dict[str, dict[str, Any]] = {}
     for stream, subs in context.target_groupings.items():
         for bolt, grouping in subs:
             targets.setdefault(stream, {})[bolt] = storm_grouping(grouping)
     sources: dict[str, dict[str, Any]] = {}
-    source_fields: dict[str, dict[str, list[str]]] = {}
     for inp in context.sources:
         sources.setdefault(inp.component, {})[inp.stream] = storm_grouping(inp.grouping)
-        fields = context.streams[inp.component][inp.stream].fields
-        source_fields.setdefault(inp.component, {})[inp.stream] = list(fields)
+    # Every declared stream of each source, subscribed or not, as Storm lists them.
+    source_fields = {source: {s: list(stream.fields)
+                              for s, stream in context.streams[source].items()}
+                     for source in sources}
     return {
         "task->component": {str(t): c for t, c in sorted(context.task_to_component.items())},
         "taskid": context.task_id,
@@ -65,5 +84,6 @@ def storm_context(context: TopologyContext) -> dict[str, Any]:
     }
 
 
-def handshake(context: TopologyContext, pid_dir: str) -> dict[str, Any]:
-    return {"pidDir": pid_dir, "conf": storm_conf(context), "context": storm_context(context)}
+def handshake(context: TopologyContext, pid_dir: str, is_spout: bool) -> dict[str, Any]:
+    return {"pidDir": pid_dir, "conf": storm_conf(context, is_spout),
+            "context": storm_context(context)}

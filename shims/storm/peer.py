@@ -41,7 +41,7 @@ class StormPeer:
     # -- to the component ---------------------------------------------------------
 
     def handshake(self, pid_dir: str) -> dict[str, Any]:
-        return handshake(self.host.context, pid_dir)
+        return handshake(self.host.context, pid_dir, self.is_spout)
 
     def tuple_message(self, tup: Tuple) -> dict[str, Any]:
         """A bolt's input tuple, remembered under a fresh id until acked or failed."""
@@ -67,8 +67,10 @@ class StormPeer:
             handler(self, msg)
         elif command is None and "pid" in msg:
             self.pid = msg["pid"]
-        else:
+        elif self.is_spout:  # Storm's ShellSpout refuses what it does not know ...
             self._refuse(f"a command among {sorted(_HANDLERS)}, received {msg!r}")
+        else:  # ... and its ShellBolt ignores it
+            self.log.warning("%s: ignoring unknown multilang command %r", self.loc, msg)
 
     def _emit(self, msg: dict) -> None:
         values = msg.get("tuple")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import queue
+import random
 import shlex
 import subprocess
 import sys
@@ -165,8 +166,8 @@ class ShellComponent(LoopOwner):
         while not host.stopping:
             now = time.monotonic()
             if now >= next_heartbeat:
-                self._send({"id": "-1", "comp": None, "stream": "__heartbeat", "task": -1,
-                            "tuple": []})
+                self._send({"id": str(random.getrandbits(64) - (1 << 63)), "comp": None,
+                            "stream": "__heartbeat", "task": -1, "tuple": []})
                 next_heartbeat = now + HEARTBEAT_SECS
                 self._check_alive()
             if self.writes.qsize() >= self.max_pending:  # the child is not reading: wait

@@ -29,9 +29,7 @@ class CheckerBolt(Bolt):
         self.attempts[n] += 1
         attempt = self.attempts[n]
         failed = should_fail(n, attempt)
-        self.output.write(
-            {"n": n, "attempt": attempt, "result": "fail" if failed else "ack"}
-        )
+        self.output.write({"n": n, "attempt": attempt, "result": "fail" if failed else "ack"})
         if failed:
             self.fail(tup)
         else:

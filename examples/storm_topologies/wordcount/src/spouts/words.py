@@ -37,7 +37,7 @@ class WordSpout(Spout):
             return
         # One line of the file per call: a handful of words, never a long block.
         for word in self.lines[self.line_no]:
-            self.emit([word])
+            self.emit([word], tup_id=self.emitted)  # tracked: acked once counted
             self.emitted += 1
         self.line_no += 1
         if self.line_no == len(self.lines):

@@ -1,0 +1,118 @@
+"""Bad input, tried as a new user would: each error is clear and names what is at fault,
+and a crashing task never takes the others down."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import HERONBRIDGE, read_jsonl, wait_until
+
+PROJECT = Path(__file__).resolve().parents[1] / "shims" / "project"
+
+
+def run(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([HERONBRIDGE, "run", *args, "--home", str(home)],
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def project_with(tmp_path: Path, topology: str, source: str) -> Path:
+    copy = tmp_path / "project"
+    shutil.copytree(PROJECT, copy)
+    (copy / "topologies" / f"{topology}.py").write_text(source)
+    return copy
+
+
+def test_a_folder_without_config_json(tmp_path):
+    result = run(tmp_path, "--project", str(tmp_path))
+    assert result.returncode == 1
+    assert "is not a streamparse project: expected a config.json there" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_topology_file_that_fails_to_import(tmp_path):
+    project = project_with(tmp_path, "broken", "from parts.nothing import Nope\n")
+    result = run(tmp_path, "--project", str(project), "-n", "broken")
+    assert result.returncode == 1
+    assert "topology 'broken'" in result.stderr and "failed to import" in result.stderr
+    assert "No module named 'parts.nothing'" in result.stderr
+
+
+def test_a_spec_naming_a_class_that_does_not_exist(tmp_path):
+    project = project_with(tmp_path, "ghost", """
+from parts.spouts import NumberSpout
+from streamparse import ShellBolt, Topology
+
+
+class Ghost(Topology):
+    numbers = NumberSpout.spec()
+    ghost = ShellBolt.spec(command="streamparse_run", script="parts.bolts.NoSuchBolt",
+                           inputs=[numbers])
+""")
+    result = run(tmp_path, "--project", str(project), "-n", "ghost")
+    assert result.returncode == 1
+    assert "topology 'ghost', component 'ghost': its class 'parts.bolts.NoSuchBolt' cannot " \
+           "be imported from src/" in result.stderr
+
+
+def test_a_java_bolt_is_refused(tmp_path):
+    project = project_with(tmp_path, "jvm", """
+from parts.spouts import NumberSpout
+from streamparse import JavaBolt, Topology
+
+
+class Jvm(Topology):
+    numbers = NumberSpout.spec()
+    java = JavaBolt.spec(full_class_name="org.example.Bolt", args_list=[], inputs=[numbers],
+                         outputs=["x"])
+""")
+    result = run(tmp_path, "--project", str(project), "-n", "jvm")
+    assert result.returncode == 1
+    assert "component 'java': a JavaBolt runs JVM code" in result.stderr
+
+
+def test_par_for_another_environment(tmp_path):
+    project = project_with(tmp_path, "envs", """
+from parts.bolts import PassBolt
+from parts.spouts import NumberSpout
+from streamparse import Topology
+
+
+class Envs(Topology):
+    numbers = NumberSpout.spec(par={"prod": 2})
+    passing = PassBolt.spec(inputs=[numbers])
+""")
+    result = run(tmp_path, "--project", str(project), "-n", "envs")
+    assert result.returncode == 1
+    assert "component 'numbers': par is given per environment ['prod'], but not for the " \
+           "environment in use ('test')" in result.stderr
+
+
+@pytest.mark.integration
+def test_an_unencodable_emit_names_the_task_and_the_others_run_on(tmp_path, run_project):
+    project = project_with(tmp_path, "sets", """
+from parts.bolts import PassBolt, ReprSink, SetEmitter
+from parts.spouts import NumberSpout
+from streamparse import Topology
+
+
+class Sets(Topology):
+    numbers = NumberSpout.spec()
+    setter = SetEmitter.spec(inputs=[numbers])
+    sink = ReprSink.spec(inputs=[setter])
+    calm = PassBolt.spec(inputs=[numbers])
+""")
+    out = tmp_path / "out"
+    with run_project(project, "sets", {"test.out": str(out), "test.count": 20}) as running:
+        wait_until(lambda: sum(len(r) for k, r in read_jsonl(out).items()
+                               if k.startswith("seen-calm")) == 20, 60, "calm to see all",
+                   on_timeout=running.logs)
+        log = next((running.workdir / "container-0" / "logs").glob("task-*-setter.log"))
+        wait_until(lambda: "cannot encode" in log.read_text(), 20, "the error in the log")
+    text = log.read_text()
+    assert "topology 'sets', component 'setter', task" in text
+    assert "emitted values the json serializer cannot encode" in text and "{2}" in text
+    calm = [r for k, rows in read_jsonl(out).items() if k.startswith("seen-calm") for r in rows]
+    assert len({r["pid"] for r in calm}) == 1  # the other bolt was never disturbed

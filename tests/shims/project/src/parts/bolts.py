@@ -1,0 +1,170 @@
+import logging
+import time
+
+from streamparse import BatchingBolt, Bolt, Stream, TicklessBatchingBolt
+
+from parts.record import Recorder
+
+
+class PassBolt(Bolt, Recorder):
+    """Records each tuple as pystorm shows it, and passes [n] on (auto-anchored)."""
+
+    outputs = ["n"]
+
+    def initialize(self, conf, ctx):
+        self.open_record(conf)
+
+    def process(self, tup):
+        self.record(component=tup.component, stream=tup.stream, task=tup.task,
+                    values=list(tup.values), type=type(tup.values).__name__,
+                    fields=list(getattr(tup.values, "_fields", [])), n=tup.values.n)
+        self.emit([tup.values[0]])
+
+
+class RejectBolt(Bolt, Recorder):
+    """auto_ack off: fails n % 4 == 0 (or % test.reject), acks the rest, explicitly."""
+
+    auto_ack = False
+
+    def initialize(self, conf, ctx):
+        self.every = conf.get("test.reject", 4)
+        self.open_record(conf)
+
+    def process(self, tup):
+        n = tup.values[0]
+        if n % self.every == 0:
+            self.fail(tup)
+            self.record(n=n, result="fail")
+        else:
+            self.ack(tup)
+            self.record(n=n, result="ack")
+
+
+class CrashBolt(Bolt, Recorder):
+    """Raises in process() for n % 10 == 3 (pystorm then fails the tuple and exits)."""
+
+    def initialize(self, conf, ctx):
+        self.open_record(conf)
+        self.record(event="start")
+
+    def process(self, tup):
+        n = tup.values[0]
+        self.record(n=n)
+        if n % 10 == 3:
+            raise ValueError(f"cannot process {n}")
+
+
+class SoftCrashBolt(CrashBolt):
+    """The same, with exit_on_exception off: the task goes on."""
+
+    exit_on_exception = False
+
+
+class TickBolt(Bolt, Recorder):
+    def initialize(self, conf, ctx):
+        self.open_record(conf)
+
+    def process(self, tup):
+        pass
+
+    def process_tick(self, tup):
+        self.record(component=tup.component, stream=tup.stream, task=tup.task,
+                    values=list(tup.values), at=time.time())
+
+
+class GroupBatchBolt(BatchingBolt, Recorder):
+    """Batches by n % 3, flushed on ticks; passes the batch's count on."""
+
+    outputs = ["key", "size"]
+    ticks_between_batches = 1
+
+    def initialize(self, conf, ctx):
+        self.open_record(conf)
+
+    def group_key(self, tup):
+        return tup.values[0] % 3
+
+    def process_batch(self, key, tups):
+        self.record(key=key, ns=sorted(t.values[0] for t in tups), at=time.time())
+        self.emit([key, len(tups)])
+
+
+class TimedBatchBolt(TicklessBatchingBolt, Recorder):
+    """Batches on its own timer thread, every half second."""
+
+    secs_between_batches = 0.5
+
+    def initialize(self, conf, ctx):
+        self.open_record(conf)
+
+    def process_batch(self, key, tups):
+        self.record(ns=sorted(t.values[0] for t in tups), at=time.time())
+
+
+class ProbeBolt(Bolt, Recorder):
+    """Emits on stream 'probe' asking for the task ids, and records them."""
+
+    outputs = [Stream(["n"], name="probe")]
+
+    def initialize(self, conf, ctx):
+        self.open_record(conf)
+
+    def process(self, tup):
+        tasks = self.emit([tup.values[0]], stream="probe", need_task_ids=True)
+        self.record(n=tup.values[0], tasks=tasks)
+
+
+class ShapeBolt(Bolt):
+    """Emits values that a JSON round trip changes: a tuple, and a dict with int keys."""
+
+    outputs = ["pair", "table", "text"]
+
+    def process(self, tup):
+        n = tup.values[0]
+        self.emit([(n, n + 1), {n: "x", "k": [1, (2, 3)]}, f"n={n}"])
+
+
+class LoggingBolt(Bolt, Recorder):
+    """Logs at every level, reports an error and a metric, then carries on."""
+
+    def initialize(self, conf, ctx):
+        self.open_record(conf)
+        self.print = conf.get("test.print", False)
+
+    def process(self, tup):
+        n = tup.values[0]
+        if n == 0:
+            self.logger.debug("debug line %s", n)
+            self.logger.info("info line %s", n)
+            self.logger.warning("warning line %s", n)
+            self.logger.error("error line %s", n)
+            self.log("storm log line", level="warn")
+            if self.print:  # as a subprocess, stdout is the protocol's pipe
+                print("printed line")
+            logging.getLogger("user.module").warning("module logger line")
+            try:
+                raise KeyError("reported")
+            except KeyError as exc:
+                self.raise_exception(exc, tup)
+            self.report_metric("seen", 1)
+        self.record(n=n)
+
+
+class ReprSink(Bolt, Recorder):
+    """Records the repr of every value it receives (to see types after the trip)."""
+
+    def initialize(self, conf, ctx):
+        self.open_record(conf)
+
+    def process(self, tup):
+        self.record(values=[repr(v) for v in tup.values])
+
+
+class SetEmitter(Bolt):
+    """Emits a value JSON cannot encode (a set) for n == 2."""
+
+    outputs = ["value"]
+
+    def process(self, tup):
+        n = tup.values[0]
+        self.emit([{n} if n == 2 else n])

@@ -1,0 +1,188 @@
+"""pystorm's documented behaviour, reproduced on the shim: in-process, and with every
+Python component as a multilang subprocess (--multilang)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import read_jsonl, wait_until
+
+from heronbridge.runtime import control
+from heronbridge.runtime.plan import TaskLayout
+
+pytestmark = pytest.mark.integration
+
+PROJECT = Path(__file__).parent / "project"
+MODES = pytest.mark.parametrize("multilang", [False, True], ids=["in-process", "multilang"])
+
+
+def spout_events(out: Path) -> list[dict]:
+    return [r for rows in read_jsonl(out, "spout-*.jsonl").values() for r in rows]
+
+
+def seen(out: Path, component: str) -> list[dict]:
+    return [r for name, rows in read_jsonl(out, f"seen-{component}-*.jsonl").items()
+            for r in rows]
+
+
+def outcomes(out: Path) -> dict[int, list[str]]:
+    """Each spout tuple's ack and fail callbacks, in order."""
+    result: dict[int, list[str]] = {}
+    for r in spout_events(out):
+        if r["event"] in ("ack", "fail"):
+            result.setdefault(r["id"], []).append(r["event"])
+    return result
+
+
+@MODES
+def test_auto_anchor_and_auto_ack_carry_a_downstream_fail_back_to_the_spout(
+        run_project, tmp_path, multilang):
+    out, count = tmp_path / "out", 40
+    with run_project(PROJECT, "acking", {"test.out": str(out), "test.count": count},
+                     multilang) as running:
+        wait_until(lambda: len(outcomes(out)) == count, 60, "a callback per tuple",
+                   on_timeout=running.logs)
+    result = outcomes(out)
+    assert {n for n, events in result.items() if events == ["fail"]} == \
+        {n for n in range(count) if n % 4 == 0}
+    assert {n for n, events in result.items() if events == ["ack"]} == \
+        {n for n in range(count) if n % 4}
+    rows = seen(out, "passing")
+    assert sorted(r["n"] for r in rows) == list(range(count))
+    # tup.values is a namedtuple of the source stream's fields (pystorm, Storm >= 0.10)
+    assert {(r["component"], r["stream"], r["type"], tuple(r["fields"])) for r in rows} == \
+        {("numbers", "default", "NumbersDefaultTuple", ("n",))}
+
+
+@MODES
+def test_a_raising_bolt_fails_its_tuple_and_exits_and_only_it_restarts(
+        run_project, tmp_path, multilang):
+    out, count = tmp_path / "out", 40
+    with run_project(PROJECT, "crashing", {"test.out": str(out), "test.count": count},
+                     multilang) as running:
+        wait_until(lambda: len(outcomes(out)) == count, 60, "a callback per tuple",
+                   on_timeout=running.logs)
+        executor_log = (running.workdir / "container-0" / "executor.log").read_text()
+    failed = {n for n, events in outcomes(out).items() if events == ["fail"]}
+    assert {3, 13, 23, 33} <= failed
+    assert all(len(events) == 1 for events in outcomes(out).values())
+    # exit_on_exception (default): the task exited with 1 and was restarted
+    hard = [r for r in seen(out, "hard") if r.get("event") == "start"]
+    assert len({r["pid"] for r in hard}) >= 2
+    assert "hard exited with code 1" in executor_log
+    # exit_on_exception = False: the task failed the tuple and went on, never restarted
+    soft = seen(out, "soft")
+    assert sorted(r["n"] for r in soft if "n" in r) == list(range(count))
+    assert len({r["pid"] for r in soft}) == 1
+    calm = seen(out, "calm")
+    assert sorted(r["n"] for r in calm) == list(range(count))
+    assert len({r["pid"] for r in calm}) == 1
+
+
+@MODES
+def test_ticks_batching_bolts_and_tickless_batching_bolts(run_project, tmp_path, multilang):
+    out, count = tmp_path / "out", 30
+    with run_project(PROJECT, "ticks", {"test.out": str(out), "test.count": count},
+                     multilang) as running:
+        def flushed():
+            groups = sorted(n for r in seen(out, "batches") for n in r["ns"])
+            timed = sorted(n for r in seen(out, "timed") for n in r["ns"])
+            return groups == list(range(count)) and timed == list(range(count)) \
+                and len(seen(out, "ticker")) >= 2
+        wait_until(flushed, 60, "every tuple batched, and ticks", on_timeout=running.logs)
+        wait_until(lambda: len(outcomes(out)) == count, 30, "acks after the batches")
+    ticks = seen(out, "ticker")
+    assert all((t["component"], t["stream"], t["task"], t["values"]) ==
+               ("__system", "__tick", -1, [1]) for t in ticks)
+    gaps = [b["at"] - a["at"] for a, b in zip(ticks, ticks[1:], strict=False)]
+    assert all(0.5 < g < 2.0 for g in gaps)
+    for batch in seen(out, "batches"):  # grouped by group_key
+        assert len({n % 3 for n in batch["ns"]}) == 1
+    assert all(events == ["ack"] for events in outcomes(out).values())
+
+
+@MODES
+def test_reliable_spout_replays_a_failed_tuple_up_to_max_fails(run_project, tmp_path,
+                                                              multilang):
+    out, count = tmp_path / "out", 30
+    options = {"test.out": str(out), "test.count": count, "test.reject": 5}
+    with run_project(PROJECT, "replays", options, multilang) as running:
+        wait_until(lambda: sum(e["event"] == "ack" for e in spout_events(out)) >= count, 60,
+                   "every tuple acked in the end", on_timeout=running.logs)
+    attempts = Counter(r["n"] for r in seen(out, "judge"))
+    assert attempts == {n: 3 if n % 5 == 0 else 1 for n in range(count)}  # 1 + max_fails
+    fails = Counter(e["id"] for e in spout_events(out) if e["event"] == "fail")
+    assert fails == {n: 3 for n in range(0, count, 5)}
+
+
+@MODES
+def test_need_task_ids_returns_the_tasks_the_tuple_went_to(run_project, tmp_path, multilang):
+    out, count = tmp_path / "out", 30
+    with run_project(PROJECT, "taskids", {"test.out": str(out), "test.count": count},
+                     multilang) as running:
+        wait_until(lambda: len(seen(out, "sink")) == count, 60, "every tuple at the sink",
+                   on_timeout=running.logs)
+        sink_tasks = TaskLayout.of(running.plan).component_tasks["sink"]
+    got = {r["n"]: r["pid"] for r in seen(out, "sink")}
+    by_pid = {}
+    for name, rows in read_jsonl(out, "seen-sink-*.jsonl").items():
+        for r in rows:
+            by_pid[r["pid"]] = int(name.rsplit("-", 1)[1])
+    for r in seen(out, "probe"):
+        assert r["tasks"] == [by_pid[got[r["n"]]]]
+        assert r["tasks"][0] in sink_tasks
+
+
+@MODES
+def test_values_arrive_after_a_json_round_trip(run_project, tmp_path, multilang):
+    out = tmp_path / "out"
+    with run_project(PROJECT, "shapes", {"test.out": str(out), "test.count": 3},
+                     multilang) as running:
+        wait_until(lambda: len(seen(out, "sink")) == 3, 60, "three tuples",
+                   on_timeout=running.logs)
+    values = sorted((r["values"] for r in seen(out, "sink")), key=lambda v: v[2])
+    assert values[1] == ["[1, 2]", "{'1': 'x', 'k': [1, [2, 3]]}", "'n=1'"]
+
+
+@MODES
+def test_logging_levels_errors_and_metrics_reach_the_task_log(run_project, tmp_path,
+                                                              multilang):
+    out = tmp_path / "out"
+    options = {"test.out": str(out), "test.count": 3, "test.print": not multilang}
+    with run_project(PROJECT, "logs", options, multilang) as running:
+        wait_until(lambda: len(seen(out, "talker")) == 3, 60, "three tuples",
+                   on_timeout=running.logs)
+        talker = TaskLayout.of(running.plan).component_tasks["talker"][0]
+        log = running.workdir / "container-0" / "logs" / f"task-{talker}-talker.log"
+        wait_until(lambda: "module logger line" in log.read_text(), 10, "the log lines")
+        wait_until(lambda: running.metrics()["talker"].get("error-count", 0) >= 1, 10,
+                   "the reported error in the metrics")
+    text = log.read_text()
+    for level, line in (("INFO", "info line 0"), ("WARNING", "warning line 0"),
+                        ("ERROR", "error line 0"), ("WARNING", "storm log line")):
+        assert any(level in row and line in row for row in text.splitlines()), line
+    assert "debug line 0" not in text  # pystorm.log.level is info
+    assert ("printed line" in text) is not multilang  # in-process, stdout is the log
+    assert "KeyError" in text and "reported" in text
+
+
+def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state):
+    out = tmp_path / "out"
+    with run_project(PROJECT, "acking", {"test.out": str(out), "test.count": 10**6}) as running:
+        wait_until(lambda: any(e["event"] == "emit" for e in spout_events(out)), 30, "emits")
+        control.set_state(state, running.plan.name, running=False)
+        wait_until(lambda: any(e["event"] == "deactivate" for e in spout_events(out)), 10,
+                   "deactivate")
+        time.sleep(0.5)
+        emitted = sum(e["event"] == "emit" for e in spout_events(out))
+        time.sleep(1.0)
+        assert sum(e["event"] == "emit" for e in spout_events(out)) == emitted
+        control.set_state(state, running.plan.name, running=True)
+        wait_until(lambda: sum(e["event"] == "emit" for e in spout_events(out)) > emitted, 10,
+                   "emits after activate")
+    events = [e["event"] for e in spout_events(out) if e["event"] in ("activate", "deactivate")]
+    # Killing the topology deactivates its spouts first, as Storm does.
+    assert events == ["activate", "deactivate", "activate", "deactivate"]
