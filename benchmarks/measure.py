@@ -16,19 +16,27 @@ def steady_rate(samples: dict[float, float], words: float) -> float:
 
 
 def cpu_by_process() -> dict[str, float]:
-    """CPU seconds (user + system) of every runtime process, keyed by what it runs."""
+    """CPU seconds (user + system) of every runtime process, keyed by what it runs; a
+    process a task started (a multilang component) counts as that task's subprocess."""
     import psutil
 
-    out: dict[str, float] = {}
+    kinds: dict[int, str] = {}
+    spent: list[tuple[psutil.Process, float]] = []
     for proc in psutil.Process().children(recursive=True):
         try:
             cmd = proc.cmdline()
             times = proc.cpu_times()
         except psutil.Error:
             continue
-        module = next((a for a in cmd if a.startswith("heronbridge.runtime.")), "?")
-        kind = module.removeprefix("heronbridge.runtime.")
-        if kind == "instance":
-            kind = "task " + cmd[cmd.index("--task") + 1]
-        out[kind] = out.get(kind, 0.0) + times.user + times.system
+        module = next((a for a in cmd if a.startswith("heronbridge.runtime.")), None)
+        if module is not None:
+            kind = module.removeprefix("heronbridge.runtime.")
+            if kind == "instance":
+                kind = "task " + cmd[cmd.index("--task") + 1]
+            kinds[proc.pid] = kind
+        spent.append((proc, times.user + times.system))
+    out: dict[str, float] = {}
+    for proc, seconds in spent:
+        kind = kinds.get(proc.pid) or kinds.get(proc.ppid(), "other") + " subprocess"
+        out[kind] = out.get(kind, 0.0) + seconds
     return out

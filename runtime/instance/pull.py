@@ -114,6 +114,12 @@ class PullHost:
             if deadline is not None and time.monotonic() >= deadline and not self._batch:
                 return None
 
+    def buffered(self, limit: int) -> list[Tuple]:
+        """Up to `limit` more input tuples that are already here, without waiting: what
+        the next calls of `next_tuple` would return at once."""
+        batch = self._batch
+        return [batch.popleft() for _ in range(min(limit, len(batch)))]
+
     def next_command(self, timeout: float | None = None) -> tuple[str, Any] | int | None:
         """A spout's next command: ("activate"|"deactivate"|"next", None) or
         ("ack"|"fail", msg_id); a watched fd that became readable; or None when

@@ -6,38 +6,61 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from . import ShimError
 
 
 class JsonFraming:
+    """msgspec's JSON where it gives what Python's json module would, that module where
+    it does not: NaN and the infinities, which Python children write and expect back."""
+
     name = "json"
 
     def __init__(self) -> None:
-        self._lines: list[str] = []
-        self._rest = ""
+        self._rest = b""
 
     @staticmethod
     def encode(msg: Any) -> bytes:
-        return (json.dumps(msg) + "\nend\n").encode()
+        data = _encode(msg)
+        if b"null" in data:  # msgspec writes a non-finite float as null; json keeps it
+            data = json.dumps(msg, separators=(",", ":")).encode()
+        return data + b"\nend\n"
 
     def feed(self, chunk: bytes) -> list[Any]:
-        """The whole messages completed by `chunk`."""
-        text = self._rest + chunk.decode()
-        *lines, self._rest = text.split("\n")
+        """The whole messages completed by `chunk`: each is the lines before a line `end`."""
+        buf = self._rest + chunk if self._rest else chunk
         out = []
-        for line in lines:
-            if line == "end":
-                body = "\n".join(self._lines)
-                self._lines = []
-                if body.strip():
-                    try:
-                        out.append(json.loads(body))
-                    except json.JSONDecodeError as exc:
-                        msg = f"expected a JSON message before 'end', received {body!r}"
-                        raise ShimError(msg) from exc
-            elif line:
-                self._lines.append(line)
+        pos = 0
+        while True:
+            if buf.startswith(b"end\n", pos):  # an empty message
+                pos += 4
+                continue
+            end = buf.find(b"\nend\n", pos)
+            if end < 0:
+                break
+            body = buf[pos:end]
+            pos = end + 5
+            if not body.strip():
+                continue
+            try:
+                out.append(_decode(body))
+            except msgspec.DecodeError:
+                out.append(_decode_python(body))
+        self._rest = buf[pos:]
         return out
+
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
+
+
+def _decode_python(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        msg = f"expected a JSON message before 'end', received {body!r}"
+        raise ShimError(msg) from exc
 
 
 class MsgpackFraming:

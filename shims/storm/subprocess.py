@@ -1,11 +1,13 @@
 """Hosting a multilang program (Storm's storm.py, a streamparse component under
 --multilang, any other language) as a subprocess speaking Storm's protocol over pipes.
 
-As Storm's ShellBolt does, a writer thread feeds the child's stdin, and no new tuple is
+As Storm's ShellBolt does, a writer thread feeds a bolt's stdin, and no new tuple is
 taken while `topology.shellbolt.max.pending` of them wait to be written; the main thread
 reads the child's stdout through the runtime's poll, so neither side can block the
-other. Bolts get a heartbeat every
-second and must answer within `topology.subprocess.timeout.secs`.
+other. Bolts get a heartbeat every second and must answer within
+`topology.subprocess.timeout.secs`. A spout's child has at most one command to read at a
+time (the next waits for its `sync`), so, as in Storm's ShellSpout, it is written to
+directly: no thread hand-off per command.
 """
 
 from __future__ import annotations
@@ -68,9 +70,11 @@ class ShellComponent(LoopOwner):
         host.watch(self.out)
         self.inbox: list[Any] = []
         self.writes: queue.Queue = queue.Queue()
-        self.writer = threading.Thread(target=self._write_loop, name="multilang-writer",
-                                       daemon=True)
-        self.writer.start()
+        # Tuples handed to the writer and tuples it wrote: each counter has one writer.
+        self.queued = self.written = 0
+        if not host.is_spout:
+            threading.Thread(target=self._write_loop, name="multilang-writer",
+                             daemon=True).start()
         try:
             self._handshake(resources)
             if host.is_spout:
@@ -83,19 +87,27 @@ class ShellComponent(LoopOwner):
     # -- the child's pipes ----------------------------------------------------------
 
     def _send(self, msg: Any) -> None:
-        self.writes.put(self.framing.encode(msg))
+        if self.host.is_spout:
+            self._write(self.framing.encode(msg))
+        else:
+            self.writes.put((self.framing.encode(msg), 0))
+
+    def _write(self, data: bytes) -> bool:
+        """Write to the child's stdin; False once it has gone away (its stdout closing
+        then says how it ended)."""
+        try:
+            self.child.stdin.write(data)
+            self.child.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return False
+        return True
 
     def _write_loop(self) -> None:
-        stdin = self.child.stdin
         while True:
-            data = self.writes.get()
-            if data is _STOP:
+            data, tuples = self.writes.get()
+            if data is _STOP or not self._write(data):
                 return
-            try:
-                stdin.write(data)
-                stdin.flush()
-            except (BrokenPipeError, OSError):
-                return  # the child went away; the main thread sees its stdout close
+            self.written += tuples
 
     def _read_child(self) -> None:
         """Take what the child wrote; raise if it has gone away."""
@@ -110,6 +122,8 @@ class ShellComponent(LoopOwner):
                 raise ShimError(msg)
             self.inbox.extend(self.framing.feed(chunk))
             self.last_heard = time.monotonic()
+            if len(chunk) < READ_SIZE:  # the pipe is empty: spare a read that would fail
+                return
 
     def _deliver(self) -> None:
         """Carry out the child's messages, then answer the task ids it asked for."""
@@ -149,7 +163,7 @@ class ShellComponent(LoopOwner):
             raise ShimError(msg)
 
     def _stop_child(self) -> None:
-        self.writes.put(_STOP)
+        self.writes.put((_STOP, 0))
         self.host.unwatch(self.out)
         if self.child.poll() is None:
             self.child.terminate()
@@ -161,7 +175,7 @@ class ShellComponent(LoopOwner):
     # -- bolts ----------------------------------------------------------------------
 
     def _bolt_loop(self) -> None:
-        host, peer = self.host, self.peer
+        host = self.host
         next_heartbeat = time.monotonic() + HEARTBEAT_SECS
         while not host.stopping:
             now = time.monotonic()
@@ -170,7 +184,7 @@ class ShellComponent(LoopOwner):
                             "stream": "__heartbeat", "task": -1, "tuple": []})
                 next_heartbeat = now + HEARTBEAT_SECS
                 self._check_alive()
-            if self.writes.qsize() >= self.max_pending:  # the child is not reading: wait
+            if self.queued - self.written >= self.max_pending:  # the child is not reading
                 event = host.pump(max(0.0, min(0.1, next_heartbeat - now)))
             else:
                 event = host.next_tuple(timeout=max(0.0, next_heartbeat - now))
@@ -180,7 +194,16 @@ class ShellComponent(LoopOwner):
                 self._read_child()
                 self._deliver()
             elif not isinstance(event, int):
-                self._send(peer.tuple_message(event))
+                self._send_tuples(event)
+
+    def _send_tuples(self, first: Any) -> None:
+        """Hand `first` and the input tuples already here to the writer in one piece:
+        one thread wake-up per batch, not per tuple."""
+        encode, tuple_message = self.framing.encode, self.peer.tuple_message
+        room = self.max_pending - (self.queued - self.written) - 1
+        data = [encode(tuple_message(t)) for t in [first, *self.host.buffered(room)]]
+        self.queued += len(data)
+        self.writes.put((b"".join(data), len(data)))
 
     # -- spouts ---------------------------------------------------------------------
 
