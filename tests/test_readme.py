@@ -26,6 +26,7 @@ def test_ci_runs_the_readme_test_command_verbatim():
     assert ci == [commands()[1]]
 
 
-def test_the_main_job_command_names_an_example_that_exists():
-    path = re.search(r"heronbridge run (\S+)", commands()[0]).group(1)
-    assert (ROOT / path).is_file()
+def test_the_main_job_command_names_a_streamparse_project_that_exists():
+    path = re.search(r"heronbridge run --project (\S+)", commands()[0]).group(1)
+    assert (ROOT / path / "config.json").is_file()
+    assert (ROOT / path / "topologies").is_dir()

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from heronbridge.runtime.api import LoopOwner
+from heronbridge.runtime.scheduler.processes import die_with_parent
 
 from . import ShimError, keys
 from .peer import StormPeer
@@ -60,8 +61,9 @@ class ShellComponent(LoopOwner):
         argv = child_argv(conf[keys.COMMAND], conf.get(keys.SCRIPT, ""))
         self.where = f"{self.peer.loc} (multilang subprocess {' '.join(argv)!r})"
         try:
+            # If the task dies, even by SIGKILL, its child goes too, as a Storm worker's.
             self.child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          cwd=resources)
+                                          cwd=resources, preexec_fn=die_with_parent())
         except OSError as exc:
             msg = f"{self.where}: cannot start: {exc}"
             raise ShimError(msg) from exc

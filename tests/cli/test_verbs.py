@@ -15,6 +15,7 @@ from conftest import HERONBRIDGE, read_jsonl, wait_until
 pytestmark = pytest.mark.integration
 
 TOPOLOGY = str(Path(__file__).resolve().parents[1] / "runtime" / "cli_topology.py")
+WORDCOUNT = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / "wordcount"
 
 
 def cli(home, *args, timeout=120):
@@ -23,12 +24,15 @@ def cli(home, *args, timeout=120):
 
 
 def leftovers(home) -> list[str]:
-    """Processes of this test's topologies still alive."""
+    """Processes of this test's topologies still alive (multilang children run in a
+    folder under the home)."""
     found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
+    for proc in psutil.process_iter(["cmdline", "status", "cwd"]):
         cmd = " ".join(proc.info["cmdline"] or [])
-        if str(home) in cmd or ("heronbridge.runtime.instance" in cmd and "cli-test-" in cmd
-                                and proc.info["status"] != psutil.STATUS_ZOMBIE):
+        if proc.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        if str(home) in cmd or str(home) in (proc.info["cwd"] or "") or (
+                "heronbridge.runtime.instance" in cmd and "cli-test-" in cmd):
             found.append(f"{proc.pid} {cmd[:120]}")
     return found
 
@@ -114,3 +118,26 @@ def test_two_topologies_with_one_name_cannot_run_at_once(tmp_path):
         assert "topology 'cli-test': already running on this machine" in again.stderr
     finally:
         cli(tmp_path, "kill", "cli-test")
+
+
+def test_a_streamparse_project_submitted_from_its_folder_runs_until_killed(tmp_path):
+    """`heronbridge submit` inside a project, as `sparse submit`; with --multilang each
+    component is a child of its task, and kill leaves none of them behind."""
+    out = tmp_path / "out"
+    submitted = subprocess.run(
+        [HERONBRIDGE, "submit", "--multilang", "--home", str(tmp_path),
+         "-o", "wordcount.rounds=100000", "-o", f"example.output.dir={out}"],
+        cwd=WORDCOUNT, capture_output=True, text=True, timeout=120, check=False)
+    assert submitted.returncode == 0, submitted.stderr
+    try:
+        assert "wordcount" in cli(tmp_path, "list").stdout
+        wait_until(lambda: sum(map(len, read_jsonl(out).values())) > 1000, 60, "counts")
+        children = [p for p in psutil.process_iter(["cmdline", "cwd"])
+                    if "streamparse.run" in " ".join(p.info["cmdline"] or [])
+                    and str(tmp_path) in (p.info["cwd"] or "")]
+        assert len(children) == 3  # the spout and two count tasks
+    finally:
+        killed = cli(tmp_path, "kill", "wordcount")
+    assert killed.returncode == 0, killed.stderr
+    wait_until(lambda: not leftovers(tmp_path), 10, "no leftover process",
+               on_timeout=lambda: "\n".join(leftovers(tmp_path)))

@@ -186,3 +186,25 @@ def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state):
     events = [e["event"] for e in spout_events(out) if e["event"] in ("activate", "deactivate")]
     # Killing the topology deactivates its spouts first, as Storm does.
     assert events == ["activate", "deactivate", "activate", "deactivate"]
+
+
+def test_a_multilang_child_dies_with_its_task_and_comes_back_with_it(run_project, tmp_path):
+    """Even a child busy in process(), not reading the pipe its task held, goes when its
+    task is SIGKILLed; the restarted task starts a new one."""
+    import psutil
+
+    out = tmp_path / "out"
+    options = {"test.out": str(out), "test.count": 10**6, "test.stall.secs": 300}
+    with run_project(PROJECT, "acking", options, multilang=True) as running:
+        wait_until(lambda: seen(out, "judge"), 30, "a tuple at the judge",
+                   on_timeout=running.logs)
+        [first] = seen(out, "judge")
+        child = psutil.Process(first["pid"])
+        task = child.parent()
+        assert "heronbridge.runtime.instance" in task.cmdline()
+        task.kill()
+        wait_until(lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE,
+                   10, "the child to die with its task")
+        wait_until(lambda: len(seen(out, "judge")) > 1, 30, "the restarted judge's tuple",
+                   on_timeout=running.logs)
+        assert seen(out, "judge")[1]["pid"] != child.pid

@@ -28,10 +28,14 @@ class RejectBolt(Bolt, Recorder):
 
     def initialize(self, conf, ctx):
         self.every = conf.get("test.reject", 4)
+        self.stall = conf.get("test.stall.secs", 0)  # then busy, not reading its input
         self.open_record(conf)
 
     def process(self, tup):
         n = tup.values[0]
+        if self.stall:
+            self.record(n=n, result="stalled")
+            time.sleep(self.stall)
         if n % self.every == 0:
             self.fail(tup)
             self.record(n=n, result="fail")
