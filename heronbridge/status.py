@@ -13,6 +13,7 @@ from heronbridge.runtime.telemetry import (
     BACKPRESSURE_MS,
     COMPLETE_LATENCY,
     EMIT_COUNT,
+    ERROR_COUNT,
     EXECUTE_COUNT,
     FAIL_COUNT,
     RSS_BYTES,
@@ -74,21 +75,22 @@ def _ms(seconds: float | None) -> str:
 def totals_table(title: str, totals: dict[str, ComponentTotals], seconds: float) -> Table:
     table = Table(title=title)
     for col in ("component", "tasks", "emitted", "executed", "acked", "failed", "timed out",
-                "exec/s", "complete p50 ms", "complete p99 ms", "max RSS MB"):
+                "errors", "exec/s", "complete p50 ms", "complete p99 ms", "max RSS MB"):
         table.add_column(col, justify="left" if col == "component" else "right")
     for name in sorted(totals, key=lambda n: (n == STMGR, n)):
         t = totals[name]
         c = t.counters
         if name == STMGR:
-            table.add_row(name, str(t.tasks), "", "", "", "", "", "", "", "",
+            table.add_row(name, str(t.tasks), "", "", "", "", "", "", "", "", "",
                           f"{t.max_rss / 2**20:.0f}")
             continue
         rate = c.get(EXECUTE_COUNT, 0) / seconds if seconds > 0 else 0
         table.add_row(name, str(t.tasks), f"{c.get(EMIT_COUNT, 0):,.0f}",
                       f"{c.get(EXECUTE_COUNT, 0):,.0f}", f"{c.get(ACK_COUNT, 0):,.0f}",
                       f"{c.get(FAIL_COUNT, 0):,.0f}", f"{c.get(TIMEOUT_COUNT, 0):,.0f}",
-                      f"{rate:,.0f}", _ms(t.latency.percentile(0.5)),
-                      _ms(t.latency.percentile(0.99)), f"{t.max_rss / 2**20:.0f}")
+                      f"{c.get(ERROR_COUNT, 0):,.0f}", f"{rate:,.0f}",
+                      _ms(t.latency.percentile(0.5)), _ms(t.latency.percentile(0.99)),
+                      f"{t.max_rss / 2**20:.0f}")
     return table
 
 
