@@ -66,7 +66,12 @@ def test_a_raising_bolt_fails_its_tuple_and_exits_and_only_it_restarts(
         wait_until(lambda: len(outcomes(out)) == count, 60, "a callback per tuple",
                    on_timeout=running.logs)
         executor_log = (running.workdir / "container-0" / "executor.log").read_text()
+        hard_log = next((running.workdir / "container-0" / "logs").glob("task-*-hard.log"))
     failed = {n for n, events in outcomes(out).items() if events == ["fail"]}
+    # The error names where it happened and what was raised.
+    text = hard_log.read_text()
+    assert "topology 'crashing', component 'hard', task" in text
+    assert "ValueError: cannot process 3" in text
     assert {3, 13, 23, 33} <= failed
     assert all(len(events) == 1 for events in outcomes(out).values())
     # exit_on_exception (default): the task exited with 1 and was restarted
