@@ -14,7 +14,8 @@ import logging
 import os
 import sys
 import threading
-from typing import Any
+from collections import deque
+from typing import Any, Protocol
 
 from pystorm.exceptions import StormWentAwayError
 from pystorm.serializers.serializer import Serializer
@@ -29,22 +30,54 @@ from .peer import StormPeer
 STORM_WENT_AWAY = 2
 
 
+class MessageHook(Protocol):
+    """Sees every multilang message between Storm's side and one component, as a proxy
+    on the component's pipes would (the handshake first), and may change them: to trace
+    a component, or to inject faults. Named by the topology option `heronbridge.storm.hook`
+    as "module:factory"; the factory is called with the component's config."""
+
+    def down(self, msg: Any) -> tuple[list[Any], list[Any]]:
+        """A message for the component: what it gets instead, and what goes back."""
+
+    def up(self, msg: Any) -> list[Any]:
+        """A message from the component: what Storm's side gets instead."""
+
+
 class Bridge(Serializer):
     """A pystorm serializer that exchanges messages with the StormPeer in-process."""
 
-    def __init__(self, peer: StormPeer, host: Any, reader_lock: Any, writer_lock: Any) -> None:
+    def __init__(self, peer: StormPeer, host: Any, reader_lock: Any, writer_lock: Any,
+                 hook: MessageHook | None = None) -> None:
         super().__init__(None, None, reader_lock, writer_lock)
         self.peer = peer
         self.host = host
-        self.pending: list[dict] = []  # the handshake, before the runtime's first event
+        self.hook = hook
+        self.pending: deque[Any] = deque()  # for the component: first, the handshake
         self.main = threading.main_thread()
 
     def read_message(self) -> Any:
+        if self.pending:
+            return self.pending.popleft()
+        if self.hook is None:
+            return self._next()
+        while not self.pending:  # until the hook lets a message through
+            self.feed(self._next())
+        return self.pending.popleft()
+
+    def feed(self, msg: Any) -> None:
+        """Queue a message for the component, through the hook if there is one."""
+        if self.hook is None:
+            self.pending.append(msg)
+            return
+        mine, back = self.hook.down(msg)
+        self.pending.extend(mine)
+        if back:
+            self._deliver(back)
+
+    def _next(self) -> Any:
         peer, host = self.peer, self.host
         if peer.replies:
             return peer.replies.popleft()
-        if self.pending:
-            return self.pending.pop(0)
         if host.is_spout:
             event = host.next_command()
             if event is None:
@@ -56,10 +89,20 @@ class Bridge(Serializer):
         return peer.tuple_message(tup)
 
     def send_message(self, msg_dict: dict) -> None:
+        if self.hook is not None:
+            self._deliver(self.hook.up(msg_dict))
+            return
         with self._writer_lock, self.host.lock:
             self.peer.receive(msg_dict)
         if threading.current_thread() is not self.main:
             self.host.wake()  # e.g. TicklessBatchingBolt's batcher thread emitted
+
+    def _deliver(self, msgs: list[Any]) -> None:
+        with self._writer_lock, self.host.lock:
+            for msg in msgs:
+                self.peer.receive(msg)
+        if threading.current_thread() is not self.main:
+            self.host.wake()
 
 
 class PystormComponent(LoopOwner):
@@ -85,17 +128,30 @@ class PystormComponent(LoopOwner):
         # before anything is read or written.
         component = cls(input_stream=io.BytesIO(), output_stream=io.BytesIO(),
                         serializer="json")
-        bridge = Bridge(peer, host, component._reader_lock, component._writer_lock)
+        bridge = Bridge(peer, host, component._reader_lock, component._writer_lock,
+                        _hook(host))
         component.serializer = bridge
         pid_dir = os.path.join(os.getcwd(), ".pids")
         os.makedirs(pid_dir, exist_ok=True)
-        bridge.pending.append(peer.handshake(pid_dir))
+        bridge.feed(peer.handshake(pid_dir))
 
         def leave(code: int) -> None:
             host.exit(0 if code == STORM_WENT_AWAY and host.stopping else code)
 
         component._exit = leave  # pystorm's exits go through the host, which flushes first
         component.run()
+
+
+def _hook(host: Any) -> MessageHook | None:
+    path = host.config.get(keys.HOOK)
+    if not path:
+        return None
+    try:
+        return resolve_import_path(path)(host.config)
+    except Exception as exc:
+        msg = (f"{host.component!r} (task {host.task}): cannot set up the message hook "
+               f"{keys.HOOK}={path!r}: {type(exc).__name__}: {exc}")
+        raise ShimError(msg) from exc
 
 
 def _keep_runtime_logs_apart() -> None:

@@ -10,3 +10,7 @@ SERIALIZER = "heronbridge.storm.serializer"  # the project's multilang serialize
 RESOURCES = "heronbridge.storm.resources"  # the topology's copy of the project's src/
 
 ALL = (CLASS, COMMAND, SCRIPT, SERIALIZER, RESOURCES)
+
+# Topology-level and visible to components (as any option): "module:factory" of a
+# message hook for in-process components; see inprocess.MessageHook.
+HOOK = "heronbridge.storm.hook"

@@ -213,3 +213,28 @@ def test_a_multilang_child_dies_with_its_task_and_comes_back_with_it(run_project
         wait_until(lambda: len(seen(out, "judge")) > 1, 30, "the restarted judge's tuple",
                    on_timeout=running.logs)
         assert seen(out, "judge")[1]["pid"] != child.pid
+
+
+def test_a_message_hook_sees_every_message_and_may_answer_for_the_component(
+        run_project, tmp_path):
+    out, count = tmp_path / "out", 40
+    options = {"test.out": str(out), "test.count": count, "test.reject": 10**6,
+               "heronbridge.storm.hook": "parts.hook:Recording"}
+    with run_project(PROJECT, "acking", options) as running:
+        wait_until(lambda: len(outcomes(out)) == count, 60, "a callback per tuple",
+                   on_timeout=running.logs)
+    judge = read_jsonl(out, "hook-judge-*.jsonl")
+    [records] = judge.values()
+    assert "context" in records[0]["msg"] and records[0]["dir"] == "down"
+    downs = [r["msg"] for r in records if r["dir"] == "down" and "tuple" in r["msg"]]
+    ups = [r["msg"] for r in records if r["dir"] == "up"]
+    assert len(downs) == count
+    # The hook failed every 5th tuple itself; the bolt saw the others (and, as the judge
+    # does, failed n == 0 and acked the rest).
+    passed = [m for i, m in enumerate(downs, 1) if i % 5]
+    hooked = {m["tuple"][0] for i, m in enumerate(downs, 1) if i % 5 == 0}
+    assert sorted(m["id"] for m in ups if m.get("command") == "ack") == \
+        sorted(m["id"] for m in passed if m["tuple"][0] != 0)
+    failed = {n for n, events in outcomes(out).items() if events == ["fail"]}
+    assert len(hooked) == count // 5
+    assert failed == hooked | {0}
