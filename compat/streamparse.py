@@ -48,7 +48,9 @@ class Project:
     env: str | None
     plan: LogicalPlan
     source: Path  # the project's src/, copied to `resources` before the topology starts
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)  # the Storm options, resolved
+    topology: Any = None  # the streamparse Topology class (e.g. for its to_flux_dict)
+    serializer: str = "json"
 
     def install_resources(self, resources: Path) -> None:
         """Copy src/ where the tasks run it (Storm runs a copy too, from its jar)."""
@@ -97,7 +99,8 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
         else 0
     if ackers:
         plan.reserved["__acker"] = ackers
-    return Project(root, name, env_name, plan.validate(), root / "src", storm_options)
+    return Project(root, name, env_name, plan.validate(), root / "src", storm_options,
+                   topology, serializer)
 
 
 def topology_name(path: str | Path, name: str | None = None) -> str:

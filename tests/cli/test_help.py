@@ -7,7 +7,8 @@ import subprocess
 import pytest
 from conftest import HERONBRIDGE
 
-VERBS = ["run", "submit", "list", "kill", "activate", "deactivate"]
+VERBS = ["run", "submit", "list", "kill", "activate", "deactivate", "conform", "storm",
+         "storm fetch"]
 
 
 def heronbridge(*args: str) -> subprocess.CompletedProcess:
@@ -25,7 +26,7 @@ def test_help_lists_every_verb():
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_each_verb_has_its_own_help(verb):
-    result = heronbridge(verb, "--help")
+    result = heronbridge(*verb.split(), "--help")
     assert result.returncode == 0
     assert f"usage: heronbridge {verb}" in result.stdout
 

@@ -1,0 +1,160 @@
+"""Scenarios are data: one YAML file names the project, what to change, what to break
+and what to check.
+
+    name: reliable-fails-every-7th        # default: the file's stem
+    project: ../reliable                  # relative to this file
+    topology: reliable                    # default: the project's only topology
+    environment: prod                     # default: the project's only environment
+    config:                               # Storm options on both systems
+      topology.message.timeout.secs: 10
+    input:                                # what the spouts read
+      options: {reliable.count: 500}      #   options the project's spouts read
+      files: {data/words.txt: words.txt}  #   files put over src/ (relative to this file)
+    faults:                               # injected by the tracing hook, on both systems
+      - {component: checker, kind: fail, every: 7}
+      - {component: counter, task_index: 0, kind: exit, after: 100}
+    checks: [parity, grouping, delivery, order]   # default: every check that applies
+    divergences:                          # known differences, each with its reason
+      - {check: parity, subject: "sink/*", reason: "..."}
+    timeout: 180                          # seconds each system may take, at most
+    quiet: 5                              # seconds without trace activity that end a run
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import ConformanceError
+from .trace import schema
+
+CHECKS = ("parity", "grouping", "delivery", "order", "latency", "throughput")
+RUN = "run"  # did each system finish the run: always checked, may carry a divergence
+FAULT_KINDS = {"fail": "every", "drop": "every", "exit": "after"}
+KEYS = ("name", "project", "topology", "environment", "config", "input", "faults", "checks",
+        "divergences", "timeout", "quiet")
+
+
+@dataclass(frozen=True)
+class Divergence:
+    check: str
+    subject: str  # a glob over the verdict's subject
+    reason: str
+    system: str | None = None  # the system that departs, when one does
+
+
+@dataclass
+class Scenario:
+    name: str
+    project: Path
+    topology: str | None = None
+    environment: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)  # input options
+    files: dict[str, Path] = field(default_factory=dict)  # src/-relative path -> file
+    faults: list[dict[str, Any]] = field(default_factory=list)  # as schema.FAULTS says
+    checks: tuple[str, ...] | None = None  # None: every check that applies
+    divergences: list[Divergence] = field(default_factory=list)
+    timeout: float = 180.0
+    quiet: float = 5.0
+    source: Path | None = None  # the YAML file, if any
+
+    def storm_options(self) -> dict[str, Any]:
+        """What both systems get on top of the project's own options."""
+        return {**self.options, **self.config}
+
+
+def default(project: str | Path, topology: str | None = None) -> Scenario:
+    """The scenario of a bare `heronbridge conform`: the project as it is, every check."""
+    path = Path(project).resolve()
+    return Scenario(name=topology or path.name, project=path, topology=topology)
+
+
+def load(path: str | Path) -> Scenario:
+    import yaml
+
+    path = Path(path).resolve()
+    where = f"scenario {str(path)!r}"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        msg = f"{where}: cannot read it: {exc}"
+        raise ConformanceError(msg) from exc
+    except yaml.YAMLError as exc:
+        msg = f"{where}: not valid YAML: {exc}"
+        raise ConformanceError(msg) from exc
+    if not isinstance(data, dict):
+        _bad(where, "a mapping at the top", data)
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        _bad(where, f"keys among {list(KEYS)}", unknown)
+    if "project" not in data:
+        _bad(where, "a 'project' (the streamparse project's folder)", None)
+    base = path.parent
+    inputs = _mapping(where, "input", data.get("input"))
+    unknown = sorted(set(inputs) - {"options", "files"})
+    if unknown:
+        _bad(where, "input keys 'options' and 'files'", unknown)
+    checks = data.get("checks")
+    if checks is not None:
+        if not isinstance(checks, list) or not all(c in CHECKS for c in checks):
+            _bad(where, f"checks: a list among {list(CHECKS)}", checks)
+        checks = tuple(checks)
+    return Scenario(
+        name=str(data.get("name") or path.stem),
+        project=(base / str(data["project"])).resolve(),
+        topology=data.get("topology"),
+        environment=data.get("environment"),
+        config=_mapping(where, "config", data.get("config")),
+        options=_mapping(where, "input.options", inputs.get("options")),
+        files={str(k): (base / str(v)).resolve()
+               for k, v in _mapping(where, "input.files", inputs.get("files")).items()},
+        faults=[_fault(where, f) for f in data.get("faults") or []],
+        checks=checks,
+        divergences=[_divergence(where, d) for d in data.get("divergences") or []],
+        timeout=float(data.get("timeout", 180)),
+        quiet=float(data.get("quiet", 5)),
+        source=path,
+    )
+
+
+def _fault(where: str, fault: Any) -> dict[str, Any]:
+    if not isinstance(fault, dict) or fault.get("kind") not in FAULT_KINDS:
+        _bad(where, f"each fault a mapping with kind among {sorted(FAULT_KINDS)}", fault)
+    count = FAULT_KINDS[fault["kind"]]
+    allowed = {"component", "task_index", "kind", count}
+    if not isinstance(fault.get("component"), str) or set(fault) - allowed:
+        _bad(where, f"a {fault['kind']} fault with keys {sorted(allowed)} and a component",
+             fault)
+    if not isinstance(fault.get(count), int) or fault[count] < 1:
+        _bad(where, f"a {fault['kind']} fault's '{count}' to be a whole number >= 1", fault)
+    if fault.get("task_index") is not None and not isinstance(fault["task_index"], int):
+        _bad(where, "a fault's task_index to be a whole number (0 for the first task)", fault)
+    return {"component": fault["component"], "task_index": fault.get("task_index"),
+            "kind": fault["kind"], count: fault[count]}
+
+
+def _divergence(where: str, item: Any) -> Divergence:
+    if not isinstance(item, dict) or not {"check", "reason"} <= set(item) or \
+            item["check"] not in (RUN, *CHECKS):
+        _bad(where, f"each divergence a mapping with a check among {[RUN, *CHECKS]} and a "
+             "reason", item)
+    system = item.get("system")
+    if system is not None and system not in schema.SYSTEMS:
+        _bad(where, f"a divergence's system among {list(schema.SYSTEMS)}", item)
+    return Divergence(item["check"], str(item.get("subject", "*")), str(item["reason"]),
+                      system)
+
+
+def _mapping(where: str, key: str, value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        _bad(where, f"'{key}' to be a mapping", value)
+    return dict(value)
+
+
+def _bad(where: str, expected: str, received: Any) -> None:
+    msg = f"{where}: expected {expected}, received {received!r}"
+    raise ConformanceError(msg)

@@ -1,0 +1,105 @@
+"""The command line's conformance verbs: `conform` and `storm fetch`.
+
+The conformance package (Spark, Maven, matplotlib) is imported only when one of them
+runs, so the other verbs start fast and work without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+console = Console(stderr=True, soft_wrap=True)
+out = Console(width=None if sys.stdout.isatty() else 200)
+
+
+def add_verbs(verbs: Any, home: argparse.ArgumentParser) -> None:
+    conform = verbs.add_parser(
+        "conform", parents=[home],
+        help="run a streamparse project on Apache Storm and on the runtime, and compare",
+        description="Run the same streamparse project (or a scenario) on Apache Storm in "
+                    "local mode and on the runtime, trace every task on both, compare "
+                    "the traces on Spark and print a verdict per check. Exit status 0 "
+                    "only when every check that applies passes.")
+    conform.add_argument("--project", metavar="PATH",
+                         help="the streamparse project (default: the current folder)")
+    conform.add_argument("-n", "--name", help="which topology (topologies/NAME.py)")
+    conform.add_argument("--scenario", metavar="FILE",
+                         help="a scenario YAML: project, config, input, faults, checks, "
+                              "known divergences")
+    conform.add_argument("--spark-master", metavar="URL",
+                         help="run the analysis on this Spark master (default: embedded "
+                              "local[*])")
+    conform.add_argument("--json", metavar="FILE", help="also write the verdicts as JSON")
+    conform.add_argument("--out", metavar="DIR",
+                         help="where traces and the report go (default: under --home)")
+    conform.add_argument("--multilang", action="store_true",
+                         help="on the runtime, run Python components as multilang "
+                              "subprocesses too")
+    conform.set_defaults(func=cmd_conform)
+
+    storm = verbs.add_parser("storm", help="the Apache Storm the conformance suite runs",
+                             description="Manage the Apache Storm (from Maven Central) "
+                                         "that `conform` runs in local mode.")
+    storm_verbs = storm.add_subparsers(dest="storm_verb", metavar="VERB", required=True)
+    fetch = storm_verbs.add_parser("fetch", parents=[home],
+                                   help="resolve Storm's jars with Maven into the cache",
+                                   description="Resolve Storm's jars with Maven into the "
+                                               "cache under --home (done on first use).")
+    fetch.set_defaults(func=cmd_storm_fetch)
+
+
+def cmd_conform(args: argparse.Namespace) -> int:
+    from heronbridge.conformance import scenario as scenarios
+    from heronbridge.conformance.conform import conform
+    from heronbridge.conformance.report import verdict_table, write_html, write_json
+
+    if args.scenario:
+        if args.project or args.name:
+            console.print("[yellow]note:[/] --project and -n are ignored: the scenario "
+                          "names its project and topology")
+        scenario = scenarios.load(args.scenario)
+    else:
+        scenario = scenarios.default(args.project or ".", args.name)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    run_dir = Path(args.out) if args.out else \
+        Path(args.home) / "conformance" / f"{scenario.name}-{stamp}"
+    lines: dict[str, str] = {}
+
+    def render() -> Table:
+        grid = Table.grid(padding=(0, 2))
+        for system, text in lines.items():
+            grid.add_row(f"[bold]{system}[/]", text)
+        return grid
+
+    with Live(render(), console=console, refresh_per_second=4, transient=True) as live:
+        def display(system: str, text: str) -> None:
+            lines[system] = text
+            live.update(render())
+
+        outcome = conform(scenario, run_dir, multilang=args.multilang,
+                          spark_master=args.spark_master, display=display)
+    out.print(verdict_table(outcome))
+    report = write_html(outcome)
+    if args.json:
+        write_json(outcome, Path(args.json))
+    verdict = "[green]every check passes[/]" if outcome.ok else "[red]some checks fail[/]"
+    console.print(f"{verdict}; report: {report}")
+    return 0 if outcome.ok else 1
+
+
+def cmd_storm_fetch(args: argparse.Namespace) -> int:
+    from heronbridge.conformance.storm import fetch
+
+    with console.status("resolving Apache Storm with Maven"):
+        install = fetch(Path(args.home))
+    console.print(f"Apache Storm {install.version}: {len(install.classpath)} jars, "
+                  f"java {install.java}")
+    return 0

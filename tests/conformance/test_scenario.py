@@ -1,0 +1,85 @@
+"""Scenario files: what they may say, and the errors for what they may not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from heronbridge.conformance import ConformanceError
+from heronbridge.conformance import scenario as scenarios
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_every_example_scenario_loads_and_names_a_project_that_exists():
+    files = sorted((EXAMPLES / "scenarios").glob("*.yaml"))
+    assert len(files) >= 7
+    for path in files:
+        s = scenarios.load(path)
+        assert (s.project / "config.json").is_file(), path
+        assert s.name == path.stem
+
+
+def test_a_full_scenario(tmp_path):
+    (tmp_path / "words.txt").write_text("a b\n")
+    s = scenarios.load(write(tmp_path, """
+name: fails
+project: ../p
+topology: t
+environment: prod
+config: {topology.message.timeout.secs: 5}
+input:
+  options: {n: 3}
+  files: {data/words.txt: words.txt}
+faults:
+  - {component: b, kind: fail, every: 7}
+  - {component: c, task_index: 1, kind: exit, after: 10}
+checks: [parity, delivery]
+divergences:
+  - {check: parity, subject: "b/*", reason: timing, system: storm}
+timeout: 60
+quiet: 2
+"""))
+    assert s.name == "fails" and s.project == (tmp_path.parent / "p").resolve()
+    assert s.storm_options() == {"n": 3, "topology.message.timeout.secs": 5}
+    assert s.files == {"data/words.txt": tmp_path / "words.txt"}
+    assert s.faults == [
+        {"component": "b", "task_index": None, "kind": "fail", "every": 7},
+        {"component": "c", "task_index": 1, "kind": "exit", "after": 10}]
+    assert s.checks == ("parity", "delivery")
+    assert s.divergences == [scenarios.Divergence("parity", "b/*", "timing", "storm")]
+    assert (s.timeout, s.quiet) == (60.0, 2.0)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("project: p\nfualts: []\n", "keys among"),
+    ("topology: t\n", "'project'"),
+    ("- a\n", "a mapping at the top"),
+    ("project: p\nfaults: [{component: b, kind: crash, every: 2}]\n", "kind among"),
+    ("project: p\nfaults: [{component: b, kind: fail, after: 2}]\n", "fail fault with keys"),
+    ("project: p\nfaults: [{component: b, kind: fail, every: 0}]\n", "whole number >= 1"),
+    ("project: p\nchecks: [speed]\n", "checks: a list among"),
+    ("project: p\ndivergences: [{check: parity}]\n", "a check among"),
+    ("project: p\ndivergences: [{check: parity, reason: r, system: flink}]\n",
+     "system among"),
+    ("project: p\ninput: {data: x}\n", "input keys"),
+    ("project: [\n", "not valid YAML"),
+])
+def test_a_bad_scenario_is_refused_with_what_was_expected(tmp_path, text, expected):
+    path = write(tmp_path, text)
+    with pytest.raises(ConformanceError, match=expected) as err:
+        scenarios.load(path)
+    assert str(path) in str(err.value)
+
+
+def test_the_default_scenario_is_the_project_as_it_is(tmp_path):
+    s = scenarios.default(tmp_path, "wc")
+    assert (s.project, s.topology, s.faults, s.checks, s.name) == \
+        (tmp_path.resolve(), "wc", [], None, "wc")
