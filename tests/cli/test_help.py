@@ -21,7 +21,7 @@ def test_help_lists_every_verb():
     result = heronbridge("--help")
     assert result.returncode == 0
     for verb in VERBS:
-        assert verb in result.stdout
+        assert verb.split()[0] in result.stdout
 
 
 @pytest.mark.parametrize("verb", VERBS)
