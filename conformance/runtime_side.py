@@ -1,0 +1,162 @@
+"""One scenario on the runtime: the project loaded as `heronbridge run` would, every task
+under the tracing hook, run under the local scheduler until its traces say it is done.
+
+Layout under the run dir: `plan.json`, `runtime/traces/` (the trace files) and, unless a
+home is given, `runtime/home/` (the topology's state and its tasks' logs: a home of its
+own, so that a run never meets the user's topologies).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from heronbridge.compat import CompatError
+from heronbridge.compat.streamparse import Project, load_project, topology_name
+from heronbridge.runtime import control
+from heronbridge.runtime.errors import RuntimeKernelError
+from heronbridge.runtime.plan.tasks import TaskLayout
+from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
+from heronbridge.runtime.state import open_state
+from heronbridge.shims.storm import keys
+from heronbridge.shims.storm.subprocess import child_argv
+
+from . import ConformanceError, plan_file
+from .scenario import Scenario
+from .trace import schema
+from .trace.hook import HOOK_PATH, check_faults
+from .trace.progress import Progress, Snapshot
+from .trace.proxy import proxy_argv
+
+POLL_SECS = 0.25
+
+
+@dataclass(frozen=True)
+class RuntimeRun:
+    topology: str
+    started: float  # wall clock (time.time()), before the topology was submitted
+    ended: float  # wall clock, when it was done (or given up) and stopped
+    finished: bool  # the traces said done within the scenario's timeout
+    snapshot: Snapshot  # the last progress read
+    traces: Path
+    workdir: Path  # the topology's working folder: container-*/logs/*.log
+
+
+class RuntimeTimeout(ConformanceError):
+    """The run did not finish in time; `run` holds what it got to (traces included)."""
+
+    def __init__(self, msg: str, run: RuntimeRun) -> None:
+        super().__init__(msg)
+        self.run = run
+
+
+def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | Path, *,
+                   multilang: bool = False, home: Home | str | Path | None = None,
+                   on_progress: Callable[[Snapshot], Any] | None = None) -> RuntimeRun:
+    run_dir = Path(run_dir).resolve()
+    traces = run_dir / schema.RUNTIME / schema.TRACES
+    shutil.rmtree(traces, ignore_errors=True)  # a run's progress is read from its own files
+    traces.mkdir(parents=True)
+    if home is None:
+        home = Home(run_dir / schema.RUNTIME / "home")
+        shutil.rmtree(home.root, ignore_errors=True)
+    elif not isinstance(home, Home):
+        home = Home(Path(home))
+    project = _load(project_dir, scenario, home, traces, multilang)
+    name = project.plan.name
+    plan_file.write(project.plan, run_dir)
+
+    started = time.time()
+    deadline = time.monotonic() + scenario.timeout
+    state = open_state(home.state_uri)
+    try:
+        submit_plan(state, home, project.plan)
+    except RuntimeKernelError as exc:
+        msg = f"topology {name!r} on the runtime: cannot submit it: {exc}"
+        raise ConformanceError(msg) from exc
+    resources = home.workdir(name) / "resources"
+    project.install_resources(resources)
+    _install_files(scenario, resources, name)
+    supervisor = Supervisor(state, home, name)
+    progress = Progress(traces)
+    snapshot = progress.poll()
+    finished = False
+    supervisor.start()
+    try:
+        try:
+            control.wait_running(state, name, max(1.0, deadline - time.monotonic()))
+        except RuntimeKernelError as exc:
+            msg = f"topology {name!r} on the runtime: {exc} (logs in {supervisor.workdir})"
+            raise ConformanceError(msg) from exc
+        while time.monotonic() < deadline:
+            time.sleep(POLL_SECS)
+            supervisor.check()
+            snapshot = progress.poll()
+            if on_progress is not None:
+                on_progress(snapshot)
+            if snapshot.done(scenario.quiet):
+                finished = True
+                break
+    finally:
+        supervisor.stop()
+    run = RuntimeRun(name, started, time.time(), finished, snapshot, traces,
+                     supervisor.workdir)
+    if not finished:
+        msg = (f"topology {name!r} on the runtime (scenario {scenario.name!r}): expected "
+               f"its traces to settle (no spout message pending, {scenario.quiet:g}s "
+               f"quiet) within {scenario.timeout:g}s, received: {snapshot.summary()}; "
+               f"logs in {supervisor.workdir}")
+        raise RuntimeTimeout(msg, run)
+    return run
+
+
+def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
+          multilang: bool) -> Project:
+    hook_conf = {schema.TRACE_DIR: str(traces), schema.FAULTS: list(scenario.faults)}
+    options = {**scenario.storm_options(), **hook_conf}
+    if not multilang:
+        options[keys.HOOK] = HOOK_PATH
+    try:
+        name = topology_name(project_dir, scenario.topology)
+        project = load_project(project_dir, name, scenario.environment, options, multilang,
+                               home.workdir(name) / "resources")
+    except CompatError as exc:
+        msg = f"scenario {scenario.name!r} on the runtime: cannot load the project: {exc}"
+        raise ConformanceError(msg) from exc
+    plan = project.plan
+    layout = TaskLayout.of(plan)
+    tasks = {c: list(ids) for c, ids in layout.component_tasks.items()}
+    spouts = {c for c, spec in plan.components.items() if spec.is_spout}
+    check_faults(scenario.faults, tasks, spouts, f"topology {plan.name!r} (scenario "
+                 f"{scenario.name!r})")
+    for spec in plan.components.values():
+        command = spec.config.get(keys.COMMAND)
+        if command is None:
+            continue  # in-process: the hook named by keys.HOOK traces it
+        # The subprocess host runs [command, *shlex.split(script)]: the proxy first.
+        argv = proxy_argv(child_argv(command, spec.config.get(keys.SCRIPT, "")),
+                          spec.config.get(keys.SERIALIZER, project.serializer), hook_conf)
+        spec.config[keys.COMMAND] = argv[0]
+        spec.config[keys.SCRIPT] = shlex.join(argv[1:])
+    return project
+
+
+def _install_files(scenario: Scenario, resources: Path, name: str) -> None:
+    """The scenario's input files, over the project's src/ copy."""
+    for rel, source in scenario.files.items():
+        target = (resources / rel).resolve()
+        if not target.is_relative_to(resources.resolve()):
+            msg = (f"topology {name!r} (scenario {scenario.name!r}): expected input file "
+                   f"paths inside src/, received {rel!r}")
+            raise ConformanceError(msg)
+        if not Path(source).is_file():
+            msg = (f"topology {name!r} (scenario {scenario.name!r}): input file {rel!r} "
+                   f"should come from {str(source)!r}, which is not a file")
+            raise ConformanceError(msg)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)

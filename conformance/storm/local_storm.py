@@ -1,0 +1,130 @@
+"""Storm's local mode as one JVM process group: started, watched, and stopped with every
+process it started.
+
+The JVM leads a session of its own, so its multilang children (tracing proxies,
+components) share its process group and go with it; and it dies with its parent, so not
+even a parent killed by SIGKILL leaves it behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from heronbridge.runtime.scheduler.processes import die_with_parent
+
+from .errors import StormError
+
+LOCAL_CLUSTER = "org.apache.storm.LocalCluster"
+FLUX = "org.apache.storm.flux.Flux"
+# A heap bound on a shared machine; Storm's local mode needs far less for our topologies.
+JVM_OPTIONS = ["-Xmx1g", "-XX:+UseSerialGC"]
+TERM_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
+KILL_WAIT = 10.0
+
+
+def storm_command(java: Path, classpath: list[Path], jar: Path, flux_yaml: Path,
+                  sleep_secs: int, tmp: Path) -> list[str]:
+    """`storm local` without the storm script: LocalCluster runs Flux's main in-process.
+    The topology's jar comes first on the classpath (its resources/ must win)."""
+    return [str(java), *JVM_OPTIONS,
+            "-cp", os.pathsep.join(str(p) for p in [jar, *classpath]),
+            f"-Dstorm.jar={jar}", f"-Dstorm.local.sleeptime={sleep_secs}",
+            f"-Djava.io.tmpdir={tmp}",  # ZooKeeper's and the supervisor's folders
+            LOCAL_CLUSTER, FLUX, "--no-splash", str(flux_yaml)]
+
+
+class LocalStorm:
+    def __init__(self, command: list[str], log: Path, env: dict[str, str], cwd: Path) -> None:
+        self.command = command
+        self.log = log
+        self.env = env
+        self.cwd = cwd  # relative paths in Storm's defaults land here
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log.open("wb") as out:
+            try:
+                self.proc = subprocess.Popen(
+                    self.command, stdin=subprocess.DEVNULL, stdout=out,
+                    stderr=subprocess.STDOUT, env=self.env, cwd=self.cwd,
+                    start_new_session=True,
+                    preexec_fn=die_with_parent())
+            except OSError as exc:
+                msg = f"cannot start Storm's JVM ({self.command[0]}): {exc}"
+                raise StormError(msg) from exc
+
+    def exit_code(self) -> int | None:
+        return None if self.proc is None else self.proc.poll()
+
+    def stop(self) -> int | None:
+        """Stop the JVM and every process of its group; the JVM's exit code if it had
+        ended on its own before."""
+        if self.proc is None:
+            return None
+        code = self.proc.poll()
+        group = self.proc.pid
+        _signal_group(group, signal.SIGTERM)
+        try:
+            self.proc.wait(TERM_GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+        deadline = time.monotonic() + TERM_GRACE
+        while group_members(group) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if group_members(group) or self.proc.poll() is None:
+            _signal_group(group, signal.SIGKILL)
+        try:
+            self.proc.wait(KILL_WAIT)
+        except subprocess.TimeoutExpired:
+            pass
+        deadline = time.monotonic() + KILL_WAIT
+        while group_members(group) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = group_members(group)
+        if left:
+            msg = f"processes of Storm's JVM (group {group}) outlived SIGKILL: {left}"
+            raise StormError(msg)
+        return code
+
+    def __enter__(self) -> LocalStorm:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _signal_group(group: int, sig: int) -> None:
+    try:
+        os.killpg(group, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def group_members(group: int) -> list[int]:
+    """Live (not zombie) processes of a process group, from /proc."""
+    members = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # no /proc: ask the kernel whether anyone is left
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return []
+        return [group]
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == group:
+            members.append(int(entry))
+    return members
