@@ -1,0 +1,185 @@
+"""Delivery: what became of every spout message id.
+
+The hook sees the callbacks the system sends a spout (`spout_ack`, `spout_fail`), not
+what the spout does with them. So, per spout task and msg id:
+
+- acked: the last callback after the id's last emit is an ack;
+- given up: it is a fail and the spout did not emit the id again (pystorm's
+  ReliableSpout after `max_fails` acks the id itself, which sends no message);
+- pending: no callback came after the id's last emit: the tuple tree was lost;
+- unknown: a callback for an id the task never emitted.
+
+At-least-once (plan.json `reliable`) fails on pending or unknown ids, or on more
+callbacks than emits of one id (each emit gets exactly one callback). Replays are the
+extra emits of one id. Without injected faults, each id must also be handled the same
+way on both systems (same emits, same outcome), matched by spout task index and msg id.
+At-most-once fails on any replay or fail callback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column, Row
+from pyspark.sql import functions as F
+
+from ..trace import schema
+from . import routes, text
+from .results import FAIL, NO_TRACES, PASS, Verdict
+from .topology import Topology
+from .traces import Traces
+
+CHECK = "delivery"
+CALLBACKS = (schema.SPOUT_ACK, schema.SPOUT_FAIL)
+OUTCOMES = {"acked": "acked", "given up": "given_up", "pending": "pending",
+            "unknown": "unknown"}
+
+
+class Ledger:
+    """Every spout msg id's emits and callbacks on each system, summed up per spout and
+    compared across systems, in one query."""
+
+    def __init__(self, traces: Traces, topology: Topology) -> None:
+        self.traces = traces
+        self.topology = topology
+        ev, tracked = F.col("ev"), F.col("msg_id").isNotNull()
+        callback = ev.isin(*CALLBACKS)
+        ids = (traces.records
+               .filter(F.col("component").isin(*topology.spouts or [""])
+                       & ((ev == schema.EMIT) | callback))
+               .groupBy("system", "component", "task", "msg_id").agg(
+                   F.count_if(ev == schema.EMIT).alias("emits"),
+                   F.count_if(ev == schema.SPOUT_ACK).alias("acks"),
+                   F.count_if(ev == schema.SPOUT_FAIL).alias("fails"),
+                   F.max(F.when(ev == schema.EMIT, F.col("ord"))).alias("last_emit"),
+                   F.max(F.when(callback, F.struct("ord", "ev"))).alias("last_cb"))
+               .withColumn("outcome", F.when(F.col("emits") == 0, "unknown")
+                           .when(F.col("last_cb").isNull()
+                                 | (F.col("last_cb.ord") < F.col("last_emit")), "pending")
+                           .when(F.col("last_cb.ev") == schema.SPOUT_ACK, "acked")
+                           .otherwise("given up"))
+               .withColumn("extra", (F.col("acks") + F.col("fails")) > F.col("emits"))
+               .withColumn("index", routes.index(traces)))
+        # One row per (spout, task index, msg id), both systems side by side.
+        side = (ids.groupBy("component", "index", "msg_id")
+                .pivot("system", list(schema.SYSTEMS))
+                .agg(*[F.first(c).alias(c) for c in ("emits", "fails", "outcome", "extra")]))
+
+        def some(condition: Column) -> Column:
+            return F.slice(F.sort_array(F.collect_list(F.when(condition & tracked,
+                                                              F.col("msg_id")))),
+                           1, text.EXAMPLES)
+
+        sums = []
+        for system in schema.SYSTEMS:
+            def col(name: str, system: str = system) -> Column:
+                return F.col(f"{system}_{name}")
+
+            outcome, emits = col("outcome"), col("emits")
+            sums += [
+                F.count_if(tracked & outcome.isNotNull()).alias(f"{system}_ids"),
+                F.sum(emits).alias(f"{system}_emits"),
+                F.sum(F.when(~tracked, emits)).alias(f"{system}_untracked"),
+                F.sum(F.when(tracked & (emits > 1), emits - 1)).alias(f"{system}_replays"),
+                F.count_if(tracked & (emits > 1)).alias(f"{system}_replayed_ids"),
+                F.sum(F.when(tracked, col("fails"))).alias(f"{system}_fails"),
+                F.count_if(tracked & col("extra")).alias(f"{system}_extra"),
+                some(col("extra")).alias(f"{system}_extra_ids"),
+                *[x for kind, name in OUTCOMES.items() for x in (
+                    F.count_if(tracked & (outcome == kind)).alias(f"{system}_{name}"),
+                    some(outcome == kind).alias(f"{system}_{name}_ids"))]]
+        differ = tracked & (
+            (F.coalesce(F.col("storm_emits"), F.lit(0))
+             != F.coalesce(F.col("runtime_emits"), F.lit(0)))
+            | ~F.col("storm_outcome").eqNullSafe(F.col("runtime_outcome")))
+        rows = side.groupBy("component").agg(
+            *sums, F.count_if(tracked).alias("ids"), F.count_if(differ).alias("differ"),
+            F.slice(F.sort_array(F.collect_list(F.when(differ, F.struct(
+                "msg_id", "storm_emits", "storm_outcome", "runtime_emits",
+                "runtime_outcome")))), 1, text.EXAMPLES).alias("examples"),
+        ).collect()
+        self.summary: dict[tuple[str, str], dict[str, Any]] = {}
+        self.cross: dict[str, tuple[int, int, list]] = {}
+        both = len(traces.systems) == len(schema.SYSTEMS)
+        for row in rows:
+            for system in traces.systems:
+                mine = {k[len(system) + 1:]: v or 0 for k, v in row.asDict().items()
+                        if k.startswith(f"{system}_")}
+                if mine["ids"] or mine["untracked"]:
+                    self.summary[(system, row["component"])] = mine
+            if both:
+                self.cross[row["component"]] = (row["ids"], row["differ"], row["examples"])
+
+    def same_replays(self) -> bool:
+        """No msg id was emitted or settled differently on the two systems (true when
+        only one system left traces: there is nothing to differ from)."""
+        return not any(differ for _, differ, _ in self.cross.values())
+
+    def check(self, *, faults: bool) -> list[Verdict]:
+        verdicts = []
+        for spout in self.topology.spouts:
+            rows = {s: self.summary.get((s, spout)) for s in self.traces.systems}
+            if not any(rows.values()):
+                continue
+            if self.topology.reliable:
+                if not any(r and r["ids"] for r in rows.values()):
+                    continue  # the spout tracks nothing: at-least-once does not apply
+                verdicts.append(self._at_least_once(spout, rows, faults))
+            else:
+                verdicts.append(self._at_most_once(spout, rows))
+        return verdicts
+
+    def _at_least_once(self, spout: str, rows: dict[str, dict | None], faults: bool) -> Verdict:
+        said = {s: NO_TRACES for s in schema.SYSTEMS}
+        problems = []
+        for system, r in rows.items():
+            if r is None:
+                said[system] = "no emits"
+                continue
+            said[system] = (f"{text.count(r['ids'], 'id')}: {r['acked']:,} acked, "
+                            f"{r['given_up']:,} given up; {text.count(r['replays'], 'replay')}"
+                            f", {text.count(r['fails'], 'fail')}")
+            if r["untracked"]:
+                said[system] += f"; {text.count(r['untracked'], 'emit')} without a msg id"
+            for key, ids_key, what in (
+                    ("pending", "pending_ids", "never acked nor failed after its last emit"),
+                    ("unknown", "unknown_ids", "called back but never emitted"),
+                    ("extra", "extra_ids", "called back more often than emitted")):
+                if r[key]:
+                    problems.append(f"{system}: {text.count(r[key], 'id')} {what}, e.g. "
+                                    + ", ".join(text.clip(i) for i in r[ids_key]))
+        if not faults:
+            missing = [s for s in schema.SYSTEMS if s not in self.traces.systems]
+            problems += [f"no {s} traces: cannot compare how each id was handled"
+                         for s in missing]
+            ids, differ, examples = self.cross.get(spout, (0, 0, []))
+            if differ:
+                problems.append(
+                    f"both: {differ:,} of {text.count(ids, 'id')} handled differently, e.g. "
+                    + ", ".join(f"{text.clip(e['msg_id'])} (storm: {_fate(e, 'storm')}; "
+                                f"runtime: {_fate(e, 'runtime')})" for e in examples))
+        return Verdict(CHECK, spout, said[schema.STORM], said[schema.RUNTIME],
+                       FAIL if problems else PASS, text.listing(problems))
+
+    def _at_most_once(self, spout: str, rows: dict[str, dict | None]) -> Verdict:
+        said = {s: NO_TRACES for s in schema.SYSTEMS}
+        problems = []
+        for system, r in rows.items():
+            if r is None:
+                said[system] = "no emits"
+                continue
+            said[system] = ", ".join((text.count(r["emits"], "emit"),
+                                      text.count(r["replays"], "replay"),
+                                      text.count(r["fails"], "fail")))
+            if r["replays"] or r["fails"]:
+                problems.append(f"{system}: at-most-once, yet {r['replayed_ids']:,} ids "
+                                f"replayed and {text.count(r['fails'], 'fail')} called back")
+        return Verdict(CHECK, spout, said[schema.STORM], said[schema.RUNTIME],
+                       FAIL if problems else PASS, text.listing(problems))
+
+
+def _fate(example: Row, system: str) -> str:
+    emits, outcome = example[f"{system}_emits"], example[f"{system}_outcome"]
+    if outcome is None:
+        return "never emitted"
+    return f"{outcome} after {text.count(emits, 'emit')}"
