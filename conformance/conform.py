@@ -51,8 +51,9 @@ class Outcome:
 
 
 def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
-            spark_master: str | None = None, spark: Any = None,
+            spark_master: str | None = None, spark: Any = None, home: Path | None = None,
             display: Display | None = None) -> Outcome:
+    """`home` holds the Storm jars' cache (default: the runtime's home)."""
     from heronbridge.compat.streamparse import load_project
 
     from .analysis import Verdict, analyse
@@ -68,7 +69,7 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
 
     runs: dict[str, SystemRun] = {}
     show(schema.STORM, f"resolving Storm with Maven (once) for {project.name}")
-    install = fetch()
+    install = fetch(home)
     show(schema.STORM, f"starting Storm {install.version} in local mode")
     runs[schema.STORM] = _timed(schema.STORM, lambda: run_on_storm(
         project, scenario, run_dir, install=install,
@@ -85,15 +86,19 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
 
 
 def _timed(system: str, run: Callable[[], Any]) -> SystemRun:
+    """Run one system; a run that did not finish still leaves its traces to compare."""
     began = time.monotonic()
     try:
         result = run()
+        explanation = getattr(result, "explanation", "") or ""
     except ConformanceError as exc:
-        return SystemRun(system, False, time.monotonic() - began, str(exc))
-    snapshot = getattr(result, "snapshot", None)
-    return SystemRun(system, bool(result.finished), time.monotonic() - began,
-                     getattr(result, "explanation", "") or "",
-                     getattr(snapshot, "records", 0) if snapshot is not None else 0,
+        result = getattr(exc, "run", None)  # e.g. a timeout, with what it got to
+        if result is None:
+            return SystemRun(system, False, time.monotonic() - began, str(exc))
+        explanation = str(exc)
+    snapshot = result.snapshot
+    return SystemRun(system, bool(result.finished), time.monotonic() - began, explanation,
+                     snapshot.records if snapshot is not None else 0,
                      getattr(result, "java_log", None) or getattr(result, "workdir", None))
 
 

@@ -85,7 +85,8 @@ def cmd_conform(args: argparse.Namespace) -> int:
             live.update(render())
 
         outcome = conform(scenario, run_dir, multilang=args.multilang,
-                          spark_master=args.spark_master, display=display)
+                          spark_master=args.spark_master, home=Path(args.home),
+                          display=display)
     out.print(verdict_table(outcome))
     report = write_html(outcome)
     if args.json:

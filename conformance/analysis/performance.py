@@ -23,6 +23,7 @@ PERCENTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
 class Measured:
     stats: SystemStats
     rate: float  # bolt input tuples per second, from the first to the last input
+    span: float  # seconds from the first to the last bolt input
 
 
 def measure(traces: Traces, topology: Topology) -> dict[str, Measured]:
@@ -56,7 +57,7 @@ def measure(traces: Traces, topology: Topology) -> dict[str, Measured]:
             seconds=round(t1 - t0, 3),
             throughput=[(float(s), per_second.get(s, 0)) for s in range(last + 1)],
             load={c: dict(sorted(tasks.items())) for c, tasks in sorted(load.items())},
-        ), tuples / (ended - began) if ended > began else float(tuples))
+        ), tuples / (ended - began) if ended > began else float(tuples), ended - began)
     _latency(traces, topology, {s: m.stats for s, m in out.items()})
     return out
 
@@ -112,13 +113,13 @@ def throughput_verdict(out: dict[str, Measured]) -> Verdict:
         if system not in out:
             said[system] = NO_TRACES
             continue
-        s, rate = out[system].stats, out[system].rate
+        s, rate, span = out[system].stats, out[system].rate, out[system].span
         peak = max((n for _, n in s.throughput), default=0)
-        said[system] = (f"{text.count(s.tuples, 'tuple')} in {s.seconds:.1f} s: "
-                        f"{rate:,.0f}/s, peak {peak:,}/s")
+        said[system] = (f"{text.count(s.tuples, 'tuple')} in {span:.2f} s: "
+                        f"{rate:,.0f}/s, peak {peak:,} in one second")
     return Verdict("throughput", "bolt input tuples", said[schema.STORM],
                    said[schema.RUNTIME], INFO,
-                   "rate from the first to the last bolt input; peak over one second")
+                   "from the first to the last bolt input")
 
 
 def _ms(value: float) -> str:

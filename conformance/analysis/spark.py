@@ -7,12 +7,15 @@ session with `session()` and passes it to each `analyse`.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 LOCAL = "local[*]"
 APP_NAME = "heronbridge-conformance"
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
 def session(master: str | None = None) -> SparkSession:
@@ -29,9 +32,13 @@ def session(master: str | None = None) -> SparkSession:
                # JVM round trips that outweigh the analysis of a small trace set.
                .config("spark.python.sql.dataFrameDebugging.enabled", "false"))
     if master.startswith("local"):
-        # An embedded driver serves nobody else: keep its ports on loopback.
+        # An embedded driver serves nobody else: keep its ports on loopback (the
+        # variable also spares the warning about the host name), and its log quiet.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = (builder.config("spark.driver.host", "127.0.0.1")
-                   .config("spark.driver.bindAddress", "127.0.0.1"))
+                   .config("spark.driver.bindAddress", "127.0.0.1")
+                   .config("spark.driver.extraJavaOptions",
+                           f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

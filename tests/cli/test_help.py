@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from conftest import HERONBRIDGE
+from testkit import HERONBRIDGE
 
 VERBS = ["run", "submit", "list", "kill", "activate", "deactivate", "conform", "storm",
          "storm fetch"]

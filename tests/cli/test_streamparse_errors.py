@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import HERONBRIDGE, read_jsonl, wait_until
+from testkit import HERONBRIDGE, read_jsonl, wait_until
 
 PROJECT = Path(__file__).resolve().parents[1] / "shims" / "project"
 

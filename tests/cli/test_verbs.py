@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import HERONBRIDGE, read_jsonl, wait_until
+from testkit import HERONBRIDGE, read_jsonl, wait_until
 
 pytestmark = pytest.mark.integration
 

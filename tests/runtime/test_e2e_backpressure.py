@@ -7,8 +7,8 @@ import time
 
 import psutil
 import pytest
-from conftest import wait_until
 from rt_components import EndlessSpout, SlowBolt
+from testkit import wait_until
 
 from heronbridge.runtime import TopologyBuilder
 from heronbridge.runtime.instance.emitter import SpoutEmitter

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import read_jsonl, wait_until
 from rt_components import FailEveryNthBolt, KeySpout, NeverAckBolt
+from testkit import read_jsonl, wait_until
 
 from heronbridge.runtime import TopologyBuilder
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 import pytest
-from conftest import read_jsonl, wait_until
 from rt_components import DirectSpout, KeySpout, RecordingBolt, choose_even_tasks
+from testkit import read_jsonl, wait_until
 
 from heronbridge.runtime import Grouping, Stream, TopologyBuilder
 from heronbridge.runtime.grouping.javahash import PartialKeyChooser, fields_index
@@ -32,7 +32,7 @@ GROUPINGS = {
 @pytest.fixture(scope="module")
 def outcome(tmp_path_factory):
     """Run the topology once; return what every task recorded."""
-    from conftest import Running
+    from testkit import Running
 
     from heronbridge.runtime.scheduler import Home
     from heronbridge.runtime.state import open_state

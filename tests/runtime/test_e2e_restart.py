@@ -6,8 +6,8 @@ import os
 import signal
 
 import pytest
-from conftest import read_jsonl, wait_until
 from rt_components import KeySpout, RecordingBolt
+from testkit import read_jsonl, wait_until
 
 from heronbridge.runtime import TopologyBuilder
 from heronbridge.runtime.plan import TaskLayout

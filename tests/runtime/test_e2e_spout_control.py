@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import read_jsonl, wait_until
 from rt_components import KeySpout, NeverAckBolt, TickRecorder
+from testkit import read_jsonl, wait_until
 
 from heronbridge.runtime import TopologyBuilder
 from heronbridge.runtime.plan import TaskLayout

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, wait_until
+from testkit import read_jsonl, wait_until
 
 from heronbridge.runtime import control
 from heronbridge.runtime.plan import TaskLayout

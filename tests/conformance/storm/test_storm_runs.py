@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from testkit import storm_leftovers
 
 from heronbridge.compat.streamparse import load_project
 from heronbridge.conformance.scenario import Scenario
@@ -40,7 +41,7 @@ def component_pids(records: list[dict]) -> set[int]:
 
 
 def test_wordcount_is_traced_on_every_component_and_ends_by_its_traces(
-        tmp_path, storm_install, storm_leftovers):
+        tmp_path, storm_install):
     scenario, run = storm_run(EXAMPLES / "wordcount", tmp_path, storm_install)
     assert run.finished, run.explanation
     assert run.snapshot.done(scenario.quiet)
@@ -72,7 +73,7 @@ def test_wordcount_is_traced_on_every_component_and_ends_by_its_traces(
     assert storm_leftovers(tmp_path, component_pids(records)) == []
 
 
-def test_direct_grouping_runs_on_storm(tmp_path, storm_install, storm_leftovers):
+def test_direct_grouping_runs_on_storm(tmp_path, storm_install):
     scenario, run = storm_run(EXAMPLES / "direct", tmp_path, storm_install,
                               options={"direct.count": 30})
     assert run.finished, run.explanation
@@ -88,7 +89,7 @@ def test_direct_grouping_runs_on_storm(tmp_path, storm_install, storm_leftovers)
 
 
 def test_a_bolt_reporting_an_unregistered_metric_ends_the_run_at_once(
-        tmp_path, storm_install, storm_leftovers):
+        tmp_path, storm_install):
     project = tmp_path / "project"
     shutil.copytree(EXAMPLES / "wordcount", project,
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -111,7 +112,7 @@ def test_a_bolt_reporting_an_unregistered_metric_ends_the_run_at_once(
     assert storm_leftovers(tmp_path / "run", component_pids(traces(tmp_path / "run"))) == []
 
 
-def test_an_interrupted_run_leaves_nothing_behind(tmp_path, storm_install, storm_leftovers):
+def test_an_interrupted_run_leaves_nothing_behind(tmp_path, storm_install):
     scenario = Scenario(name="wordcount", project=EXAMPLES / "wordcount", quiet=30,
                         timeout=150, options={"wordcount.rounds": 1000})
     project = load_project(scenario.project, None, None, scenario.storm_options())

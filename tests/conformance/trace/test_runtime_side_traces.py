@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl
+from testkit import read_jsonl
 
 from heronbridge.conformance import ConformanceError, plan_file
 from heronbridge.conformance.runtime_side import RuntimeTimeout, run_on_runtime

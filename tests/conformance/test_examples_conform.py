@@ -1,0 +1,45 @@
+"""Every example scenario, on Apache Storm and on the runtime: every check that applies
+passes (or differs only where the scenario declares why), and the report is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from heronbridge.conformance import scenario as scenarios
+from heronbridge.conformance.conform import conform
+from heronbridge.conformance.report import verdict_table, write_html, write_json
+
+pytestmark = [pytest.mark.integration, pytest.mark.conformance]
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
+                    / "scenarios").glob("*.yaml"))
+
+
+def table(outcome) -> str:
+    from rich.console import Console
+
+    console = Console(width=220, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(verdict_table(outcome))
+    return console.export_text()
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_the_example_conforms(path, tmp_path, spark, storm_home, storm_install):
+    scenario = scenarios.load(path)
+    outcome = conform(scenario, tmp_path / "run", spark=spark, home=storm_home)
+    assert outcome.ok, table(outcome)
+    checks = {v.check for v in outcome.verdicts}
+    assert {"run", "parity"} <= checks, table(outcome)
+    if scenario.faults:
+        # The faults hit: the spout saw fails on both systems.
+        delivery = next(v for v in outcome.verdicts if v.check == "delivery")
+        assert "0 fails" not in delivery.storm and "0 fails" not in delivery.runtime, \
+            table(outcome)
+    report = write_html(outcome)
+    assert report.is_file() and report.parent == tmp_path / "run"
+    write_json(outcome, tmp_path / "verdicts.json")
+    saved = json.loads((tmp_path / "verdicts.json").read_text())
+    assert saved["ok"] is True and len(saved["verdicts"]) == len(outcome.verdicts)

@@ -1,0 +1,111 @@
+"""Helpers tests import by name (`from testkit import ...`): a topology running under a
+Supervisor, polling with a clear failure, reading JSON-lines output."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+from heronbridge.runtime import control
+from heronbridge.runtime.plan.logical import LogicalPlan
+from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
+from heronbridge.runtime.state import StateManager
+
+# The installed console script, as a user runs it (`python -m heronbridge` from the
+# repository root would import the source folder `heronbridge/` instead of the package).
+HERONBRIDGE = str(Path(sys.executable).parent / "heronbridge")
+
+
+class Running:
+    """A topology running under a Supervisor for the duration of a `with` block."""
+
+    def __init__(
+        self, plan: LogicalPlan, home: Home, state: StateManager, project: object = None
+    ) -> None:
+        self.plan = plan
+        self.home = home
+        self.state = state
+        submit_plan(state, home, plan)
+        if project is not None:
+            project.install_resources(home.workdir(plan.name) / "resources")
+        self.supervisor = Supervisor(state, home, plan.name)
+        self.workdir = self.supervisor.workdir
+
+    def __enter__(self) -> Running:
+        self.supervisor.start()
+        try:
+            control.wait_running(self.state, self.plan.name, timeout=90)
+        except Exception:
+            self.supervisor.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.supervisor.stop()
+
+    def metrics(self) -> dict:
+        """Per-component counter totals from the topology master."""
+        totals: dict[str, dict[str, float]] = {}
+        for task in control.metrics(self.state, self.plan.name).tasks:
+            comp = totals.setdefault(task.component, {})
+            for name, value in task.counters.items():
+                comp[name] = comp.get(name, 0) + value
+        return totals
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"--- {p}\n{p.read_text(errors='replace')}"
+            for p in sorted(self.workdir.glob("container-*/logs/*.log"))
+        )
+
+
+def wait_until(
+    condition: Callable[[], object],
+    timeout: float,
+    what: str,
+    interval: float = 0.1,
+    on_timeout: Callable[[], str] | None = None,
+) -> object:
+    """Poll `condition` until it returns something truthy; fail with `what` on timeout."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            last = condition()
+            if last:
+                return last
+        time.sleep(interval)
+    detail = on_timeout() if on_timeout else ""
+    pytest.fail(f"timed out after {timeout}s waiting for {what} (last: {last!r})\n{detail}")
+
+
+def read_jsonl(folder: Path, pattern: str = "*.jsonl") -> dict[str, list]:
+    """{file stem: [records]} for every JSON-lines file under `folder`."""
+    out: dict[str, list] = {}
+    for path in sorted(folder.glob(pattern)):
+        records = []
+        for line in path.read_text().splitlines():
+            with contextlib.suppress(json.JSONDecodeError):
+                records.append(json.loads(line))
+        out[path.stem] = records
+    return out
+
+
+def storm_leftovers(run_dir: Path, pids: set[int] = frozenset()) -> list[str]:
+    """Live processes of a Storm run: the JVM names the run folder on its command line,
+    the components run in a folder under it; `pids`: the components' own, from traces."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status", "cwd"]):
+        if proc.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        cmd = " ".join(proc.info["cmdline"] or [])
+        if proc.pid in pids or str(run_dir) in cmd or str(run_dir) in (proc.info["cwd"] or ""):
+            found.append(f"{proc.pid} {cmd[:160]}")
+    return found
