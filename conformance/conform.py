@@ -31,6 +31,7 @@ class SystemRun:
     explanation: str = ""  # why it did not finish, when it did not
     records: int = 0
     logs: Path | None = None
+    startup: float | None = None  # seconds from launch to the first emit
 
 
 @dataclass
@@ -97,9 +98,11 @@ def _timed(system: str, run: Callable[[], Any]) -> SystemRun:
             return SystemRun(system, False, time.monotonic() - began, str(exc))
         explanation = str(exc)
     snapshot = result.snapshot
+    first = snapshot.first_emit if snapshot is not None else None
     return SystemRun(system, bool(result.finished), time.monotonic() - began, explanation,
                      snapshot.records if snapshot is not None else 0,
-                     getattr(result, "java_log", None) or getattr(result, "workdir", None))
+                     getattr(result, "java_log", None) or getattr(result, "workdir", None),
+                     None if first is None else max(0.0, first - result.started))
 
 
 def _progress(snapshot: Any) -> str:
@@ -110,7 +113,8 @@ def _progress(snapshot: Any) -> str:
 def _run_verdict(verdict_type: type, scenario: Scenario, runs: dict[str, SystemRun]) -> Any:
     def said(run: SystemRun) -> str:
         if run.finished:
-            return f"finished in {run.seconds:.1f}s ({run.records:,} records)"
+            up = "" if run.startup is None else f", first emit after {run.startup:.1f}s"
+            return f"finished in {run.seconds:.1f}s ({run.records:,} records{up})"
         return f"did not finish: {run.explanation}"
 
     storm, runtime = runs[schema.STORM], runs[schema.RUNTIME]

@@ -55,7 +55,8 @@ def write_html(outcome: Any) -> Path:
         for v in outcome.verdicts)
     runs = "\n".join(
         f"<tr><td>{_e(s)}</td><td>{'yes' if r.finished else 'no'}</td>"
-        f"<td>{r.seconds:.1f}</td><td>{r.records:,}</td><td>{_e(r.explanation)}</td>"
+        f"<td>{r.seconds:.1f}</td><td>{_seconds(r.startup)}</td><td>{r.records:,}</td>"
+        f"<td>{_e(r.explanation)}</td>"
         f"<td>{_link(outcome.run_dir, r.logs)}</td></tr>"
         for s, r in outcome.runs.items())
     plots = "\n".join(f'<figure><img alt="{_e(title)}" src="data:image/png;base64,{png}">'
@@ -81,7 +82,8 @@ figure {{ display: inline-block; margin: 0 2em 2em 0; }}
 {_e(_topology(outcome))}, Apache Storm and the runtime, written
 {datetime.now().isoformat(timespec='seconds')}.</p>
 <h2>Runs</h2>
-<table id="runs"><tr><th>system</th><th>finished</th><th>seconds</th><th>trace records</th>
+<table id="runs"><tr><th>system</th><th>finished</th><th>seconds</th>
+<th>first emit after (s)</th><th>trace records</th>
 <th>explanation</th><th>logs</th></tr>
 {runs}
 </table>
@@ -175,6 +177,10 @@ def _link(base: Path, target: Path | None) -> str:
     except ValueError:
         rel = Path(target)
     return f'<a href="{_e(str(rel))}">{_e(str(rel))}</a>'
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else f"{value:.1f}"
 
 
 def _e(text: Any) -> str:

@@ -29,6 +29,7 @@ class Snapshot:
     files: int  # trace files (task processes) seen
     bad_lines: int = 0  # complete lines that were not JSON objects
     pending_ids: list[tuple[str, int, str]] = field(default_factory=list)  # a few, to show
+    first_emit: float | None = None  # wall clock of the earliest emit: the topology is up
 
     def done(self, quiet: float) -> bool:
         return self.records > 0 and self.pending == 0 and self.quiet_for >= quiet
@@ -63,6 +64,7 @@ class Progress:
         self.per_component: dict[str, Counter[str]] = {}
         self.exits = 0
         self.errors = 0
+        self.first_emit: float | None = None
         # (component, task, msg id) -> (t, latest event) of reliable spout messages
         self.spout_msgs: dict[tuple[str, int, str], tuple[float, str]] = {}
 
@@ -82,6 +84,7 @@ class Progress:
             files=len(self.files),
             bad_lines=self.bad_lines,
             pending_ids=sorted(pending)[:5],
+            first_emit=self.first_emit,
         )
 
     def _read(self, path: Path, state: _File) -> None:
@@ -127,6 +130,8 @@ class Progress:
             self.errors += 1
         if activity and (self.last_activity is None or t > self.last_activity):
             self.last_activity = t
+        if ev == schema.EMIT and (self.first_emit is None or t < self.first_emit):
+            self.first_emit = t
         if ev == schema.EMIT and record.get("msg_id") is None:
             return
         if ev in (schema.EMIT, schema.SPOUT_ACK, schema.SPOUT_FAIL):

@@ -39,6 +39,8 @@ def test_the_example_conforms(path, tmp_path, spark, storm_home, storm_install):
     scenario = scenarios.load(path)
     outcome = conform(scenario, tmp_path / "run", spark=spark, home=storm_home)
     assert outcome.ok, table(outcome)
+    for run in outcome.runs.values():
+        assert 0 < run.startup < run.seconds, run
     checks = {v.check for v in outcome.verdicts}
     assert {"run", "parity"} <= checks, table(outcome)
     if scenario.faults:

@@ -28,8 +28,9 @@ def outcome(tmp_path_factory, spark) -> Outcome:
     write(run_dir, simulate(schema.STORM), runtime)
     logs = run_dir / schema.RUNTIME / "logs"
     logs.mkdir(parents=True)
-    runs = {schema.STORM: SystemRun(schema.STORM, True, 12.5, records=1000),
-            schema.RUNTIME: SystemRun(schema.RUNTIME, True, 4.25, records=1000, logs=logs)}
+    runs = {schema.STORM: SystemRun(schema.STORM, True, 12.5, records=1000, startup=7.3),
+            schema.RUNTIME: SystemRun(schema.RUNTIME, True, 4.3, records=1000, logs=logs,
+                                      startup=1.5)}
     return Outcome(scenario(), run_dir, runs, analyse(run_dir, scenario(), spark=spark))
 
 
@@ -87,9 +88,10 @@ def test_the_page_renders_verdicts_runs_and_plots(outcome, browser):
         "background-color")
     assert colour(failed[0]) != colour(passed)
 
-    systems = [r.find_element(By.TAG_NAME, "td").text
-               for r in browser.find_elements(By.CSS_SELECTOR, "#runs tr")[1:]]
-    assert systems == [schema.STORM, schema.RUNTIME]
+    cells = [[c.text for c in r.find_elements(By.TAG_NAME, "td")]
+             for r in browser.find_elements(By.CSS_SELECTOR, "#runs tr")[1:]]
+    assert [c[:5] for c in cells] == [[schema.STORM, "yes", "12.5", "7.3", "1,000"],
+                                      [schema.RUNTIME, "yes", "4.3", "1.5", "1,000"]]
     link = browser.find_element(By.CSS_SELECTOR, "#runs a")
     assert link.get_attribute("href") == (outcome.run_dir / "runtime" / "logs").as_uri()
 

@@ -86,3 +86,13 @@ def test_exits_errors_and_bad_lines_are_counted(tmp_path):
     snap = Progress(tmp_path).poll()
     assert (snap.exits, snap.errors, snap.bad_lines, snap.records) == (1, 1, 2, 2)
     assert "1 exits" in snap.summary() and "counter: error 1, exit 1" in snap.summary()
+
+
+def test_the_first_emit_is_the_earliest_in_any_file(tmp_path):
+    t0 = time.time() - 10
+    append(tmp_path / "spout-4-1.jsonl", line("start", t=t0) + line("emit", t=t0 + 3))
+    progress = Progress(tmp_path)
+    assert progress.poll().first_emit == t0 + 3
+    append(tmp_path / "bolt-2-2.jsonl", line("recv", "bolt", 2, t=t0 + 1)
+           + line("emit", "bolt", 2, t=t0 + 2) + line("emit", "bolt", 2, t=t0 + 5))
+    assert progress.poll().first_emit == t0 + 2
