@@ -67,7 +67,10 @@ class StormSide:
         self.conf = conf or {}
         self.proc = subprocess.Popen(
             proxy_argv([sys.executable, str(script)], "json", proxy_conf),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            # Storm starts a component in its resources folder, never in this checkout,
+            # whose heronbridge/ folder (the CLI's source) would shadow the package.
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=tmp_path)
         self.framing = JsonFraming()
         self.inbox: list = []
 
@@ -225,7 +228,7 @@ def test_msgpack_messages_are_relayed_and_traced(tmp_path):
     traces = tmp_path / "traces"
     proc = subprocess.Popen(
         proxy_argv([sys.executable, str(script)], "msgpack", {schema.TRACE_DIR: str(traces)}),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tmp_path)
     proc.stdin.write(msgpack.packb({
         "pidDir": str(tmp_path), "conf": {},
         "context": {"task->component": {"2": "double", "3": "spout"}, "taskid": 2,
