@@ -112,7 +112,9 @@ def _plots(stats: dict[str, Any]) -> list[tuple[str, str]]:
     for system, s in stats.items():
         if s.throughput:
             xs, ys = zip(*s.throughput, strict=True)
-            ax.plot(xs, ys, label=system, color=COLOURS.get(system), drawstyle="steps-post")
+            # Markers: a run shorter than a second is a single point, which a line hides.
+            ax.plot(xs, ys, label=system, color=COLOURS.get(system), drawstyle="steps-post",
+                    marker="o", markersize=4)
     ax.set_xlabel("seconds since the first record")
     ax.set_ylabel("bolt input tuples / s")
     ax.legend()
