@@ -27,7 +27,7 @@ from heronbridge.shims.storm import keys
 from heronbridge.shims.storm.subprocess import child_argv
 
 from . import ConformanceError, plan_file
-from .scenario import Scenario
+from .scenario import Scenario, input_files
 from .trace import schema
 from .trace.hook import HOOK_PATH, check_faults
 from .trace.progress import Progress, Snapshot
@@ -148,15 +148,12 @@ def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
 
 def _install_files(scenario: Scenario, resources: Path, name: str) -> None:
     """The scenario's input files, over the project's src/ copy."""
-    for rel, source in scenario.files.items():
-        target = (resources / rel).resolve()
-        if not target.is_relative_to(resources.resolve()):
-            msg = (f"topology {name!r} (scenario {scenario.name!r}): expected input file "
-                   f"paths inside src/, received {rel!r}")
-            raise ConformanceError(msg)
-        if not Path(source).is_file():
-            msg = (f"topology {name!r} (scenario {scenario.name!r}): input file {rel!r} "
-                   f"should come from {str(source)!r}, which is not a file")
-            raise ConformanceError(msg)
+    try:
+        files = input_files(scenario.files)
+    except ConformanceError as exc:
+        msg = f"topology {name!r} (scenario {scenario.name!r}): {exc}"
+        raise ConformanceError(msg) from exc
+    for rel, source in files.items():
+        target = resources / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)

@@ -22,8 +22,9 @@ and what to check.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from . import ConformanceError
@@ -63,6 +64,24 @@ class Scenario:
     def storm_options(self) -> dict[str, Any]:
         """What both systems get on top of the project's own options."""
         return {**self.options, **self.config}
+
+
+def input_files(files: Mapping[str, Path],
+                error: type[ConformanceError] = ConformanceError) -> dict[str, Path]:
+    """A scenario's input files as {src/-relative POSIX path: file}, checked by one rule
+    for both systems: each path stays inside src/, each file exists."""
+    checked = {}
+    for rel, path in files.items():
+        name = PurePosixPath(rel)
+        if name.is_absolute() or ".." in name.parts:
+            msg = (f"input file {rel!r}: expected a path inside the project's src/, "
+                   "received one outside it")
+            raise error(msg)
+        if not Path(path).is_file():
+            msg = f"input file {rel!r}: expected a file at {str(path)!r}, found none"
+            raise error(msg)
+        checked[name.as_posix()] = Path(path)
+    return checked
 
 
 def default(project: str | Path, topology: str | None = None) -> Scenario:

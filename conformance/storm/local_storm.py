@@ -68,27 +68,25 @@ class LocalStorm:
         code = self.proc.poll()
         group = self.proc.pid
         _signal_group(group, signal.SIGTERM)
-        try:
-            self.proc.wait(TERM_GRACE)
-        except subprocess.TimeoutExpired:
-            pass
-        deadline = time.monotonic() + TERM_GRACE
-        while group_members(group) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        self._wait_group(TERM_GRACE)
         if group_members(group) or self.proc.poll() is None:
             _signal_group(group, signal.SIGKILL)
-        try:
-            self.proc.wait(KILL_WAIT)
-        except subprocess.TimeoutExpired:
-            pass
-        deadline = time.monotonic() + KILL_WAIT
-        while group_members(group) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        self._wait_group(KILL_WAIT)
         left = group_members(group)
         if left:
             msg = f"processes of Storm's JVM (group {group}) outlived SIGKILL: {left}"
             raise StormError(msg)
         return code
+
+    def _wait_group(self, seconds: float) -> None:
+        """Up to `seconds` each for the JVM to exit and the rest of its group after it."""
+        try:
+            self.proc.wait(seconds)
+        except subprocess.TimeoutExpired:
+            pass
+        deadline = time.monotonic() + seconds
+        while group_members(self.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def __enter__(self) -> LocalStorm:
         self.start()

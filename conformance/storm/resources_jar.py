@@ -11,6 +11,7 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
+from ..scenario import input_files
 from .errors import StormError
 
 RESOURCES = "resources"
@@ -28,16 +29,7 @@ def build_resources_jar(source: Path, files: Mapping[str, Path], jar: Path) -> P
             if path.is_file() and not SKIP_DIRS & set(rel.parts) and \
                     path.suffix not in SKIP_SUFFIXES:
                 entries[rel.as_posix()] = path
-    for rel, path in files.items():
-        name = PurePosixPath(rel)
-        if name.is_absolute() or ".." in name.parts:
-            msg = (f"input file {rel!r}: expected a path inside the project's src/, "
-                   "received one outside it")
-            raise StormError(msg)
-        if not Path(path).is_file():
-            msg = f"input file {rel!r}: expected a file at {str(path)!r}, found none"
-            raise StormError(msg)
-        entries[name.as_posix()] = Path(path)
+    entries.update(input_files(files, StormError))
     # Directory entries too: Storm looks the folder up as an entry of its own.
     dirs = {RESOURCES + "/"}
     for rel in entries:

@@ -8,6 +8,7 @@ import pytest
 
 from heronbridge.conformance import ConformanceError
 from heronbridge.conformance import scenario as scenarios
+from heronbridge.conformance.scenario import input_files
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
 
@@ -83,3 +84,19 @@ def test_the_default_scenario_is_the_project_as_it_is(tmp_path):
     s = scenarios.default(tmp_path, "wc")
     assert (s.project, s.topology, s.faults, s.checks, s.name) == \
         (tmp_path.resolve(), "wc", [], None, "wc")
+
+
+@pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd", "data/../../x", "a/../b"])
+def test_input_files_must_stay_inside_src_on_either_system(tmp_path, rel):
+    f = tmp_path / "f.txt"
+    f.write_text("x")
+    with pytest.raises(ConformanceError, match="inside the project's src/"):
+        input_files({rel: f})
+
+
+def test_input_files_are_named_by_posix_path_and_must_exist(tmp_path):
+    f = tmp_path / "f.txt"
+    f.write_text("x")
+    assert input_files({"data/./w.txt": f}) == {"data/w.txt": f}
+    with pytest.raises(ConformanceError, match=r"input file 'data/w.txt': expected a file at"):
+        input_files({"data/w.txt": tmp_path / "nope.txt"})

@@ -39,10 +39,12 @@ def _drop_one(component: str, nth: int) -> None:
     def lossy(self, data, start, end):
         nonlocal seen
         batch = decode(self, data, start, end)
-        if self.component != component or self.task != min(
-                t for t, c in self.task_component.items() if c == component):
+        if self.component != component:
             return batch
-        if seen < nth <= seen + len(batch):
+        lowest = min(t for t, c in self.task_component.items() if c == component)
+        if self.task != lowest or seen >= nth:
+            return batch
+        if nth <= seen + len(batch):
             batch = list(batch)
             del batch[nth - seen - 1]
             seen = nth  # once
