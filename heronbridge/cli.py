@@ -19,6 +19,7 @@ from rich.table import Table
 from heronbridge import HeronbridgeError, __version__
 from heronbridge.compat import CompatError
 from heronbridge.conformance import ConformanceError
+from heronbridge.migrate import MigrateError
 from heronbridge.runtime import control
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.loader import load_topology_file
@@ -42,6 +43,7 @@ from heronbridge.runtime.state import (
 )
 
 from .conform_verbs import add_verbs as add_conformance_verbs
+from .migrate_verb import add_verb as add_migrate_verb
 from .status import RateLine, totals_from_report, totals_from_samples, totals_table
 
 # Errors and status never wrap (logs get grepped); tables use a wide page off a terminal.
@@ -324,6 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
                              ("deactivate", cmd_deactivate, "pause a topology's spouts")):
         p = verbs.add_parser(verb, parents=[named, home], help=text, description=text + ".")
         p.set_defaults(func=func)
+    add_migrate_verb(verbs)
     add_conformance_verbs(verbs, home)
     return parser
 
@@ -332,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (HeronbridgeError, RuntimeKernelError, CompatError, ConformanceError) as exc:
+    except (HeronbridgeError, RuntimeKernelError, CompatError, ConformanceError,
+            MigrateError) as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         return 1
 

@@ -1,0 +1,153 @@
+"""What every rule shares: the tree's index, the report, and TODO markers.
+
+A rule that cannot rewrite something says so three ways: a `# TODO(heronbridge:RULE):`
+comment above the statement (added once: a re-run finds it and adds nothing), a warning,
+and a report entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import libcst as cst
+from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.metadata import PositionProvider
+
+from .analysis import ClassInfo, Index, ModuleInfo
+
+MARKER = "# TODO(heronbridge:{rule}): {reason}"
+CONVERTED = "converted"
+NO_SPACES = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))  # f(a=1)
+TODO = "todo"
+
+
+@dataclass
+class Entry:
+    path: str
+    line: int
+    rule: str
+    status: str  # CONVERTED or TODO
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "rule": self.rule,
+                "status": self.status, "message": self.message}
+
+
+def marker(rule: str, reason: str) -> str:
+    return MARKER.format(rule=rule, reason=reason)
+
+
+class Rule(VisitorBasedCodemodCommand):
+    """A rule: one libcst transform over one module, reading the index."""
+
+    ID: ClassVar[str]
+    NAME: ClassVar[str]
+    DESCRIPTION: ClassVar[str]
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, context: CodemodContext, index: Index, module: ModuleInfo,
+                 entries: list[Entry]) -> None:
+        super().__init__(context)
+        self.index = index
+        self.module_info = module
+        self.entries = entries
+        self._statements: list[cst.CSTNode] = []
+        self._markers: dict[int, list[str]] = {}  # id(original statement) -> comments
+        self._classes: list[ClassInfo | None] = []
+
+    # -- helpers for rules ------------------------------------------------------------
+
+    @property
+    def component(self) -> ClassInfo | None:
+        """The top-level class being visited, if the index knows it."""
+        return self._classes[0] if self._classes else None
+
+    def kind(self) -> str | None:
+        info = self.component
+        return self.index.kind(info) if info is not None else None
+
+    def line(self, node: cst.CSTNode) -> int:
+        try:
+            return self.get_metadata(PositionProvider, node).start.line
+        except KeyError:
+            return 0
+
+    def converted(self, node: cst.CSTNode, message: str) -> None:
+        self.entries.append(Entry(self.module_info.path, self.line(node), self.ID, CONVERTED,
+                                  message))
+
+    def todo(self, node: cst.CSTNode, reason: str) -> None:
+        """Mark the statement holding `node` (an original node) for a manual change."""
+        line = self.line(node)
+        self.entries.append(Entry(self.module_info.path, line, self.ID, TODO, reason))
+        self.warn(f"{self.module_info.path}:{line}: {self.ID}: {reason}")
+        if self._statements:
+            key = id(self._statements[-1])
+            comment = marker(self.ID, reason)
+            if comment not in self._markers.setdefault(key, []):
+                self._markers[key].append(comment)
+
+    # -- statement tracking -----------------------------------------------------------
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self._statements.append(node)
+        if isinstance(node, cst.ClassDef):
+            depth = len(self._classes)
+            self._classes.append(self.index.class_at(self.module_info.path, node.name.value)
+                                 if depth == 0 else self.component)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: Any) -> Any:
+        result = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, cst.ClassDef):
+            self._classes.pop()
+        if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self._statements.pop()
+            comments = self._markers.pop(id(original_node), None)
+            if comments:
+                result = _with_comments(result, comments)
+        return result
+
+
+def _with_comments(node: Any, comments: list[str]) -> Any:
+    """`node` with comment lines above it, those it has already left out."""
+    if isinstance(node, cst.FlattenSentinel):
+        nodes = list(node.nodes)
+        return cst.FlattenSentinel([_with_comments(nodes[0], comments), *nodes[1:]])
+    if not hasattr(node, "leading_lines"):
+        return node
+    present = {line.comment.value for line in node.leading_lines if line.comment}
+    new = [cst.EmptyLine(comment=cst.Comment(c)) for c in comments if c not in present]
+    return node.with_changes(leading_lines=[*node.leading_lines, *new]) if new else node
+
+
+def is_self_call(node: cst.Call, method: str) -> bool:
+    """`self.<method>(...)`."""
+    func = node.func
+    return (isinstance(func, cst.Attribute) and func.attr.value == method
+            and isinstance(func.value, cst.Name) and func.value.value == "self")
+
+
+def keyword(node: cst.Call, name: str) -> cst.Arg | None:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        inner = dotted(node.value)
+        return f"{inner}.{node.attr.value}" if inner else None
+    return None
+
+
+def is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))

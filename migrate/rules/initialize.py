@@ -1,0 +1,126 @@
+"""HB002: `initialize(config, context)`, and the attributes heronpy does not set.
+
+pystorm calls `initialize` positionally, so its parameters may have any name; heronpy
+calls it with the keywords `config=` and `context=`. pystorm also sets `task_id`,
+`component_name`, `topology_name`, `storm_conf` and `context` (a dict) on the
+component; migrated components set those the tree reads, from heronpy's context.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import PositionProvider, ScopeProvider
+
+from ..analysis import COMPONENTS, STORM_PY
+from ..rule import Rule, is_docstring
+
+PARAMS = ("config", "context")
+PROLOGUE = {
+    "task_id": "self.task_id = context.get_task_id()",
+    "component_name": "self.component_name = context.get_component_id()",
+    "topology_name": "self.topology_name = context.get_topology_name()",
+    "storm_conf": "self.storm_conf = config",
+    "context": "self.context = context",
+}
+
+
+class InitializeRule(Rule):
+    ID = "HB002"
+    NAME = "initialize"
+    DESCRIPTION = "initialize(config, context) and the component attributes pystorm set"
+    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider)
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self._renames: dict[cst.Name, str] = {}
+
+    def _prologue(self) -> list[cst.BaseStatement]:
+        if self.kind() in STORM_PY:
+            return []
+        return [cst.parse_statement(PROLOGUE[a]) for a in PROLOGUE
+                if a in self.index.attributes_read]
+
+    def _is_initialize(self, node: cst.FunctionDef) -> bool:
+        return (node.name.value == "initialize" and len(self._classes) == 1
+                and self.kind() in COMPONENTS)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if not self._is_initialize(node):
+            return True
+        params = node.params
+        positional = [*params.posonly_params, *params.params]
+        if len(positional) != 3 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) \
+                or params.kwonly_params or params.star_kwarg is not None:
+            self.todo(node, "heronpy calls initialize(config=..., context=...) with "
+                      "keywords; give it exactly the parameters (self, config, context)")
+            return True
+        scope = self.get_metadata(ScopeProvider, node.body.body[0], None) if node.body.body \
+            else None
+        for param, new in zip(positional[1:], PARAMS, strict=True):
+            old = param.name.value
+            if old == new:
+                continue
+            if scope is not None and new in scope.assignments:
+                self.todo(node, f"initialize's parameter {old!r} must be named {new!r}, "
+                          f"which this method already uses for something else")
+                continue
+            self._renames[param.name] = new
+            for assignment in scope.assignments[old] if scope is not None else ():
+                for access in assignment.references:
+                    if isinstance(access.node, cst.Name):
+                        self._renames[access.node] = new
+        return True
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        new = self._renames.get(original_node)
+        return updated_node.with_changes(value=new) if new else updated_node
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef,
+                          updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if not self._is_initialize(original_node):
+            return updated_node
+        renamed = [p.name.value for p in original_node.params.params[1:]
+                   if p.name in self._renames]
+        if renamed:
+            self.converted(original_node, f"initialize parameters {renamed} -> "
+                           f"{list(PARAMS)}")
+        prologue = self._prologue()
+        if not prologue:
+            return updated_node
+        body = list(updated_node.body.body)
+        at = 1 if body and is_docstring(body[0]) else 0
+        present = {cst.Module([]).code_for_node(s).strip() for s in body}
+        new = [s for s in prologue if cst.Module([]).code_for_node(s).strip() not in present]
+        if new:
+            self.converted(original_node, "sets the attributes pystorm set: " +
+                           ", ".join(cst.Module([]).code_for_node(s).strip() for s in new))
+        return updated_node.with_changes(body=updated_node.body.with_changes(
+            body=[*body[:at], *new, *body[at:]]))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef,
+                       updated_node: cst.ClassDef) -> cst.ClassDef:
+        """A component deriving straight from the library without an initialize gets
+        one, when the tree reads attributes pystorm set."""
+        info = self.component
+        if len(self._classes) != 1 or info is None or self.kind() not in COMPONENTS:
+            return updated_node
+        if self.index.has_method(info, "initialize"):
+            return updated_node
+        if any(self.index.find_class(b, self.module_info.path) for b in info.bases):
+            return updated_node  # its project base class gets the initialize
+        prologue = self._prologue()
+        if not prologue:
+            return updated_node
+        method = cst.FunctionDef(
+            name=cst.Name("initialize"),
+            params=cst.Parameters([cst.Param(cst.Name(p)) for p in ("self", *PARAMS)]),
+            body=cst.IndentedBlock(prologue),
+            leading_lines=[cst.EmptyLine(indent=False)])
+        body = list(updated_node.body.body)
+        at = next((i for i, s in enumerate(body) if isinstance(s, cst.FunctionDef)),
+                  len(body))
+        self.converted(original_node, "added initialize(config, context) to set the "
+                       "attributes pystorm set")
+        return updated_node.with_changes(body=updated_node.body.with_changes(
+            body=[*body[:at], method, *body[at:]]))
+
