@@ -267,7 +267,7 @@ def read_module(path: Path, root: Path, source: str) -> tuple[ModuleInfo, set[st
                         any(is_library(q) for q in imports.values()))
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
-            module.classes[node.name] = _class(node, module)
+            module.classes[node.name] = _class(node, module, source)
     read = {n.attr for n in ast.walk(tree)
             if isinstance(n, ast.Attribute) and n.attr in PYSTORM_ATTRIBUTES}
     return module, read
@@ -291,7 +291,7 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _class(node: ast.ClassDef, module: ModuleInfo) -> ClassInfo:
+def _class(node: ast.ClassDef, module: ModuleInfo, source: str) -> ClassInfo:
     bases = [module.resolve(d) for d in map(_dotted, node.bases) if d]
     info = ClassInfo(module.name, node.name, node.lineno, bases)
     for statement in node.body:
@@ -306,7 +306,8 @@ def _class(node: ast.ClassDef, module: ModuleInfo) -> ClassInfo:
         elif target in AUTO_FLAGS and isinstance(value, ast.Constant):
             info.flags[target] = bool(value.value)
         elif target in ("par", "config"):
-            info.attributes[target] = ast.unparse(value)
+            info.attributes[target] = ast.get_source_segment(source, value) or \
+                ast.unparse(value)
         elif isinstance(value, ast.Call):
             spec = _spec(target, value, module)
             if spec is not None:

@@ -59,8 +59,9 @@ class AutoAckRule(Rule):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if self.kind() not in KINDS or not is_self_call(original_node, "emit"):
             return updated_node
-        if keyword(original_node, "anchors") or len(original_node.args) >= 3 \
-                or not self._flag("auto_anchor"):
+        positional = [a for a in original_node.args if a.keyword is None]
+        if keyword(original_node, "anchors") or len(positional) >= 3 \
+                or any(a.star for a in original_node.args) or not self._flag("auto_anchor"):
             return updated_node
         if self._in_process():
             self.converted(original_node, f"emit anchored to {self._tuple} (auto_anchor)")

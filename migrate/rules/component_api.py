@@ -55,9 +55,7 @@ class ComponentApiRule(Rule):
                 stream.value.value == "None":
             self.converted(original_node, "dropped emit(stream=None): heronpy's default "
                            "stream is 'default'")
-            return updated_node.with_changes(args=[
-                a for a in updated_node.args
-                if not (a.keyword is not None and a.keyword.value == "stream")])
+            return updated_node.with_changes(args=_without(list(updated_node.args), "stream"))
         return updated_node
 
     def _statement_reads_result(self, call: cst.Call) -> bool:
@@ -88,3 +86,13 @@ class ComponentApiRule(Rule):
 
 def _is_false(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Name) and value.value == "False"
+
+
+def _without(args: list[cst.Arg], name: str) -> list[cst.Arg]:
+    """`args` less the keyword `name`; the argument before a dropped last one takes its
+    comma (none, or a trailing one)."""
+    at = next(i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == name)
+    dropped = args.pop(at)
+    if at == len(args) and args:
+        args[-1] = args[-1].with_changes(comma=dropped.comma)
+    return args

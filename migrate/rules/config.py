@@ -60,15 +60,7 @@ class ConfigRule(Rule):
             elements.append(cst.DictElement(cst.SimpleString(f'"{MODE}"'),
                                             cst.SimpleString(f'"{ATLEAST_ONCE}"')))
             self.converted(original, f"{MODE}: {ATLEAST_ONCE} (Storm acks by default)")
-        if elements:
-            last = elements[-1]
-            before = updated.elements[-1].comma if updated.elements else \
-                cst.MaybeSentinel.DEFAULT
-            elements[-1] = last.with_changes(comma=before)
-            elements[:-1] = [e if e.comma is not cst.MaybeSentinel.DEFAULT else
-                             e.with_changes(comma=cst.Comma(
-                                 whitespace_after=cst.SimpleWhitespace(" ")))
-                             for e in elements[:-1]]
+        elements = _commas(elements, list(updated.elements), updated.lbrace)
         return updated.with_changes(elements=elements)
 
     def leave_Assign(self, original_node: cst.Assign,
@@ -106,3 +98,27 @@ class ConfigRule(Rule):
         self.converted(original_node, f"{MODE}: {ATLEAST_ONCE} (Storm acks by default)")
         return updated_node.with_changes(body=updated_node.body.with_changes(
             body=[*body[:at], line, *body[at:]]))
+
+
+def _commas(kept: list, given: list, lbrace: cst.LeftCurlyBrace) -> list:
+    """Commas for the elements left (and added) in a dict, in the dict's own layout:
+    the last takes the last one's (a trailing comma before a newline stays), the others
+    keep theirs or take the one between elements."""
+    if not kept or not given:
+        return kept
+    last = given[-1].comma
+    if len(given) > 1:
+        inner = given[-2].comma
+    elif isinstance(lbrace.whitespace_after, cst.ParenthesizedWhitespace):
+        inner = cst.Comma(whitespace_after=lbrace.whitespace_after)
+    else:
+        inner = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    result = []
+    for i, element in enumerate(kept):
+        if i == len(kept) - 1:
+            result.append(element.with_changes(comma=last))
+        elif element.comma is cst.MaybeSentinel.DEFAULT or element.comma is last:
+            result.append(element.with_changes(comma=inner))
+        else:
+            result.append(element)
+    return result

@@ -149,7 +149,7 @@ class ImportsRule(Rule):
             self.todo(node, reason)
             comment = marker(self.ID, reason)
             line = _from_line(module, kept)
-            if lines and comment not in {e.comment.value for e in statement.leading_lines
+            if comment not in {e.comment.value for e in statement.leading_lines
                                          if e.comment}:
                 line = line.with_changes(leading_lines=[cst.EmptyLine(
                     comment=cst.Comment(comment))])

@@ -1,0 +1,494 @@
+# ruff: noqa: E501  (expected outputs hold TODO markers, one line each)
+"""Before/after cases for the codemod: each is a small tree of modules, the tree the
+codemod must make of it, and the rules expected to leave TODO markers.
+
+The meta-tests run every case (output compiles, a second run changes nothing, comments
+beside rewritten imports survive); test_rules checks each against its expected tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from textwrap import dedent
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    before: dict[str, str]
+    after: dict[str, str]
+    todos: tuple[str, ...] = ()  # rule ids of the markers, in report order
+    rules: tuple[str, ...] = ()  # run only these (default: all)
+    extra: dict[str, str] = field(default_factory=dict)  # unchanged files of the tree
+
+
+def _d(text: str) -> str:
+    return dedent(text).lstrip("\n")
+
+
+CASES: list[Case] = []
+
+
+def case(name: str, before: dict[str, str], after: dict[str, str], todos: tuple = (),
+         rules: tuple = (), extra: dict | None = None) -> None:
+    CASES.append(Case(name, {k: _d(v) for k, v in before.items()},
+                      {k: _d(v) for k, v in after.items()}, todos, rules,
+                      {k: _d(v) for k, v in (extra or {}).items()}))
+
+
+# -- HB009 imports, and name resolution ------------------------------------------------
+
+case("imports-from-with-comments", {"bolt.py": '''
+    """A bolt."""
+
+    # streamparse's classes
+    from streamparse import Bolt, Stream  # the API
+    import os
+
+    class Upper(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+        outputs = [Stream(["word"], "words")]
+
+        def process(self, tup):
+            self.emit([os.sep])
+    '''}, {"bolt.py": '''
+    """A bolt."""
+
+    # streamparse's classes
+    from heronpy.api.bolt.bolt import Bolt
+    from heronpy.api.stream import Stream  # the API
+    import os
+
+    class Upper(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+        outputs = [Stream(["word"], "words")]
+
+        def process(self, tup):
+            self.emit([os.sep])
+    '''})
+
+case("import-module-alias", {"bolt.py": '''
+    import streamparse as sp  # aliased
+
+
+    class Upper(sp.Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def process(self, tup):
+            self.emit([tup.values[0].upper()])
+    '''}, {"bolt.py": '''
+    from heronpy.api.bolt.bolt import Bolt  # aliased
+
+
+    class Upper(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def process(self, tup):
+            self.emit([tup.values[0].upper()])
+    '''})
+
+case("import-submodule-and-alias", {"bolt.py": '''
+    from streamparse.bolt import Bolt as B
+    from pystorm.spout import Spout
+
+
+    class Upper(B):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def process(self, tup):
+            self.emit([1])
+
+
+    class Numbers(Spout):
+        def next_tuple(self):
+            self.emit([1], tup_id=1)
+    '''}, {"bolt.py": '''
+    from heronpy.api.bolt.bolt import Bolt as B
+    from heronpy.api.spout.spout import Spout
+
+
+    class Upper(B):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def process(self, tup):
+            self.emit([1])
+
+
+    class Numbers(Spout):
+        def next_tuple(self):
+            self.emit([1], tup_id=1)
+    '''})
+
+# A(B), B(C), C(Bolt) across three modules, through a package re-export: A is a bolt.
+case("bases-across-three-modules", {
+    "pkg/__init__.py": "from .c import C\n",
+    "pkg/c.py": '''
+        from streamparse import Bolt
+
+
+        class C(Bolt):
+            auto_fail = False
+        ''',
+    "pkg/b.py": '''
+        from pkg import C
+
+
+        class B(C):
+            auto_anchor = False
+        ''',
+    "a.py": '''
+        from pkg.b import B as Base
+
+
+        class A(Base):
+            def process(self, tup):
+                self.emit([1])
+        ''',
+}, {
+    "pkg/c.py": '''
+        from heronpy.api.bolt.bolt import Bolt
+
+
+        class C(Bolt):
+            auto_fail = False
+        ''',
+    "a.py": '''
+        from pkg.b import B as Base
+
+
+        class A(Base):
+            def process(self, tup):
+                self.emit([1])
+                self.ack(tup)
+        ''',
+}, extra={"pkg/__init__.py": "from .c import C\n", "pkg/b.py": '''
+        from pkg import C
+
+
+        class B(C):
+            auto_anchor = False
+        '''})
+
+# Spelled like streamparse, but not it: left alone.
+case("same-name-other-library", {"bolt.py": '''
+    from mylib import Bolt
+
+
+    class Upper(Bolt):
+        def initialize(self, conf, ctx):
+            self.n = 0
+
+        def process(self, tup):
+            self.emit([tup.values.word])
+    '''}, {})
+
+# -- HB001 storm.py --------------------------------------------------------------------
+
+case("storm-py-basic-bolt", {"split.py": '''
+    import storm
+
+
+    class SplitBolt(storm.BasicBolt):
+        def initialize(self, conf, context):
+            self.sep = conf.get("sep", " ")
+
+        def process(self, tup):
+            for word in tup.values[0].split(self.sep):
+                storm.emit([word])
+            storm.logInfo("split")
+
+
+    class Numbers(storm.Spout):
+        def nextTuple(self):
+            storm.emit([1], id=1)
+
+
+    if __name__ == "__main__":
+        SplitBolt().run()
+    '''}, {"split.py": '''
+    from heronpy.api.bolt.bolt import Bolt
+    from heronpy.api.spout.spout import Spout
+
+
+    class SplitBolt(Bolt):
+        def initialize(self, config, context):
+            self.sep = config.get("sep", " ")
+
+        def process(self, tup):
+            try:
+                for word in tup.values[0].split(self.sep):
+                    self.emit([word], anchors=[tup])
+                self.log("split", "info")
+            except Exception:
+                self.logger.exception("process failed")
+                self.fail(tup)
+                return
+            self.ack(tup)
+
+
+    class Numbers(Spout):
+        def next_tuple(self):
+            self.emit([1], tup_id=1)
+    '''})
+
+# -- HB002 initialize ------------------------------------------------------------------
+
+case("initialize-renames-and-attributes", {"bolt.py": '''
+    from streamparse import Bolt
+
+
+    class Tagger(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, storm_conf, ctx):
+            """Set up."""
+            self.prefix = storm_conf.get("prefix", "")
+            self.name = f"{self.component_name}-{self.task_id}"
+
+        def process(self, tup):
+            conf = "not the parameter"
+            self.emit([self.prefix + conf])
+    '''}, {"bolt.py": '''
+    from heronpy.api.bolt.bolt import Bolt
+
+
+    class Tagger(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, config, context):
+            """Set up."""
+            self.task_id = context.get_task_id()
+            self.component_name = context.get_component_id()
+            self.prefix = config.get("prefix", "")
+            self.name = f"{self.component_name}-{self.task_id}"
+
+        def process(self, tup):
+            conf = "not the parameter"
+            self.emit([self.prefix + conf])
+    '''})
+
+case("initialize-added-when-missing", {"spout.py": '''
+    from streamparse import Spout
+
+
+    class Numbers(Spout):
+        outputs = ["n"]
+
+        def next_tuple(self):
+            self.emit([self.task_id])
+    '''}, {"spout.py": '''
+    from heronpy.api.spout.spout import Spout
+
+
+    class Numbers(Spout):
+        outputs = ["n"]
+
+        def initialize(self, config, context):
+            self.task_id = context.get_task_id()
+
+        def next_tuple(self):
+            self.emit([self.task_id])
+    '''})
+
+# -- HB003 auto-ack --------------------------------------------------------------------
+
+case("auto-ack-anchor-fail", {"bolt.py": '''
+    from streamparse import Bolt
+
+
+    class Parse(Bolt):
+        def process(self, tup):
+            """Parse one line."""
+            line = tup.values[0]
+            if not line:
+                return  # nothing to do
+            self.emit([line.strip()])
+            self.emit([line], stream="raw", anchors=[])
+            self.helper(line)
+
+        def helper(self, line):
+            self.emit([line])
+    '''}, {"bolt.py": '''
+    from heronpy.api.bolt.bolt import Bolt
+
+
+    class Parse(Bolt):
+        def process(self, tup):
+            """Parse one line."""
+            try:
+                line = tup.values[0]
+                if not line:
+                    self.ack(tup)
+                    return  # nothing to do
+                self.emit([line.strip()], anchors=[tup])
+                self.emit([line], stream="raw", anchors=[])
+                self.helper(line)
+            except Exception:
+                self.fail(tup)
+                raise
+            self.ack(tup)
+
+        def helper(self, line):
+            # TODO(heronbridge:HB003): pystorm anchored emits made while process() runs to its tuple (auto_anchor); if this runs from process(), pass anchors=[tup]
+            self.emit([line])
+    '''}, todos=("HB003",))
+
+# -- HB004 tuple fields, HB007 specs, HB008 config: a topology across modules ----------
+
+case("topology-fields-specs-config", {
+    "src/spouts.py": '''
+        from streamparse import Spout
+
+
+        class Words(Spout):
+            outputs = ["word", "n"]
+
+            def next_tuple(self):
+                self.emit(["a", 1], tup_id=1)
+        ''',
+    "src/bolts.py": '''
+        from streamparse import Bolt
+
+
+        class Count(Bolt):
+            auto_ack = False
+            auto_anchor = False
+            auto_fail = False
+            outputs = ["word", "count"]
+            par = 3
+            config = {"topology.tick.tuple.freq.secs": 2}
+
+            def process(self, tup):
+                self.emit([tup.values.word, tup.values.n, tup.values._asdict()])
+        ''',
+    "topologies/count.py": '''
+        from streamparse import Grouping, Topology
+
+        from bolts import Count
+        from spouts import Words
+
+
+        class CountTopology(Topology):
+            config = {
+                "topology.workers": 2,
+                "topology.acker.executors": 1,
+                "pystorm.log.level": "debug",
+                "topology.max.spout.pending": 100,
+            }
+            words = Words.spec()
+            count = Count.spec(inputs=words)
+            total = Count.spec(inputs={count: Grouping.GLOBAL}, par=1)
+        ''',
+}, {
+    "src/spouts.py": '''
+        from heronpy.api.spout.spout import Spout
+
+
+        class Words(Spout):
+            outputs = ["word", "n"]
+
+            def next_tuple(self):
+                self.emit(["a", 1], tup_id=1)
+        ''',
+    "src/bolts.py": '''
+        from heronpy.api.bolt.bolt import Bolt
+
+
+        class Count(Bolt):
+            auto_ack = False
+            auto_anchor = False
+            auto_fail = False
+            outputs = ["word", "count"]
+            par = 3
+            config = {"topology.tick.tuple.freq.secs": 2}
+
+            def process(self, tup):
+                # TODO(heronbridge:HB004): field 'n' is not at one place in every stream this bolt reads ([['word', 'n'], ['word', 'count']]); index tup.values by position
+                # TODO(heronbridge:HB004): heronpy's tuple values are a list: .values._asdict has no equivalent
+                self.emit([tup.values[0], tup.values.n, tup.values._asdict()])
+        ''',
+    "topologies/count.py": '''
+        from heronpy.api.stream import Grouping
+        from heronpy.api.topology import Topology
+
+        from bolts import Count
+        from spouts import Words
+
+
+        class CountTopology(Topology):
+            config = {
+                "topology.stmgrs": 2,
+                "topology.max.spout.pending": 100,
+                "topology.reliability.mode": "ATLEAST_ONCE",
+            }
+            words = Words.spec()
+            count = Count.spec(inputs=[words], par=3, config={"topology.tick.tuple.freq.secs": 2})
+            total = Count.spec(inputs={count: Grouping.LOWEST}, par=1, config={"topology.tick.tuple.freq.secs": 2})
+        ''',
+}, todos=("HB004", "HB004"))
+
+# -- HB005 component API, HB006 groupings ----------------------------------------------
+
+case("direct-and-unsupported", {"router.py": '''
+    from streamparse import Bolt, Grouping, Stream, Topology
+
+
+    class Router(Bolt):
+        outputs = [Stream(["n"], "routed", direct=True)]
+
+        def process(self, tup):
+            tasks = self.emit([1], stream=None, need_task_ids=True)
+            self.emit([2], direct_task=tasks[0])
+            self.raise_exception(ValueError("x"), tup)
+
+
+    class Direct(Topology):
+        config = {"topology.acker.executors": 0}
+        router = Router.spec(inputs=[], par=1)
+        sink = Router.spec(inputs={router["routed"]: Grouping.DIRECT})
+    '''}, {"router.py": '''
+    from heronpy.api.bolt.bolt import Bolt
+    from heronpy.api.stream import Grouping, Stream
+    from heronpy.api.topology import Topology
+
+
+    class Router(Bolt):
+        # TODO(heronbridge:HB006): heronpy rejects direct streams (Stream(direct=True) raises); declare a plain stream and group it by a key
+        outputs = [Stream(["n"], "routed", direct=True)]
+
+        def process(self, tup):
+            try:
+                # TODO(heronbridge:HB005): heronpy's emit returns task ids only for direct and custom groupings (a bolt's emit returns None)
+                tasks = self.emit([1], need_task_ids=True, anchors=[tup])
+                # TODO(heronbridge:HB005): heronpy does not route direct emits (direct grouping is not supported); route with a fields grouping on a task key
+                self.emit([2], direct_task=tasks[0], anchors=[tup])
+                # TODO(heronbridge:HB005): heronpy has no raise_exception; log the error and raise
+                self.raise_exception(ValueError("x"), tup)
+            except Exception:
+                self.fail(tup)
+                raise
+            self.ack(tup)
+
+
+    class Direct(Topology):
+        config = {}
+        router = Router.spec(inputs=[], par=1)
+        # TODO(heronbridge:HB006): heronpy rejects direct groupings; subscribe with a fields grouping on a key the emitter chooses
+        sink = Router.spec(inputs={router["routed"]: Grouping.DIRECT})
+    '''}, todos=("HB005", "HB005", "HB005", "HB006", "HB006"))

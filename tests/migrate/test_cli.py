@@ -1,0 +1,96 @@
+"""`heronbridge migrate` as a user runs it: the installed command on a tree of files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from testkit import HERONBRIDGE
+
+BOLT = (
+    "# comment above\n"
+    "from streamparse import Bolt  # beside\n"
+    "\n"
+    "\n"
+    "class Up(Bolt):\n"
+    "    auto_ack = False\n"
+    "    auto_anchor = False\n"
+    "    auto_fail = False\n"
+    "\n"
+    "    def process(self, tup):\n"
+    "        self.emit([tup.values[0].upper()], stream=None)\n"
+)
+MIGRATED = BOLT.replace("from streamparse import Bolt",
+                        "from heronpy.api.bolt.bolt import Bolt").replace(", stream=None)", ")")
+UNSUPPORTED = "from streamparse import ShellBolt\n\nSPLIT = ShellBolt\n"
+
+
+def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([HERONBRIDGE, "migrate", *args], check=False, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "bolt.py").write_text(BOLT)
+    (root / "pkg" / "other.py").write_text("import os\n")
+    return root
+
+
+def test_check_and_diff_write_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    check = run(tmp_path, str(root), "--check")
+    assert check.returncode == 1, check.stderr
+    diff = run(tmp_path, str(root), "--diff")
+    assert diff.returncode == 0, diff.stderr
+    assert "+from heronpy.api.bolt.bolt import Bolt  # beside" in diff.stdout
+    assert (root / "pkg" / "bolt.py").read_text() == BOLT
+
+
+def test_migrates_in_place_then_nothing_is_left(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    done = run(tmp_path, str(root), "--report", str(tmp_path / "report.json"))
+    assert done.returncode == 0, done.stderr
+    assert (root / "pkg" / "bolt.py").read_text() == MIGRATED
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["summary"]["changed"] == 1 and report["summary"]["failed"] == 0
+    assert {e["rule"] for e in report["entries"]} == {"HB005", "HB009"}
+    assert all(e["status"] == "converted" for e in report["entries"])
+    assert run(tmp_path, str(root), "--check").returncode == 0
+
+
+def test_a_broken_file_is_reported_and_the_rest_migrated(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "pkg" / "broken.py").write_text("from streamparse import Bolt\nclass (:\n")
+    (root / "pkg" / "shell.py").write_text(UNSUPPORTED)
+    done = run(tmp_path, str(root), "--report", str(tmp_path / "report.json"))
+    assert done.returncode == 2
+    assert "broken.py" in done.stderr and "does not parse" in done.stderr
+    assert "HB009: heronpy has no ShellBolt" in done.stderr  # the warning
+    assert (root / "pkg" / "bolt.py").read_text() == MIGRATED
+    assert (root / "pkg" / "shell.py").read_text().startswith(
+        "# TODO(heronbridge:HB009): heronpy has no ShellBolt\n")
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [f["path"].endswith("broken.py") for f in report["failed"]] == [True]
+    assert [e["status"] for e in report["entries"] if e["rule"] == "HB009" and
+            e["path"].endswith("shell.py")] == ["todo"]
+
+
+def test_rule_selection_and_unknown_rules(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    only = run(tmp_path, str(root), "--rule", "component-api", "--jobs", "1")
+    assert only.returncode == 0, only.stderr
+    text = (root / "pkg" / "bolt.py").read_text()
+    assert "from streamparse import Bolt" in text and "stream=None" not in text
+    bad = run(tmp_path, str(root), "--rule", "HB999")
+    assert bad.returncode == 1 and "unknown rule 'HB999'" in bad.stderr
+
+
+def test_windows_newlines_survive(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = root / "pkg" / "bolt.py"
+    path.write_bytes(BOLT.replace("\n", "\r\n").encode())
+    assert run(tmp_path, str(root)).returncode == 0
+    assert path.read_bytes() == MIGRATED.replace("\n", "\r\n").encode()
