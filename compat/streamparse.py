@@ -63,11 +63,23 @@ class Project:
             resources.mkdir(parents=True)
 
 
-def load_project(path: str | Path, name: str | None = None, env: str | None = None,
-                 options: dict[str, Any] | None = None, multilang: bool = False,
-                 resources: Path | None = None) -> Project:
-    """Read the project at `path`. `resources` is where its src/ will be copied (the
-    tasks' working folder); `multilang` runs Python components as subprocesses too."""
+@dataclass(frozen=True)
+class ProjectFiles:
+    """What a project's config.json says, before its topology module is imported."""
+
+    root: Path
+    config_file: Path
+    config: dict[str, Any]
+    name: str  # the topology's name: its file's stem, as sparse names it
+    topology_file: Path
+    env: str | None
+    env_config: dict[str, Any]
+    serializer: str
+
+
+def read_project(path: str | Path, name: str | None = None,
+                 env: str | None = None) -> ProjectFiles:
+    """Read config.json and find the topology file and environment it names."""
     root = Path(path).resolve()
     config_file = root / "config.json"
     if not config_file.is_file():
@@ -84,11 +96,23 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
     if serializer not in ("json", "msgpack"):
         msg = f"{str(config_file)!r}: serializer must be 'json' or 'msgpack', got {serializer!r}"
         raise CompatError(msg)
+    return ProjectFiles(root, config_file, config, name, topology_file, env_name, env_config,
+                        serializer)
+
+
+def load_project(path: str | Path, name: str | None = None, env: str | None = None,
+                 options: dict[str, Any] | None = None, multilang: bool = False,
+                 resources: Path | None = None) -> Project:
+    """Read the project at `path`. `resources` is where its src/ will be copied (the
+    tasks' working folder); `multilang` runs Python components as subprocesses too."""
+    files = read_project(path, name, env)
+    root, name, topology_file = files.root, files.name, files.topology_file
+    env_name, serializer = files.env, files.serializer
     resources = resources or root / "src"
     components = {}
-    with _project_imports(topology_file.parent, root / "src"):
+    with project_imports(topology_file.parent, root / "src"):
         topology = _import_topology(topology_file, name)
-        storm_options = resolve_options(options or {}, env_config, topology.config or {})
+        storm_options = resolve_options(options or {}, files.env_config, topology.config or {})
         spouts = set(topology.thrift_spouts)
         for spec in topology.specs:
             components[spec.name] = _component(name, spec, spec.name in spouts, env_name,
@@ -176,7 +200,7 @@ def _env(config: dict, env: str | None, config_file: Path) -> tuple[str | None, 
 
 
 @contextlib.contextmanager
-def _project_imports(*folders: Path) -> Iterator[None]:
+def project_imports(*folders: Path) -> Iterator[None]:
     """Import a project's modules with its folders first on the path, and forget them
     afterwards: projects share module names (`bolts`, `spouts`), and one process may
     load several."""

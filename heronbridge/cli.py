@@ -78,18 +78,26 @@ class Prepared:
 
 
 def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
-    """The topology a command names: a runtime topology file, or a streamparse project
-    (--project, or the current folder)."""
+    """The topology a command names: a Python file (a heronpy Topology or TopologyBuilder
+    if it imports heronpy, else a runtime topology), or a project in streamparse's layout
+    (--project, or the current folder) whose topology is streamparse or heronpy."""
     options = dict(parse_option(o) for o in args.option or [])
     if args.topology and args.topology.endswith(".py"):
         if args.project or args.environment or args.multilang:
-            msg = "--project, -e and --multilang apply to streamparse projects, not to FILE"
+            msg = "--project, -e and --multilang apply to projects, not to FILE"
             raise HeronbridgeError(msg)
-        plan = load_topology_file(args.topology, args.name)
-        plan.config.update(options)
+        from heronbridge.compat.heronpy.loader import imports_heronpy
+
+        if imports_heronpy(Path(args.topology)):
+            from heronbridge.compat.heronpy.loader import load_file
+
+            plan = load_file(args.topology, args.name, options)
+        else:
+            plan = load_topology_file(args.topology, args.name)
+            plan.config.update(options)
         prepared = Prepared(plan)
     else:
-        from heronbridge.compat.streamparse import load_project, topology_name
+        from heronbridge.compat.projects import load_project, topology_name
 
         project_dir = args.project or args.topology or "."
         name = topology_name(project_dir, args.name)

@@ -1,0 +1,35 @@
+"""heronpy topologies on the runtime: loading them into a logical plan and hosting their
+spouts and bolts through heronpy's delegate interface.
+
+Importing this package installs the import hook (`imports.py`) that lets heronpy 0.20.5
+load under the runtime's protobuf; every heronpy import the runtime makes goes through
+this package first.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from .. import CompatError
+from . import imports
+
+INSTALL_HINT = ("install it with `pip install --no-deps heronpy==0.20.5` (--no-deps: its "
+                "protobuf==3.16.0 pin would downgrade the runtime's protobuf; heronbridge "
+                "already brings cloudpickle)")
+
+imports.install()
+
+
+class HeronpyError(CompatError):
+    """A heronpy topology or component the runtime cannot load or run as written."""
+
+
+class HeronpyMissing(HeronpyError):
+    """heronpy is not installed."""
+
+
+def require_heronpy(what: str) -> None:
+    """Raise a clear error if heronpy cannot be imported; `what` names who needs it."""
+    if importlib.util.find_spec("heronpy") is None:
+        msg = f"{what} needs heronpy, which is not installed; {INSTALL_HINT}"
+        raise HeronpyMissing(msg)
