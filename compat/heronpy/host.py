@@ -127,6 +127,7 @@ class HeronpySpout(_Delegate, Spout):
 
     def open(self, config: dict, context: Any, collector: Any) -> None:
         self._emitted_at: dict[Any, float] = {}  # task hooks' latencies, by message id
+        self._active = False
         self._start(config, context, collector)
 
     def _bind_fast(self) -> None:
@@ -156,18 +157,24 @@ class HeronpySpout(_Delegate, Spout):
         self._command("fail", msg_id)
 
     def activate(self) -> None:
+        self._active = True
         if self.hooked:
             self._command("activate")
         else:
             self.user.activate()
 
     def deactivate(self) -> None:
+        self._active = False
         if self.hooked:
             self._command("deactivate")
         else:
             self.user.deactivate()
 
     def close(self) -> None:
+        # A topology being killed deactivates its spouts first, as Storm does (and the
+        # Storm shim): migrated code, and traces compared with Storm's, expect it.
+        if self._active:
+            self.deactivate()
         self.heron_context.invoke_hook_cleanup()
         self.user.close()
 

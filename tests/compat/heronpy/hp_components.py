@@ -126,3 +126,51 @@ def _counter(name):
 for _name in ("prepare", "clean_up", "emit", "spout_ack", "spout_fail", "bolt_execute",
               "bolt_ack", "bolt_fail"):
     setattr(CountingHook, _name, _counter(_name))
+
+
+# -- the extras, as migrated code subclasses them ------------------------------------------
+
+from heronbridge.compat.heronpy.extras import (  # noqa: E402
+    BatchingBolt,
+    ReliableSpout,
+    TicklessBatchingBolt,
+)
+
+
+class KeyBatcher(BatchingBolt):
+    """Counts each key's batch; a batch keyed "boom" raises."""
+
+    outputs = ["key", "size"]
+
+    def group_key(self, tup):
+        return tup.values[1]
+
+    def process_batch(self, key, tups):
+        if key == "boom":
+            msg = "boom"
+            raise ValueError(msg)
+        self.emit([key, len(tups)])
+
+
+class TimedBatcher(TicklessBatchingBolt):
+    outputs = ["key", "size"]
+    secs_between_batches = 5
+
+    def process_batch(self, key, tups):
+        self.emit([key, len(tups)])
+
+
+class Replaying(ReliableSpout):
+    """Emits [n] with id n for n < test.count; replays failures up to twice."""
+
+    outputs = ["n"]
+    max_fails = 2
+
+    def initialize(self, config, context):
+        self.count = config.get("test.count", 3)
+        self.n = 0
+
+    def next_tuple(self):
+        if self.n < self.count:
+            self.emit([self.n], tup_id=self.n)
+            self.n += 1

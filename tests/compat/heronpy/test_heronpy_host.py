@@ -103,6 +103,16 @@ def test_at_least_once_a_spout_s_emits_are_tracked_and_its_callbacks_are_its_own
     assert [e["event"] for e in spout.user.record.events] == ["fail", "activate", "deactivate"]
 
 
+def test_closing_an_active_spout_deactivates_it_first_as_storm_does_on_kill():
+    spout = Hosted(judged(), "numbers")
+    spout.host.activate()
+    closed = []
+    spout.user.close = lambda: closed.append(True)
+    spout.host.close()
+    assert [e["event"] for e in spout.user.record.events] == ["activate", "deactivate"]
+    assert closed == [True]
+
+
 def test_ticks_come_to_process_tick_as_heron_makes_them_and_are_never_acked():
     bolt = Hosted(judged(), "record")
     bolt.host.execute(tick_tuple(2))

@@ -165,9 +165,13 @@ def test_files_without_a_topology_are_refused_clearly(tmp_path, text, expected):
 
 
 def test_a_component_class_that_does_not_import_is_named(tmp_path):
-    text = TOPOLOGY.replace("class Kinds", "NumberSpout.__module__ = 'gone'\nclass Kinds")
+    text = TOPOLOGY.replace("class Kinds", textwrap.dedent("""
+        class Moved(NumberSpout):
+            __module__ = "gone"
+
+        class Kinds""")).replace("NumberSpout.spec(par=2", "Moved.spec(par=2")
     with pytest.raises(HeronpyError, match=r"component 'numbers': its class "
-                                           r"'gone.NumberSpout' cannot be imported"):
+                                           r"'gone.Moved' cannot be imported"):
         load_file(write(tmp_path, text))
 
 
