@@ -203,16 +203,17 @@ def _env(config: dict, env: str | None, config_file: Path) -> tuple[str | None, 
 def project_imports(*folders: Path) -> Iterator[None]:
     """Import a project's modules with its folders first on the path, and forget them
     afterwards: projects share module names (`bolts`, `spouts`), and one process may
-    load several."""
-    path, modules = list(sys.path), set(sys.modules)
+    load several. A module of the same name imported before comes back."""
+    path, modules = list(sys.path), dict(sys.modules)
     sys.path[:0] = [str(f) for f in folders]
     importlib.invalidate_caches()
     try:
         yield
     finally:
         sys.path[:] = path
-        for name in set(sys.modules) - modules:
+        for name in set(sys.modules) - set(modules):
             del sys.modules[name]
+        sys.modules.update(modules)
 
 
 def _import_topology(topology_file: Path, name: str) -> Any:

@@ -209,7 +209,8 @@ def import_module_file(path: Path, where: str) -> Any:
             == "heronpy"
         if missing:
             require_heronpy(where)
-        msg = f"{where}: {str(path)!r} failed to import: {type(exc).__name__}: {exc}"
+        what = "" if repr(str(path)) in where else f" {str(path)!r}"
+        msg = f"{where}:{what} failed to import: {type(exc).__name__}: {exc}"
         raise HeronpyError(msg) from exc
     return module
 
@@ -269,9 +270,10 @@ def check_classes(plan: LogicalPlan) -> None:
 def preload() -> None:
     """Import heronpy's API before a user's module is imported and forgotten again
     (project_imports forgets what was imported inside it), so heronpy stays loaded once."""
-    importlib.import_module("heronpy.api.topology")
-    importlib.import_module("heronpy.api.bolt.bolt")
-    importlib.import_module("heronpy.api.spout.spout")
+    for module in ("heronpy.api.topology", "heronpy.api.bolt.bolt", "heronpy.api.spout.spout",
+                   "heronpy.api.task_hook", "heronpy.api.metrics",
+                   "heronbridge.compat.heronpy.extras"):
+        importlib.import_module(module)
 
 
 def load_file(path: str | Path, name: str | None = None,

@@ -140,6 +140,21 @@ def test_a_custom_grouping_picks_the_target_task():
     assert sent == [(n, record_tasks[n % 2]) for n in range(4)]
 
 
+def test_a_custom_grouping_named_by_class_path_is_built_in_the_task():
+    def build(b):
+        from heronpy.api.stream import Grouping
+
+        numbers = b.add_spout("numbers", NumberSpout, 1)
+        b.add_bolt("record", RecordBolt, 2,
+                   inputs={numbers: Grouping.custom("hp_components.ModGrouping")})
+
+    spout = Hosted(build_plan("by-path", build), "numbers")
+    for _ in range(4):
+        spout.host.next_tuple()
+    sent = sorted((record[0][0], dest) for dest, record in spout.sent())
+    assert sent == [(0, 2), (1, 3), (2, 2), (3, 3)]
+
+
 def test_need_task_ids_returns_the_target_tasks():
     spout = Hosted(judged(), "numbers")
     tasks = spout.user.emit([1, "k1"], tup_id=1, need_task_ids=True)
