@@ -28,8 +28,16 @@ class HeronpyMissing(HeronpyError):
     """heronpy is not installed."""
 
 
+def heronpy_installed() -> bool:
+    # heronpy's API module, not just a folder named heronpy somewhere on the path.
+    try:
+        return importlib.util.find_spec("heronpy.api.topology") is not None
+    except ImportError:
+        return False
+
+
 def require_heronpy(what: str) -> None:
     """Raise a clear error if heronpy cannot be imported; `what` names who needs it."""
-    if importlib.util.find_spec("heronpy") is None:
+    if not heronpy_installed():
         msg = f"{what} needs heronpy, which is not installed; {INSTALL_HINT}"
         raise HeronpyMissing(msg)

@@ -2,9 +2,7 @@
 does it); where it is not, the heronpy tests are not collected rather than failing to
 import."""
 
-import importlib.util
+from heronbridge.compat.heronpy import heronpy_installed
 
-import heronbridge.compat.heronpy  # noqa: F401 - the import hook heronpy needs
-
-if importlib.util.find_spec("heronpy") is None:
-    collect_ignore_glob = ["heronpy/*", "test_projects.py"]
+if not heronpy_installed():
+    collect_ignore_glob = ["heronpy_compat/*", "test_projects.py"]
