@@ -220,6 +220,9 @@ class Index:
                         found.append(fields)
         return found if used else None
 
+    def kinds_in(self, module: ModuleInfo) -> set[str | None]:
+        return {self.kind(c) for c in module.classes.values()}
+
     def class_at(self, path: str, name: str) -> ClassInfo | None:
         module = self.modules.get(path)
         return module.classes.get(name) if module else None

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import libcst as cst
-from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.metadata import PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .analysis import ClassInfo, Index, ModuleInfo
 
@@ -39,17 +38,34 @@ def marker(rule: str, reason: str) -> str:
     return MARKER.format(rule=rule, reason=reason)
 
 
-class Rule(VisitorBasedCodemodCommand):
-    """A rule: one libcst transform over one module, reading the index."""
+class Rule(cst.CSTTransformer):
+    """A rule: one libcst transform over one module, reading the index.
+
+    Plain transformers (no matcher decorators: their per-node dispatch cost more than
+    the rules themselves), run only on modules `applies` accepts.
+    """
 
     ID: ClassVar[str]
     NAME: ClassVar[str]
     DESCRIPTION: ClassVar[str]
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, context: CodemodContext, index: Index, module: ModuleInfo,
-                 entries: list[Entry]) -> None:
-        super().__init__(context)
+    @classmethod
+    def applies(cls, index: Index, module: ModuleInfo) -> bool:
+        """Whether this module has anything the rule rewrites (a cheap look at the index)."""
+        return True
+
+    @classmethod
+    def run(cls, tree: cst.Module, index: Index, module: ModuleInfo,
+            entries: list[Entry], warnings: list[str]) -> cst.Module:
+        # The tree is this run's own: no copy is needed for the metadata.
+        rule = cls(index, module, entries, warnings)
+        return MetadataWrapper(tree, unsafe_skip_copy=True).visit(rule)
+
+    def __init__(self, index: Index, module: ModuleInfo, entries: list[Entry],
+                 warnings: list[str]) -> None:
+        super().__init__()
+        self.warnings = warnings
         self.index = index
         self.module_info = module
         self.entries = entries
@@ -82,7 +98,7 @@ class Rule(VisitorBasedCodemodCommand):
         """Mark the statement holding `node` (an original node) for a manual change."""
         line = self.line(node)
         self.entries.append(Entry(self.module_info.path, line, self.ID, TODO, reason))
-        self.warn(f"{self.module_info.path}:{line}: {self.ID}: {reason}")
+        self.warnings.append(f"{self.module_info.path}:{line}: {self.ID}: {reason}")
         if self._statements:
             key = id(self._statements[-1])
             comment = marker(self.ID, reason)

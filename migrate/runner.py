@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.codemod import CodemodContext
 
 from . import MigrateError
 from .analysis import Index, build_index
@@ -86,9 +85,10 @@ def migrate_source(source: bytes, path: str, index: Index,
     module_info = index.modules[path]
     tree = cst.parse_module(source)
     entries: list[Entry] = []
+    warnings: list[str] = []
     for rule in select(rule_ids):
-        context = CodemodContext(filename=path, full_module_name=module_info.name)
-        tree = rule(context, index, module_info, entries).transform_module(tree)
+        if rule.applies(index, module_info):
+            tree = rule.run(tree, index, module_info, entries, warnings)
     return tree.bytes, entries
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import BOLT, STORM_BASIC_BOLT
+from ..analysis import BOLT, COMPONENTS, STORM_BASIC_BOLT, Index, ModuleInfo
 from ..rule import NO_SPACES, Rule, is_docstring, is_self_call, keyword
 
 KINDS = (BOLT, STORM_BASIC_BOLT)
@@ -24,6 +24,10 @@ class AutoAckRule(Rule):
     ID = "HB003"
     NAME = "auto-ack"
     DESCRIPTION = "auto_ack, auto_anchor and auto_fail made explicit in process()"
+
+    @classmethod
+    def applies(cls, index: Index, module: ModuleInfo) -> bool:
+        return bool(index.kinds_in(module) & COMPONENTS)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

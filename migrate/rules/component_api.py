@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import COMPONENTS
+from ..analysis import COMPONENTS, Index, ModuleInfo
 from ..rule import Rule, is_self_call, keyword
 
 NO_EQUIVALENT = {
@@ -29,6 +29,10 @@ class ComponentApiRule(Rule):
     ID = "HB005"
     NAME = "component-api"
     DESCRIPTION = "emit arguments and the pystorm component API heronpy lacks"
+
+    @classmethod
+    def applies(cls, index: Index, module: ModuleInfo) -> bool:
+        return bool(index.kinds_in(module) & COMPONENTS)
 
     def _in_component(self) -> bool:
         return self.kind() in COMPONENTS

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import TOPOLOGY
+from ..analysis import TOPOLOGY, Index, ModuleInfo
 from ..rule import Rule, is_docstring
 
 RENAMED = {"topology.workers": "topology.stmgrs"}
@@ -29,6 +29,10 @@ class ConfigRule(Rule):
     ID = "HB008"
     NAME = "config"
     DESCRIPTION = "Storm config keys renamed for Heron; the reliability mode set"
+
+    @classmethod
+    def applies(cls, index: Index, module: ModuleInfo) -> bool:
+        return TOPOLOGY in index.kinds_in(module)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import LIBRARIES
+from ..analysis import LIBRARIES, Index, ModuleInfo
 from ..rule import Rule, dotted, keyword
 
 RENAMED = {"GLOBAL": "LOWEST", "LOCAL_OR_SHUFFLE": "SHUFFLE"}
@@ -26,6 +26,10 @@ class GroupingsRule(Rule):
     ID = "HB006"
     NAME = "groupings"
     DESCRIPTION = "grouping names heronpy uses; direct and Java groupings marked"
+
+    @classmethod
+    def applies(cls, index: Index, module: ModuleInfo) -> bool:
+        return module.uses_library
 
     def _library(self, node: cst.BaseExpression, owner: str) -> str | None:
         """The member name if `node` is `<library>.<owner>.<member>`."""

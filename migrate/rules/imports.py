@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..analysis import Index, ModuleInfo
 from ..rule import Rule, dotted, marker
 
 HERONPY = {
@@ -48,6 +49,10 @@ class ImportsRule(Rule):
     ID = "HB009"
     NAME = "imports"
     DESCRIPTION = "streamparse, pystorm and storm.py imports as heronpy's"
+
+    @classmethod
+    def applies(cls, index: Index, module: ModuleInfo) -> bool:
+        return module.uses_library
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider, ScopeProvider
 
-from ..analysis import COMPONENTS, STORM_PY
+from ..analysis import COMPONENTS, STORM_PY, Index, ModuleInfo
 from ..rule import Rule, is_docstring
 
 PARAMS = ("config", "context")
@@ -29,6 +29,10 @@ class InitializeRule(Rule):
     NAME = "initialize"
     DESCRIPTION = "initialize(config, context) and the component attributes pystorm set"
     METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider)
+
+    @classmethod
+    def applies(cls, index: Index, module: ModuleInfo) -> bool:
+        return bool(index.kinds_in(module) & COMPONENTS)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

@@ -12,7 +12,7 @@ import ast
 
 import libcst as cst
 
-from ..analysis import TOPOLOGY, is_library, library_symbol
+from ..analysis import TOPOLOGY, Index, ModuleInfo, is_library, library_symbol
 from ..rule import NO_SPACES, Rule, dotted
 
 # streamparse: Bolt.spec(name, inputs, par, config); Spout.spec(name, par, config).
@@ -23,6 +23,10 @@ class SpecsRule(Rule):
     ID = "HB007"
     NAME = "specs"
     DESCRIPTION = "component par and config moved into spec(); inputs as a list or dict"
+
+    @classmethod
+    def applies(cls, index: Index, module: ModuleInfo) -> bool:
+        return TOPOLOGY in index.kinds_in(module)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         func = original_node.func

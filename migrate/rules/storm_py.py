@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import COMPONENTS, STORM_PY
+from ..analysis import COMPONENTS, STORM_PY, Index, ModuleInfo
 from ..rule import Rule, dotted
 
 LEVELS = {"logTrace": "trace", "logDebug": "debug", "logInfo": "info", "logWarn": "warn",
@@ -23,6 +23,10 @@ class StormPyRule(Rule):
     ID = "HB001"
     NAME = "storm-py"
     DESCRIPTION = "storm.py's module functions and camelCase methods as heronpy methods"
+
+    @classmethod
+    def applies(cls, index: Index, module: ModuleInfo) -> bool:
+        return any(q.split(".", 1)[0] == "storm" for q in module.imports.values())
 
     def _storm_function(self, node: cst.Call) -> str | None:
         name = dotted(node.func)

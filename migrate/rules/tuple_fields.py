@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import BOLTS, STORM_PY
+from ..analysis import BOLTS, COMPONENTS, STORM_PY, Index, ModuleInfo
 from ..rule import Rule
 
 NAMEDTUPLE = ("_asdict", "_fields", "_replace", "_make")
@@ -22,6 +22,10 @@ class TupleFieldsRule(Rule):
     ID = "HB004"
     NAME = "tuple-fields"
     DESCRIPTION = "tup.values.<field> as an index into heronpy's list of values"
+
+    @classmethod
+    def applies(cls, index: Index, module: ModuleInfo) -> bool:
+        return bool(index.kinds_in(module) & COMPONENTS)
 
     def leave_Attribute(self, original_node: cst.Attribute,
                         updated_node: cst.Attribute) -> cst.BaseExpression:
