@@ -27,11 +27,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "examples" / "runtime"))
 
-from hot_path import feed, receiver  # noqa: E402
+from hot_path import feed, receiver  # noqa: E402  (it imports examples/runtime/wordcount.py)
 from measure import steady_rate  # noqa: E402
-from wordcount import SENTENCES, CountBolt, SentenceSpout, SplitBolt  # noqa: E402
+
+# Both examples are wordcount.py: in this process the heronpy one takes the name, as its
+# hosts import it by its class names (wordcount.SentenceSpout); tasks have one each.
+_runtime_example = sys.modules.pop("wordcount")
+SENTENCES = _runtime_example.SENTENCES
+SentenceSpout = _runtime_example.SentenceSpout
+SplitBolt = _runtime_example.SplitBolt
+CountBolt = _runtime_example.CountBolt
+sys.path.insert(0, str(ROOT / "examples" / "heronpy"))
 
 from heronbridge.compat.heronpy.host import HeronpyBolt, HeronpySpout  # noqa: E402
 from heronbridge.compat.heronpy.loader import load_file  # noqa: E402

@@ -242,8 +242,11 @@ class HeronpyBolt(_Delegate, Bolt):
         def execute(rt_tuple: Any) -> None:
             if rt_tuple.__class__ is tick_class:
                 process_tick(tick())
-            else:
-                process(heron_tuple(rt_tuple, rt_tuple.values, clock()))
+                return
+            values = rt_tuple.values
+            if values.__class__ is not list:  # pickled as emitted: a tuple stays one
+                values = list(values)
+            process(heron_tuple(rt_tuple, values, clock()))
 
         def ack(tup: Any) -> None:
             if tup.__class__ is heron_tuple:
@@ -309,7 +312,7 @@ class HeronpyBolt(_Delegate, Bolt):
     def execute(self, rt_tuple: Any) -> None:
         if self.tracer is None:
             tuples = [tick() if rt_tuple.__class__ is _TICK else
-                      HeronTuple(rt_tuple, rt_tuple.values, time.time())]
+                      HeronTuple(rt_tuple, list(rt_tuple.values), time.time())]
         else:
             msg = self.tracer.peer.tuple_message(rt_tuple)
             tuples = [self._from_message(m) for m in self.tracer.down(msg)]

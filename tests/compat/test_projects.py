@@ -145,3 +145,20 @@ def test_the_tracing_hook_records_a_migrated_project_as_it_records_the_original(
     assert len(answered) == len([r for r in heron if r["ev"] == "recv"])
     assert Counter(answered) == Counter((r["ev"], r["injected"]) for r in original
                                         if r["ev"] in ("ack", "fail"))
+
+
+def test_the_command_line_loads_a_migrated_project_and_a_heronpy_file(tmp_path):
+    from heronbridge.cli import build_parser, load_plan
+    from heronbridge.runtime.scheduler import Home
+
+    home = Home(tmp_path / "home")
+    args = build_parser().parse_args(["run", "--project", str(migrated(tmp_path)), "-o",
+                                      "reliable.count=3"])
+    prepared = load_plan(args, home)
+    assert prepared.plan.components["numbers"].class_path == HOST_SPOUT
+    assert prepared.plan.config["reliable.count"] == 3
+    assert prepared.project.name == "reliable"
+    wordcount = Path(__file__).parents[2] / "examples" / "heronpy" / "wordcount.py"
+    args = build_parser().parse_args(["run", str(wordcount), "-o", "topology.stmgrs=2"])
+    plan = load_plan(args, home).plan
+    assert plan.name == "WordCount" and plan.reserved == {"__acker": 2}

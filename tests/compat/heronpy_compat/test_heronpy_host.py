@@ -67,6 +67,8 @@ def test_a_bolt_gets_heron_tuples_and_its_acks_and_anchors_reach_the_tuple_tree(
     assert before <= first.creation_time <= time.time()
     assert first.id != second.id and isinstance(first.id, str)
     assert first.roots.values == [4, "k4"]
+    bolt.host.execute(bolt.runtime_tuple("numbers", (6, "k1")))  # pickled as a tuple
+    assert seen[-1].values == [6, "k1"]
     assert "HeronTuple(id=" in repr(first) and "values=[4, 'k4']" in repr(first)
 
 
