@@ -24,7 +24,6 @@ from . import HeronpyError, keys
 # What Heron's get_sources keys its answer by: the StreamId protobuf's fields, hashable.
 StreamId = namedtuple("StreamId", "id, component_name")
 AUTO_TASK_HOOKS = "topology.auto.task.hooks"
-NS_TO_MS = 1e-6
 
 
 class HeronpyContext(TopologyContext):

@@ -180,7 +180,8 @@ def heron_options(defn_dir: str, name: str | None = None) -> Iterator[None]:
 
 
 def imports_heronpy(path: Path) -> bool:
-    """Whether a Python file imports heronpy itself (read, not run)."""
+    """Whether a Python file imports heronpy itself, or this package's heronpy classes
+    (read, not run)."""
     try:
         tree = ast.parse(path.read_bytes(), str(path))
     except (OSError, SyntaxError):
@@ -192,7 +193,8 @@ def imports_heronpy(path: Path) -> bool:
             names = [node.module or ""]
         else:
             continue
-        if any(n == "heronpy" or n.startswith("heronpy.") for n in names):
+        if any(n.split(".")[0] == "heronpy" or n.startswith("heronbridge.compat.heronpy")
+               for n in names):
             return True
     return False
 

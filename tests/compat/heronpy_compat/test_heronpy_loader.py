@@ -232,5 +232,7 @@ def test_config_strings_are_typed_back_as_heron_does(text, value):
 def test_a_file_imports_heronpy_when_it_says_so(tmp_path):
     assert imports_heronpy(write(tmp_path, "from heronpy.api.topology import Topology\n"))
     assert imports_heronpy(write(tmp_path, "import heronpy\n"))
+    assert imports_heronpy(write(tmp_path, "from heronbridge.compat.heronpy.extras import "
+                                           "ReliableSpout\n"))
     assert not imports_heronpy(write(tmp_path, "# import heronpy\nimport heronpyx\n"))
     assert not imports_heronpy(write(tmp_path, "from .heronpy import x\n"))
