@@ -6,7 +6,10 @@ traces say the topology is done; the analysis reads both trace sets.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import json
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +44,7 @@ class Outcome:
     runs: dict[str, SystemRun]
     analysis: Any  # heronbridge.conformance.analysis.Analysis
     run_verdicts: list[Any] = field(default_factory=list)
+    migration: Any = None  # the codemod's outcome, when the runtime ran the migrated copy
 
     @property
     def verdicts(self) -> list[Any]:
@@ -53,8 +57,11 @@ class Outcome:
 
 def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
             spark_master: str | None = None, spark: Any = None, home: Path | None = None,
-            display: Display | None = None) -> Outcome:
-    """`home` holds the Storm jars' cache (default: the runtime's home)."""
+            display: Display | None = None, migrated: bool = False,
+            storm_from: Path | None = None) -> Outcome:
+    """`home` holds the Storm jars' cache (default: the runtime's home). With `migrated`
+    the runtime runs a copy of the project the codemod migrated to heronpy; with
+    `storm_from` Storm's side is an earlier run of the same scenario (its run dir)."""
     from heronbridge.compat.streamparse import load_project
 
     from .analysis import Verdict, analyse
@@ -69,21 +76,86 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
     plan_file.write(project.plan, run_dir)
 
     runs: dict[str, SystemRun] = {}
-    show(schema.STORM, f"resolving Storm with Maven (once) for {project.name}")
-    install = fetch(home)
-    show(schema.STORM, f"starting Storm {install.version} in local mode")
-    runs[schema.STORM] = _timed(schema.STORM, lambda: run_on_storm(
-        project, scenario, run_dir, install=install,
-        on_progress=lambda snap: show(schema.STORM, _progress(snap))))
+    if storm_from is not None:
+        runs[schema.STORM] = _earlier_storm(Path(storm_from), run_dir, scenario)
+    else:
+        show(schema.STORM, f"resolving Storm with Maven (once) for {project.name}")
+        install = fetch(home)
+        show(schema.STORM, f"starting Storm {install.version} in local mode")
+        runs[schema.STORM] = _timed(schema.STORM, lambda: run_on_storm(
+            project, scenario, run_dir, install=install,
+            on_progress=lambda snap: show(schema.STORM, _progress(snap))))
+        _save_run(runs[schema.STORM], run_dir)
+    runtime_project, migration = scenario.project, None
+    if migrated:
+        show(schema.RUNTIME, "migrating a copy of the project to heronpy")
+        runtime_project, migration = _migrated_copy(scenario, run_dir)
+        scenario = dataclasses.replace(
+            scenario, divergences=[*scenario.divergences,
+                                   *_explained(scenario, migration)])
     show(schema.RUNTIME, "starting the runtime" + (" (multilang)" if multilang else ""))
     runs[schema.RUNTIME] = _timed(schema.RUNTIME, lambda: run_on_runtime(
-        scenario.project, scenario, run_dir, multilang=multilang,
+        runtime_project, scenario, run_dir, multilang=multilang,
         on_progress=lambda snap: show(schema.RUNTIME, _progress(snap))))
 
     show("analysis", "comparing the traces on Spark")
     analysis = analyse(run_dir, scenario, spark=spark, spark_master=spark_master)
     run_verdicts = [_run_verdict(Verdict, scenario, runs)]
-    return Outcome(scenario, run_dir, runs, analysis, run_verdicts)
+    return Outcome(scenario, run_dir, runs, analysis, run_verdicts, migration)
+
+
+RUN_FILE = "run.json"  # how Storm's run went, beside its traces
+
+
+def _save_run(run: SystemRun, run_dir: Path) -> None:
+    data = {**dataclasses.asdict(run), "logs": str(run.logs) if run.logs else None}
+    path = run_dir / schema.STORM / RUN_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def _earlier_storm(earlier: Path, run_dir: Path, scenario: Scenario) -> SystemRun:
+    """Storm's traces and run record from an earlier run dir of the same scenario."""
+    source = earlier / schema.STORM
+    if not (source / RUN_FILE).is_file():
+        msg = (f"scenario {scenario.name!r}: expected an earlier run's Storm side in "
+               f"{str(source)!r} (its {RUN_FILE} and traces), found none")
+        raise ConformanceError(msg)
+    target = run_dir / schema.STORM
+    if target.resolve() != source.resolve():
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("resources"))
+    data = json.loads((target / RUN_FILE).read_text())
+    data["logs"] = Path(data["logs"]) if data.get("logs") else None
+    return SystemRun(**data)
+
+
+def _migrated_copy(scenario: Scenario, run_dir: Path) -> tuple[Path, Any]:
+    from heronbridge.migrate.runner import migrate
+
+    copy = run_dir / "migrated" / scenario.project.name
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(scenario.project, copy,
+                    ignore=shutil.ignore_patterns("__pycache__", ".ruff_cache"))
+    migration = migrate(copy, jobs=1)
+    if migration.failed:
+        failed = {f.path: f.error for f in migration.failed}
+        msg = f"scenario {scenario.name!r}: the codemod failed on {failed}"
+        raise ConformanceError(msg)
+    return copy, migration
+
+
+def _explained(scenario: Scenario, migration: Any) -> list[Any]:
+    """The migrated divergences, each explained by a TODO marker of its rule in the
+    copy: one whose marker is missing is an error, not a divergence."""
+    marked = {entry.rule for entry in migration.todos}
+    for divergence in scenario.migrated_divergences:
+        if divergence.marker not in marked:
+            msg = (f"scenario {scenario.name!r}: a migrated divergence ({divergence.check}, "
+                   f"{divergence.subject}) names marker {divergence.marker}, but the "
+                   f"migrated copy has markers of {sorted(marked) or 'no rule'}")
+            raise ConformanceError(msg)
+    return list(scenario.migrated_divergences)
 
 
 def _timed(system: str, run: Callable[[], Any]) -> SystemRun:

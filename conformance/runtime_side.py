@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from heronbridge.compat import CompatError
-from heronbridge.compat.streamparse import Project, load_project, topology_name
+from heronbridge.compat.projects import load_project, topology_name
+from heronbridge.compat.streamparse import Project
 from heronbridge.runtime import control
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.plan.tasks import TaskLayout

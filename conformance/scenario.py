@@ -16,6 +16,9 @@ and what to check.
     checks: [parity, grouping, delivery, order]   # default: every check that applies
     divergences:                          # known differences, each with its reason
       - {check: parity, subject: "sink/*", reason: "..."}
+    migrated:                             # when the runtime runs the codemod's copy:
+      divergences:                        #   differences a TODO marker of that rule
+        - {check: run, marker: HB006, reason: "..."}   # in the copy explains
     timeout: 180                          # seconds each system may take, at most
     quiet: 5                              # seconds without trace activity that end a run
 """
@@ -23,7 +26,7 @@ and what to check.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -34,7 +37,7 @@ CHECKS = ("parity", "grouping", "delivery", "order", "latency", "throughput")
 RUN = "run"  # did each system finish the run: always checked, may carry a divergence
 FAULT_KINDS = {"fail": "every", "drop": "every", "exit": "after"}
 KEYS = ("name", "project", "topology", "environment", "config", "input", "faults", "checks",
-        "divergences", "timeout", "quiet")
+        "divergences", "migrated", "timeout", "quiet")
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class Divergence:
     subject: str  # a glob over the verdict's subject
     reason: str
     system: str | None = None  # the system that departs, when one does
+    marker: str | None = None  # migrated runs: the rule whose TODO marker explains it
 
 
 @dataclass
@@ -57,6 +61,7 @@ class Scenario:
     faults: list[dict[str, Any]] = field(default_factory=list)  # as schema.FAULTS says
     checks: tuple[str, ...] | None = None  # None: every check that applies
     divergences: list[Divergence] = field(default_factory=list)
+    migrated_divergences: list[Divergence] = field(default_factory=list)
     timeout: float = 180.0
     quiet: float = 5.0
     source: Path | None = None  # the YAML file, if any
@@ -132,6 +137,7 @@ def load(path: str | Path) -> Scenario:
         faults=[_fault(where, f) for f in data.get("faults") or []],
         checks=checks,
         divergences=[_divergence(where, d) for d in data.get("divergences") or []],
+        migrated_divergences=_migrated(where, data.get("migrated")),
         timeout=float(data.get("timeout", 180)),
         quiet=float(data.get("quiet", 5)),
         source=path,
@@ -164,6 +170,20 @@ def _divergence(where: str, item: Any) -> Divergence:
         _bad(where, f"a divergence's system among {list(schema.SYSTEMS)}", item)
     return Divergence(item["check"], str(item.get("subject", "*")), str(item["reason"]),
                       system)
+
+
+def _migrated(where: str, value: Any) -> list[Divergence]:
+    migrated = _mapping(where, "migrated", value)
+    if set(migrated) - {"divergences"}:
+        _bad(where, "migrated: a mapping with 'divergences'", migrated)
+    found = []
+    for item in migrated.get("divergences") or []:
+        divergence = _divergence(where, item)
+        if not isinstance(item.get("marker"), str):
+            _bad(where, "each migrated divergence to name the marker's rule (marker: HBnnn)",
+                 item)
+        found.append(replace(divergence, marker=item["marker"]))
+    return found
 
 
 def _mapping(where: str, key: str, value: Any) -> dict[str, Any]:

@@ -43,6 +43,12 @@ def add_verbs(verbs: Any, home: argparse.ArgumentParser) -> None:
     conform.add_argument("--multilang", action="store_true",
                          help="on the runtime, run Python components as multilang "
                               "subprocesses too")
+    conform.add_argument("--migrated", action="store_true",
+                         help="on the runtime, run a copy of the project migrated to heronpy "
+                              "by `heronbridge migrate` (kept under the run dir)")
+    conform.add_argument("--storm-from", metavar="DIR",
+                         help="take Storm's side from an earlier run dir of the same "
+                              "scenario instead of running Storm again")
     conform.set_defaults(func=cmd_conform)
 
     storm = verbs.add_parser("storm", help="the Apache Storm the conformance suite runs",
@@ -86,8 +92,13 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
         outcome = conform(scenario, run_dir, multilang=args.multilang,
                           spark_master=args.spark_master, home=Path(args.home),
-                          display=display)
+                          display=display, migrated=args.migrated,
+                          storm_from=Path(args.storm_from) if args.storm_from else None)
     out.print(verdict_table(outcome))
+    if outcome.migration is not None:
+        summary = outcome.migration.summary()
+        console.print(f"migrated copy: {summary['changed']} files rewritten, "
+                      f"{summary['todo']} TODO markers, in {run_dir / 'migrated'}")
     report = write_html(outcome)
     if args.json:
         write_json(outcome, Path(args.json))

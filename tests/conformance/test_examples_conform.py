@@ -15,6 +15,7 @@ from heronbridge.conformance.report import verdict_table, write_html, write_json
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 
+EARLIER: dict[Path, Path] = {}  # scenario -> the run dir of its test above, this session
 SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
                     / "scenarios").glob("*.yaml"))
 
@@ -35,9 +36,11 @@ def fails(said: str) -> int:
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
-def test_the_example_conforms(path, tmp_path, spark, storm_home, storm_install):
+def test_the_example_conforms(path, tmp_path_factory, spark, storm_home, storm_install):
     scenario = scenarios.load(path)
+    tmp_path = tmp_path_factory.mktemp(path.stem)  # kept: the migrated test reuses Storm's run
     outcome = conform(scenario, tmp_path / "run", spark=spark, home=storm_home)
+    EARLIER[path] = tmp_path / "run"
     assert outcome.ok, table(outcome)
     for run in outcome.runs.values():
         assert 0 < run.startup < run.seconds, run
@@ -52,3 +55,20 @@ def test_the_example_conforms(path, tmp_path, spark, storm_home, storm_install):
     write_json(outcome, tmp_path / "verdicts.json")
     saved = json.loads((tmp_path / "verdicts.json").read_text())
     assert saved["ok"] is True and len(saved["verdicts"]) == len(outcome.verdicts)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_the_migrated_example_conforms(path, tmp_path, spark, storm_home, storm_install):
+    """The project migrated to heronpy by the codemod, on the runtime, against the
+    original on Storm: the same verdicts, or divergences its TODO markers explain."""
+    scenario = scenarios.load(path)
+    earlier = EARLIER.get(path)
+    if earlier is None:  # this scenario's Storm side was not run in this session yet
+        earlier = tmp_path / "storm-run"
+        conform(scenario, earlier, spark=spark, home=storm_home)
+    outcome = conform(scenario, tmp_path / "run", spark=spark, home=storm_home,
+                      migrated=True, storm_from=earlier)
+    assert outcome.ok, table(outcome)
+    assert outcome.migration.changed and not outcome.migration.failed
+    marked = {e.rule for e in outcome.migration.todos}
+    assert {d.marker for d in scenario.migrated_divergences} <= marked

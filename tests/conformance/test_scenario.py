@@ -71,6 +71,8 @@ quiet: 2
     ("project: p\ndivergences: [{check: parity, reason: r, system: flink}]\n",
      "system among"),
     ("project: p\ninput: {data: x}\n", "input keys"),
+    ("project: p\nmigrated: {divergences: [{check: run, reason: r}]}\n", "marker: HBnnn"),
+    ("project: p\nmigrated: {known: []}\n", "'divergences'"),
     ("project: [\n", "not valid YAML"),
 ])
 def test_a_bad_scenario_is_refused_with_what_was_expected(tmp_path, text, expected):
@@ -100,3 +102,18 @@ def test_input_files_are_named_by_posix_path_and_must_exist(tmp_path):
     assert input_files({"data/./w.txt": f}) == {"data/w.txt": f}
     with pytest.raises(ConformanceError, match=r"input file 'data/w.txt': expected a file at"):
         input_files({"data/w.txt": tmp_path / "nope.txt"})
+
+
+def test_migrated_divergences_need_the_marker_that_explains_them(tmp_path):
+    from types import SimpleNamespace
+
+    from heronbridge.conformance.conform import _explained
+
+    path = write(tmp_path, "project: p\nmigrated:\n  divergences:\n"
+                           "    - {check: run, system: runtime, marker: HB006, reason: r}\n")
+    scenario = scenarios.load(path)
+    marked = SimpleNamespace(todos=[SimpleNamespace(rule="HB006")])
+    assert [d.marker for d in _explained(scenario, marked)] == ["HB006"]
+    unmarked = SimpleNamespace(todos=[SimpleNamespace(rule="HB005")])
+    with pytest.raises(ConformanceError, match="names marker HB006"):
+        _explained(scenario, unmarked)
