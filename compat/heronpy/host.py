@@ -157,18 +157,17 @@ class HeronpySpout(_Delegate, Spout):
         self._command("fail", msg_id)
 
     def activate(self) -> None:
-        self._active = True
-        if self.hooked:
-            self._command("activate")
-        else:
-            self.user.activate()
+        self._switch("activate")
 
     def deactivate(self) -> None:
-        self._active = False
+        self._switch("deactivate")
+
+    def _switch(self, command: str) -> None:
+        self._active = command == "activate"
         if self.hooked:
-            self._command("deactivate")
+            self._command(command)
         else:
-            self.user.deactivate()
+            getattr(self.user, command)()
 
     def close(self) -> None:
         # A topology being killed deactivates its spouts first, as Storm does (and the
