@@ -110,6 +110,7 @@ class Index:
     attributes_read: set[str] = field(default_factory=set)  # PYSTORM_ATTRIBUTES the tree reads
     _by_module: dict[str, list[ModuleInfo]] = field(default_factory=dict)
     _kinds: dict[str, str | None] = field(default_factory=dict)
+    _inputs: dict[str, list[list[str]] | None] | None = None
 
     def add(self, module: ModuleInfo) -> None:
         self.modules[module.path] = module
@@ -194,31 +195,49 @@ class Index:
 
     def input_fields(self, info: ClassInfo) -> list[list[str]] | None:
         """The fields of every stream the topologies of the tree feed this bolt class
-        (or its subclasses) with; None when no topology of the tree uses it."""
-        found: list[list[str]] = []
-        used = False
+        (or its subclasses) with; None when no topology of the tree uses it, or one
+        feeds it from a stream whose fields the tree does not declare."""
+        if self._inputs is None:
+            self._inputs = self._gather_inputs()
+        return self._inputs.get(info.qualified)
+
+    def _gather_inputs(self) -> dict[str, list[list[str]] | None]:
+        """One pass over every topology of the tree (not one per field access)."""
+        inputs: dict[str, list[list[str]] | None] = {}
         for module in self.modules.values():
             for topology in module.classes.values():
-                if not topology.specs:
-                    continue
                 for spec in topology.specs.values():
                     component = self.find_class(spec.component, module.path)
-                    if component is None or info.qualified not in \
-                            {c.qualified for c in self.lineage(component)}:
+                    if component is None:
                         continue
-                    used = True
+                    fields: list[list[str]] | None = []
                     for source_var, stream in spec.inputs:
-                        source = topology.specs.get(source_var)
-                        if source is None:
-                            return None
-                        source_class = self.find_class(source.component, module.path)
-                        streams = self.outputs(source_class) if source_class is not None \
-                            else source.outputs or {}
-                        fields = streams.get(stream)
-                        if fields is None:
-                            return None
-                        found.append(fields)
-        return found if used else None
+                        declared = self._declared(topology, source_var, module.path)
+                        if declared is None or stream not in declared:
+                            fields = None
+                            break
+                        fields.append(declared[stream])
+                    for ancestor in self.lineage(component):
+                        known = inputs.setdefault(ancestor.qualified, [])
+                        inputs[ancestor.qualified] = None if known is None or fields is None \
+                            else known + fields
+        return inputs
+
+    def _declared(self, topology: ClassInfo, variable: str,
+                  near: str) -> dict[str, list[str]] | None:
+        source = topology.specs.get(variable)
+        if source is None:
+            return None
+        source_class = self.find_class(source.component, near)
+        return self.outputs(source_class) if source_class is not None else source.outputs
+
+    def prepare(self) -> Index:
+        """Resolve what every rule asks for, once, before the tree is split among
+        worker processes."""
+        for module in self.modules.values():
+            self.kinds_in(module)
+        self.input_fields(ClassInfo("", "", 0, []))
+        return self
 
     def kinds_in(self, module: ModuleInfo) -> set[str | None]:
         return {self.kind(c) for c in module.classes.values()}

@@ -143,6 +143,7 @@ def migrate(path: str | Path, *, write: bool = True, diff: bool = False,
     index, broken = build_index(
         [(Path(p), s.decode("utf-8", "replace")) for p, s in sources.items()],
         root.parent if root.is_file() else root)
+    index.prepare()
     results: dict[str, FileResult] = {
         p: FileResult(p, FAILED, sources[p].count(b"\n"), error=f"does not parse: {why}")
         for p, why in broken.items()}
