@@ -60,6 +60,7 @@ def is_library(qualified: str) -> bool:
 @dataclass
 class ClassInfo:
     module: str
+    path: str  # the module's file
     name: str
     line: int
     bases: list[str]  # qualified names, as resolved in the module
@@ -142,7 +143,7 @@ class Index:
         self._kinds[key] = None  # a cycle of bases resolves to nothing
         result = None
         for base in info.bases:
-            result = self.base_kind(base, self.modules_path(info))
+            result = self.base_kind(base, info.path)
             if result is not None:
                 break
         self._kinds[key] = result
@@ -155,12 +156,6 @@ class Index:
         found = self.find_class(qualified, near)
         return self.kind(found) if found is not None else None
 
-    def modules_path(self, info: ClassInfo) -> str:
-        for module in self._by_module.get(info.module, []):
-            if module.name == info.module:
-                return module.path
-        return ""
-
     def lineage(self, info: ClassInfo) -> list[ClassInfo]:
         """The class and its ancestors in the tree, nearest first."""
         seen, order, queue = set(), [], [info]
@@ -170,9 +165,8 @@ class Index:
                 continue
             seen.add(current.qualified)
             order.append(current)
-            near = self.modules_path(current)
             for base in current.bases:
-                found = self.find_class(base, near)
+                found = self.find_class(base, current.path)
                 if found is not None:
                     queue.append(found)
         return order
@@ -236,7 +230,7 @@ class Index:
         worker processes."""
         for module in self.modules.values():
             self.kinds_in(module)
-        self.input_fields(ClassInfo("", "", 0, []))
+        self.input_fields(ClassInfo("", "", "", 0, []))
         return self
 
     def kinds_in(self, module: ModuleInfo) -> set[str | None]:
@@ -315,7 +309,7 @@ def _dotted(node: ast.expr) -> str | None:
 
 def _class(node: ast.ClassDef, module: ModuleInfo, source: str) -> ClassInfo:
     bases = [module.resolve(d) for d in map(_dotted, node.bases) if d]
-    info = ClassInfo(module.name, node.name, node.lineno, bases)
+    info = ClassInfo(module.name, module.path, node.name, node.lineno, bases)
     for statement in node.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             info.methods.add(statement.name)

@@ -92,9 +92,9 @@ def migrate_source(source: bytes, path: str, index: Index,
     return tree.bytes, entries
 
 
-def _needs_rewrite(index: Index, path: str) -> bool:
+def _needs_rewrite(index: Index, path: str, rule_ids: list[str] | None) -> bool:
     module = index.modules[path]
-    return module.uses_library or any(index.kind(c) for c in module.classes.values())
+    return any(rule.applies(index, module) for rule in select(rule_ids))
 
 
 # Worker state: the index is built once and handed to each worker at start.
@@ -148,7 +148,7 @@ def migrate(path: str | Path, *, write: bool = True, diff: bool = False,
         p: FileResult(p, FAILED, sources[p].count(b"\n"), error=f"does not parse: {why}")
         for p, why in broken.items()}
     tasks = [(p, s, diff) for p, s in sources.items()
-             if p not in broken and _needs_rewrite(index, p)]
+             if p not in broken and _needs_rewrite(index, p, rule_ids)]
     queued = {t[0] for t in tasks}
     for p, s in sources.items():
         if p not in broken and p not in queued:

@@ -53,9 +53,8 @@ class GroupingsRule(Rule):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         name = dotted(original_node.func)
-        if name is None or self.module_info.resolve(name).split(".")[0] not in LIBRARIES:
-            return updated_node
-        if self.module_info.resolve(name).split(".")[-1] != "Stream":
+        parts = self.module_info.resolve(name).split(".") if name else []
+        if not parts or parts[0] not in LIBRARIES or parts[-1] != "Stream":
             return updated_node
         direct = keyword(original_node, "direct")
         if direct is None and len(original_node.args) >= 3 and \

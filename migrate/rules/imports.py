@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import Index, ModuleInfo
+from ..analysis import LIBRARIES, Index, ModuleInfo, is_library
 from ..rule import Rule, dotted, marker
 
 HERONPY = {
@@ -28,21 +28,14 @@ for _name in ("BatchingBolt", "TicklessBatchingBolt", "ReliableSpout"):
     HERONPY[_name] = (EXTRAS, _name)
 STORM_PY = {"BasicBolt": HERONPY["Bolt"], "Bolt": HERONPY["Bolt"],
             "Spout": HERONPY["Spout"], "Tuple": HERONPY["Tuple"]}
-LIBRARIES = ("streamparse", "pystorm", "storm")
-
-
 def _target(qualified: str) -> tuple[str, str] | None:
     """Where heronpy (or heronbridge) has what `qualified` names."""
     parts = qualified.split(".")
     if parts[0] == "storm":
         return STORM_PY.get(parts[1]) if len(parts) == 2 else None
-    if parts[0] in LIBRARIES[:2]:
+    if parts[0] in LIBRARIES:
         return HERONPY.get(parts[-1])
     return None
-
-
-def _is_library(module: str) -> bool:
-    return module.split(".", maxsplit=1)[0] in LIBRARIES
 
 
 class ImportsRule(Rule):
@@ -68,7 +61,7 @@ class ImportsRule(Rule):
                     continue
                 for alias in item.names:
                     name = dotted(alias.name) or ""
-                    if _is_library(name):
+                    if is_library(name):
                         head = alias.asname.name.value if alias.asname else name.split(".")[0]
                         self._modules[head] = name if alias.asname else head
         return True
@@ -124,10 +117,10 @@ class ImportsRule(Rule):
             return None
         node = statement.body[0]
         if isinstance(node, cst.ImportFrom) and not node.relative and node.module and \
-                _is_library(dotted(node.module) or "") and \
+                is_library(dotted(node.module) or "") and \
                 not isinstance(node.names, cst.ImportStar):
             return self._from_import(node, statement)
-        if isinstance(node, cst.Import) and any(_is_library(dotted(a.name) or "")
+        if isinstance(node, cst.Import) and any(is_library(dotted(a.name) or "")
                                                 for a in node.names):
             return self._import(node, used)
         return None
@@ -167,7 +160,7 @@ class ImportsRule(Rule):
         for alias in node.names:
             name = dotted(alias.name) or ""
             head = alias.asname.name.value if alias.asname else name.split(".")[0]
-            if not _is_library(name) or head in used:
+            if not is_library(name) or head in used:
                 kept.append(alias)
             for module, symbol in self._needed.get(head, []):
                 lines.append(_from_line(module, [cst.ImportAlias(cst.Name(symbol))]))

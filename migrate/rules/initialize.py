@@ -93,11 +93,11 @@ class InitializeRule(Rule):
             return updated_node
         body = list(updated_node.body.body)
         at = 1 if body and is_docstring(body[0]) else 0
-        present = {cst.Module([]).code_for_node(s).strip() for s in body}
-        new = [s for s in prologue if cst.Module([]).code_for_node(s).strip() not in present]
+        present = {_text(s) for s in body}
+        new = [s for s in prologue if _text(s) not in present]
         if new:
             self.converted(original_node, "sets the attributes pystorm set: " +
-                           ", ".join(cst.Module([]).code_for_node(s).strip() for s in new))
+                           ", ".join(_text(s) for s in new))
         return updated_node.with_changes(body=updated_node.body.with_changes(
             body=[*body[:at], *new, *body[at:]]))
 
@@ -128,3 +128,7 @@ class InitializeRule(Rule):
         return updated_node.with_changes(body=updated_node.body.with_changes(
             body=[*body[:at], method, *body[at:]]))
 
+
+
+def _text(statement: cst.BaseStatement) -> str:
+    return cst.Module([]).code_for_node(statement).strip()
