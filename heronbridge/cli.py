@@ -42,6 +42,7 @@ from heronbridge.runtime.state import (
     open_state,
 )
 
+from .bench_verb import add_verb as add_bench_verb
 from .conform_verbs import add_verbs as add_conformance_verbs
 from .migrate_verb import add_verb as add_migrate_verb
 from .status import RateLine, totals_from_report, totals_from_samples, totals_table
@@ -336,6 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
     add_migrate_verb(verbs)
     add_conformance_verbs(verbs, home)
+    add_bench_verb(verbs, [home])
     return parser
 
 

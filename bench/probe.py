@@ -1,0 +1,159 @@
+"""The probe: a message hook that measures one task, identical on Storm and the runtime.
+
+It sits where the tracing hook sits (the runtime's in-process `heronbridge.storm.hook`;
+on Storm, inside the component's own process, see `probe_run`), so both systems pay the
+same few dict lookups per message. Every `INTERVAL` it appends one JSON line to
+`<dir>/<component>-<task>-<pid>.jsonl`: input tuples, emits, acks, fails and the
+latency histogram of the acks in that interval. A spout is paced when `<dir>/rate`
+holds a number (tuples/s for the whole component): a `next` that comes early is answered
+with `sync` at once, as a spout with nothing to emit answers.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from heronbridge.runtime.telemetry import Histogram
+
+from . import BenchError
+
+DIR_OPTION = "heronbridge.bench.dir"
+RATE_FILE = "rate"  # in the bench dir: the offered load, tuples/s per spout component
+HOOK_PATH = "heronbridge.bench.probe:Probe"
+INTERVAL = 0.25  # seconds between lines
+EARLY_SLEEP = 0.0005  # an early `next` waits this long before it is answered
+HEARTBEAT_STREAM = "__heartbeat"
+SYSTEM = "__system"
+
+
+class Probe:
+    """A `MessageHook`: `down` sees what Storm's side sends the component, `up` the reverse."""
+
+    def __init__(self, conf: dict[str, Any] | None = None) -> None:
+        self.conf = dict(conf or {})
+        self.started = False
+        self.dir: Path | None = None
+        self.component = ""
+        self.task = 0
+        self.spout_tasks = 1
+        self.is_spout = False
+        self.sent: dict[Any, float] = {}  # spout msg id -> when it was emitted
+        self.rate: float | None = None  # this task's share of the offered load
+        self.paced_from = 0.0
+        self.paced_emits = 0
+        self.file: Any = None
+        self._zero()
+        self.next_line = time.monotonic() + INTERVAL
+        self.next_rate_check = 0.0
+
+    def _zero(self) -> None:
+        self.inputs = self.emits = self.acks = self.fails = 0
+        self.latency = Histogram()
+
+    # -- MessageHook --------------------------------------------------------------------
+
+    def down(self, msg: Any) -> tuple[list[Any], list[Any]]:
+        now = time.monotonic()
+        if not self.started:
+            self.started = True
+            self._handshake(msg)
+            return [msg], []
+        if now >= self.next_line:
+            self._line(now)
+        if isinstance(msg, dict):
+            command = msg.get("command")
+            if command == "next":
+                if self.rate is not None and self._early(now):
+                    time.sleep(EARLY_SLEEP)
+                    return [], [{"command": "sync"}]
+            elif command == "ack":
+                self.acks += 1
+                began = self.sent.pop(_key(msg.get("id")), None)
+                if began is not None:
+                    self.latency.add(now - began)
+            elif command == "fail":
+                self.fails += 1
+                self.sent.pop(_key(msg.get("id")), None)
+            elif command is None and msg.get("stream") != HEARTBEAT_STREAM \
+                    and msg.get("comp") != SYSTEM:
+                self.inputs += 1
+        return [msg], []
+
+    def up(self, msg: Any) -> list[Any]:
+        if isinstance(msg, dict) and msg.get("command") == "emit":
+            self.emits += 1
+            if self.is_spout:
+                self.paced_emits += 1
+                if msg.get("id") is not None:
+                    self.sent[_key(msg["id"])] = time.monotonic()
+        return [msg]
+
+    def close(self) -> None:
+        if self.file is not None:
+            self._line(time.monotonic())
+            self.file.close()
+            self.file = None
+
+    # -- inside -------------------------------------------------------------------------
+
+    def _handshake(self, msg: Any) -> None:
+        conf, context = msg.get("conf") or {}, msg.get("context") or {}
+        self.component = str(context.get("componentid"))
+        self.task = int(context.get("taskid", 0))
+        tasks = [t for t, c in (context.get("task->component") or {}).items()
+                 if c == self.component]
+        self.spout_tasks = max(1, len(tasks))
+        sources = context.get("source->stream->grouping") or {}
+        self.is_spout = not any(not str(s).startswith("__") for s in sources)
+        where = conf.get(DIR_OPTION) or self.conf.get(DIR_OPTION)
+        if not where:
+            msg = (f"component {self.component!r}, task {self.task}: the bench probe "
+                   f"expected option {DIR_OPTION!r} naming its folder, received none")
+            raise BenchError(msg)
+        self.dir = Path(where)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self.dir / f"{self.component}-{self.task}-{os.getpid()}.jsonl"
+        self.file = path.open("a", buffering=1, encoding="utf-8")
+        atexit.register(self.close)
+        self._write({"t": time.time(), "start": True, "component": self.component,
+                     "task": self.task, "spout": self.is_spout})
+
+    def _early(self, now: float) -> bool:
+        return self.paced_emits >= (now - self.paced_from) * self.rate
+
+    def _line(self, now: float) -> None:
+        self.next_line = now + INTERVAL
+        line: dict[str, Any] = {"t": time.time(), "in": self.inputs, "emit": self.emits,
+                                "ack": self.acks, "fail": self.fails}
+        if self.latency.total:
+            counts = self.latency.counts
+            last = max(i for i, c in enumerate(counts) if c)
+            line["lat"] = counts[:last + 1]
+        self._write(line)
+        self._zero()
+        if self.is_spout and now >= self.next_rate_check:
+            self.next_rate_check = now + 1.0
+            self._read_rate(now)
+
+    def _read_rate(self, now: float) -> None:
+        try:
+            text = (self.dir / RATE_FILE).read_text().strip()
+        except OSError:
+            text = ""
+        rate = float(text) / self.spout_tasks if text else None
+        if rate != self.rate:
+            self.rate, self.paced_from, self.paced_emits = rate, now, 0
+
+    def _write(self, record: dict[str, Any]) -> None:
+        if self.file is not None:
+            self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+
+def _key(msg_id: Any) -> Any:
+    """A msg id as a dict key: JSON round trips keep ints and strings, not lists."""
+    return msg_id if isinstance(msg_id, (int, str)) else json.dumps(msg_id, sort_keys=True)
