@@ -75,7 +75,9 @@ def run_bench(settings: Settings, out: Path, display: Display | None = None) -> 
         "seconds": settings.seconds, "cores": _cores(), "systems": {}}
     if settings.fused:
         show("fused ceiling: the components in one process")
-        result["fused"] = _fused(settings, out / "fused")
+        result["fused"] = _fused(settings, out / "fused", probe=True)
+        # The same without the probe: what measuring costs, shown beside the ceiling.
+        result["fused_unprobed"] = _fused(settings, out / "fused-unprobed", probe=False)
     rate = settings.rate
     for name in settings.systems:
         system = (StormSystem if name == "storm" else RuntimeSystem)(
@@ -100,12 +102,12 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def _fused(settings: Settings, workdir: Path) -> dict[str, Any]:
+def _fused(settings: Settings, workdir: Path, probe: bool) -> dict[str, Any]:
     workdir.mkdir(parents=True, exist_ok=True)
     args = {"workdir": str(workdir), "project": str(settings.project),
             "topology": settings.topology, "environment": settings.environment,
             "options": settings.options, "sink": list(settings.sink),
-            "seconds": settings.seconds, "warmup": min(settings.warmup, 2.0)}
+            "seconds": settings.seconds, "warmup": min(settings.warmup, 2.0), "probe": probe}
     done = subprocess.run([sys.executable, "-m", FUSED, json.dumps(args)],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:

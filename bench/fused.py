@@ -1,7 +1,7 @@
 """The fused ceiling: the project's components in one process, one instance each, every
 emit handed straight to the next component's `process` (no transport, no batching, no
-acker), under pystorm's own loop code. What is left is the components' own cost, which
-no system can go under:
+acker), under pystorm's own loop code and the same probe the systems run under. What is
+left is the cost of the measured code itself, which no system can go under:
 
     python -m heronbridge.bench.fused SETTINGS_JSON   (prints the result as JSON)
 """
@@ -20,13 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from . import BenchError
+from .probe import DIR_OPTION, Probe
 
 MODULE = "heronbridge.bench.fused"
 IGNORED = {"ack", "fail", "sync", "log", "metrics", "error"}
 
 
 class _Inbox:
-    """A pystorm serializer: messages come from a deque, go to the fused router."""
+    """A pystorm serializer: messages come from a deque, go to the fused router, and
+    pass the probe both ways."""
 
     output_stream = None  # not stdout: pystorm leaves print() alone
 
@@ -34,17 +36,31 @@ class _Inbox:
         self.router = router
         self.name = name
         self.queue: deque[Any] = deque()
+        self.probe = Probe(router.probe_conf) if router.probe_conf is not None else None
 
     def read_message(self) -> Any:
-        return self.queue.popleft()
+        if self.probe is None:
+            return self.queue.popleft()
+        while True:
+            mine, back = self.probe.down(self.queue.popleft())
+            for msg in back:
+                self.router.route(self.name, msg)
+            if mine:
+                self.queue.extendleft(reversed(mine[1:]))
+                return mine[0]
 
     def send_message(self, msg: dict[str, Any]) -> None:
-        self.router.route(self.name, msg)
+        if self.probe is None:
+            self.router.route(self.name, msg)
+            return
+        for out in self.probe.up(msg):
+            self.router.route(self.name, out)
 
 
 class Fused:
-    def __init__(self, plan: Any, sink: set[str]) -> None:
+    def __init__(self, plan: Any, sink: set[str], probe_conf: dict[str, Any] | None) -> None:
         self.plan = plan
+        self.probe_conf = probe_conf
         self.components: dict[str, Any] = {}  # name -> pystorm component, one each
         self.inboxes: dict[str, _Inbox] = {}
         self.sink = sink
@@ -129,7 +145,8 @@ def run_fused(settings: dict[str, Any]) -> dict[str, Any]:
     os.chdir(workdir / "resources")
     sys.path.insert(0, os.getcwd())
     pid_dir = tempfile.mkdtemp(prefix="pids-", dir=workdir)
-    fused = Fused(plan, set(settings["sink"]))
+    probe = {DIR_OPTION: str(workdir / "probes")} if settings.get("probe", True) else None
+    fused = Fused(plan, set(settings["sink"]), probe)
     for name in sorted(plan.components):
         spec = plan.components[name]
         class_path = spec.config.get(keys.CLASS)

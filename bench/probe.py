@@ -6,7 +6,8 @@ same few dict lookups per message. Every `INTERVAL` it appends one JSON line to
 `<dir>/<component>-<task>-<pid>.jsonl`: input tuples, emits, acks, fails and the
 latency histogram of the acks in that interval. A spout is paced when `<dir>/rate`
 holds a number (tuples/s for the whole component): a `next` that comes early is answered
-with `sync` at once, as a spout with nothing to emit answers.
+with `sync` at once, as a spout with nothing to emit answers, so each system idles its
+spout its own way (Storm's wait strategy, the runtime's poll).
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ DIR_OPTION = "heronbridge.bench.dir"
 RATE_FILE = "rate"  # in the bench dir: the offered load, tuples/s per spout component
 HOOK_PATH = "heronbridge.bench.probe:Probe"
 INTERVAL = 0.25  # seconds between lines
-EARLY_SLEEP = 0.0005  # an early `next` waits this long before it is answered
 HEARTBEAT_STREAM = "__heartbeat"
 SYSTEM = "__system"
+NOTHING: list[Any] = []  # never changed: what goes back, mostly
+SYNC = [{"command": "sync"}]
+monotonic = time.monotonic
 
 
 class Probe:
@@ -48,7 +51,7 @@ class Probe:
         self.paced_emits = 0
         self.file: Any = None
         self._zero()
-        self.next_line = time.monotonic() + INTERVAL
+        self.next_line = 0.0  # the first message (the handshake) starts the first line
         self.next_rate_check = 0.0
 
     def _zero(self) -> None:
@@ -58,19 +61,21 @@ class Probe:
     # -- MessageHook --------------------------------------------------------------------
 
     def down(self, msg: Any) -> tuple[list[Any], list[Any]]:
-        now = time.monotonic()
-        if not self.started:
-            self.started = True
-            self._handshake(msg)
-            return [msg], []
+        now = monotonic()
         if now >= self.next_line:
+            if not self.started:
+                self.started = True
+                self._handshake(msg)
+                return [msg], NOTHING
             self._line(now)
-        if isinstance(msg, dict):
+        if type(msg) is dict:
             command = msg.get("command")
-            if command == "next":
+            if command is None:  # a tuple: heartbeats and ticks come from __system
+                if msg.get("comp") != SYSTEM and msg.get("stream") != HEARTBEAT_STREAM:
+                    self.inputs += 1
+            elif command == "next":
                 if self.rate is not None and self._early(now):
-                    time.sleep(EARLY_SLEEP)
-                    return [], [{"command": "sync"}]
+                    return NOTHING, SYNC
             elif command == "ack":
                 self.acks += 1
                 began = self.sent.pop(_key(msg.get("id")), None)
@@ -79,18 +84,16 @@ class Probe:
             elif command == "fail":
                 self.fails += 1
                 self.sent.pop(_key(msg.get("id")), None)
-            elif command is None and msg.get("stream") != HEARTBEAT_STREAM \
-                    and msg.get("comp") != SYSTEM:
-                self.inputs += 1
-        return [msg], []
+        return [msg], NOTHING
 
     def up(self, msg: Any) -> list[Any]:
-        if isinstance(msg, dict) and msg.get("command") == "emit":
+        if msg.get("command") == "emit":  # pystorm sends dicts only
             self.emits += 1
             if self.is_spout:
                 self.paced_emits += 1
-                if msg.get("id") is not None:
-                    self.sent[_key(msg["id"])] = time.monotonic()
+                msg_id = msg.get("id")
+                if msg_id is not None:
+                    self.sent[_key(msg_id)] = monotonic()
         return [msg]
 
     def close(self) -> None:
@@ -156,4 +159,5 @@ class Probe:
 
 def _key(msg_id: Any) -> Any:
     """A msg id as a dict key: JSON round trips keep ints and strings, not lists."""
-    return msg_id if isinstance(msg_id, (int, str)) else json.dumps(msg_id, sort_keys=True)
+    kind = type(msg_id)
+    return msg_id if kind is int or kind is str else json.dumps(msg_id, sort_keys=True)

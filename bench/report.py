@@ -46,6 +46,10 @@ def table(result: dict[str, Any]) -> Table:
     row("CPU seconds per million sink tuples",
         [_n(r["saturation"]["cpu_s_per_million"], "{:.1f}") for r in systems.values()],
         _n(fused.get("cpu_s_per_million"), "{:.1f}"))
+    bare = result.get("fused_unprobed")
+    if bare:
+        row("  the same without the probe", ["" for _ in systems],
+            _n(bare["cpu_s_per_million"], "{:.1f}"))
     kinds = sorted({k for r in systems.values() for k in r["memory"]})
     for kind in kinds:
         row(f"peak RSS MB, {kind} (processes)",

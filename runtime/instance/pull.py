@@ -66,6 +66,12 @@ class PullHost:
         window = conf.max_spout_pending if conf.acking else None
         self._window = window or float("inf")
         self._burst = conf.spout_burst
+        # Once the window is full, wait until a burst's worth is free again (as the
+        # runner's own spout loop does): one `next` per returning ack would cost a flush
+        # and a wake-up per tuple on every hop.
+        self._resume_below = self._window - min(self._burst, max(1, int(self._window) // 4)) \
+            if window else self._window
+        self._window_full = False
         self._nexts = 0  # `next` commands since the last flush
         self._burst_began = 0.0
         self._emitted_at_next: int | None = None
@@ -144,7 +150,9 @@ class PullHost:
                     return ("deactivate", None)
                 return None
             now = time.monotonic()
-            if not idle and self._active and len(em.pending) < self._window \
+            self._window_full = len(em.pending) >= (
+                self._resume_below if self._window_full else self._window)
+            if not idle and self._active and not self._window_full \
                     and not self._runner._backpressured(now):
                 if self._nexts >= self._burst or (self._nexts and
                                                   now - self._burst_began > BURST_SECS):
