@@ -46,9 +46,9 @@ def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from heronbridge import HeronbridgeError
-    from heronbridge.bench import BenchError
-    from heronbridge.bench.bench import SYSTEMS, Settings, run_bench
-    from heronbridge.bench.report import plots, table
+    from heronbridge.conformance.bench import BenchError
+    from heronbridge.conformance.bench.bench import SYSTEMS, Settings, run_bench
+    from heronbridge.conformance.bench.report import plots, table
 
     from .cli import out, parse_option
 

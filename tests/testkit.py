@@ -109,3 +109,17 @@ def storm_leftovers(run_dir: Path, pids: set[int] = frozenset()) -> list[str]:
         if proc.pid in pids or str(run_dir) in cmd or str(run_dir) in (proc.info["cwd"] or ""):
             found.append(f"{proc.pid} {cmd[:160]}")
     return found
+
+
+def bench_verb(tmp_path: Path, project: Path, *args: str,
+               timeout: float = 400) -> tuple[dict, str]:
+    """Run `heronbridge bench` on `project` into tmp_path/out: (its JSON, its table)."""
+    import subprocess
+
+    out = tmp_path / "result.json"
+    done = subprocess.run([HERONBRIDGE, "bench", "--project", str(project),
+                           "--out", str(tmp_path / "out"), "--json", str(out), *args],
+                          capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(out.read_text()), done.stdout

@@ -25,7 +25,7 @@ from . import BenchError
 
 DIR_OPTION = "heronbridge.bench.dir"
 RATE_FILE = "rate"  # in the bench dir: the offered load, tuples/s per spout component
-HOOK_PATH = "heronbridge.bench.probe:Probe"
+HOOK_PATH = "heronbridge.conformance.bench.probe:Probe"
 INTERVAL = 0.25  # seconds between lines
 HEARTBEAT_STREAM = "__heartbeat"
 SYSTEM = "__system"
@@ -123,6 +123,7 @@ class Probe:
         path = self.dir / f"{self.component}-{self.task}-{os.getpid()}.jsonl"
         self.file = path.open("a", buffering=1, encoding="utf-8")
         atexit.register(self.close)
+        self.next_line = monotonic() + INTERVAL
         self._write({"t": time.time(), "start": True, "component": self.component,
                      "task": self.task, "spout": self.is_spout})
 

@@ -1,6 +1,6 @@
 """`streamparse_run` with the probe inside the component's process, for Storm's side:
 
-    python -m heronbridge.bench.probe_run [-s json] module.Class
+    python -m heronbridge.conformance.bench.probe_run [-s json] module.Class
 
 Storm starts it where it would start `streamparse_run`; it loads the class as
 streamparse does and passes every message through a `Probe` before pystorm sees it (and
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-MODULE = "heronbridge.bench.probe_run"
+MODULE = "heronbridge.conformance.bench.probe_run"
 
 
 class ProbedSerializer:

@@ -53,14 +53,14 @@ def kind_of(cmd: list[str]) -> str:
     if os.path.basename(cmd[0]).startswith("java"):
         return "storm jvm"
     text = " ".join(cmd)
-    if "heronbridge.bench.probe_run" in text or "streamparse" in text:
+    if "heronbridge.conformance.bench.probe_run" in text or "streamparse" in text:
         return "storm component" if "heronbridge.runtime" not in text else "task subprocess"
     for module, kind in (("heronbridge.runtime.instance", "task"),
                          ("heronbridge.runtime.stream_manager", "stream manager"),
                          ("heronbridge.runtime.metrics_manager", "metrics manager"),
                          ("heronbridge.runtime.topology_master", "topology master"),
                          ("heronbridge.runtime.scheduler", "executor"),
-                         ("heronbridge.bench.fused", "fused")):
+                         ("heronbridge.conformance.bench.fused", "fused")):
         if module in text:
             return kind
     return "other"

@@ -3,7 +3,7 @@ emit handed straight to the next component's `process` (no transport, no batchin
 acker), under pystorm's own loop code and the same probe the systems run under. What is
 left is the cost of the measured code itself, which no system can go under:
 
-    python -m heronbridge.bench.fused SETTINGS_JSON   (prints the result as JSON)
+    python -m heronbridge.conformance.bench.fused SETTINGS_JSON   (prints the result as JSON)
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from . import BenchError
 from .probe import DIR_OPTION, Probe
 
-MODULE = "heronbridge.bench.fused"
+MODULE = "heronbridge.conformance.bench.fused"
 IGNORED = {"ack", "fail", "sync", "log", "metrics", "error"}
 
 
