@@ -136,8 +136,8 @@ def run_once(kind: str, sentences: int, batch: int, acking: bool) -> tuple[int, 
 def end_to_end(kind: str, sentences: int, max_pending: int) -> float:
     """The count bolt's steady rate (words/s) with the topology running for real."""
     from heronbridge.runtime import control
-    from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
-    from heronbridge.runtime.state import open_state
+    from heronbridge.runtime.scheduler import Home
+    from heronbridge.runtime.scheduler.launch import Launch
 
     plan = (runtime_plan if kind == "runtime" else heronpy_plan)("ATLEAST_ONCE")[0]
     plan.python_path.append(str(ROOT / "examples" / kind))
@@ -147,24 +147,16 @@ def end_to_end(kind: str, sentences: int, max_pending: int) -> float:
     words = sum(len(SENTENCES[i % len(SENTENCES)].split()) for i in range(sentences))
     samples: dict[float, float] = {}
     with tempfile.TemporaryDirectory(prefix="hb-bench-") as tmp:
-        home = Home(Path(tmp) / "home")
-        state = open_state(home.state_uri)
-        submit_plan(state, home, plan)
-        supervisor = Supervisor(state, home, plan.name)
-        supervisor.start()
-        try:
-            control.wait_running(state, plan.name)
+        with Launch(plan, Home(Path(tmp) / "home")) as launch:
             deadline = time.monotonic() + 300
             while not samples or max(samples.values()) < words:
                 if time.monotonic() > deadline:
                     msg = f"{kind}: the count bolt did not see {words} words in 300 s"
                     raise SystemExit(msg)
                 time.sleep(METRICS_INTERVAL / 4)
-                for task in control.metrics(state, plan.name).tasks:
+                for task in control.metrics(launch.state, plan.name).tasks:
                     if task.component == "count":
                         samples[task.timestamp_ms / 1000] = task.counters["execute-count"]
-        finally:
-            supervisor.stop()
     return steady_rate(samples, words)
 
 

@@ -16,27 +16,14 @@ def steady_rate(samples: dict[float, float], words: float) -> float:
 
 
 def cpu_by_process() -> dict[str, float]:
-    """CPU seconds (user + system) of every runtime process, keyed by what it runs; a
-    process a task started (a multilang component) counts as that task's subprocess."""
-    import psutil
+    """CPU seconds (user + system) of every process below this one, keyed by its kind
+    (a task also by its id)."""
+    from heronbridge.runtime.procfs import descendants
 
-    kinds: dict[int, str] = {}
-    spent: list[tuple[psutil.Process, float]] = []
-    for proc in psutil.Process().children(recursive=True):
-        try:
-            cmd = proc.cmdline()
-            times = proc.cpu_times()
-        except psutil.Error:
-            continue
-        module = next((a for a in cmd if a.startswith("heronbridge.runtime.")), None)
-        if module is not None:
-            kind = module.removeprefix("heronbridge.runtime.")
-            if kind == "instance":
-                kind = "task " + cmd[cmd.index("--task") + 1]
-            kinds[proc.pid] = kind
-        spent.append((proc, times.user + times.system))
     out: dict[str, float] = {}
-    for proc, seconds in spent:
-        kind = kinds.get(proc.pid) or kinds.get(proc.ppid(), "other") + " subprocess"
-        out[kind] = out.get(kind, 0.0) + seconds
+    for proc in descendants():
+        key = proc.kind
+        if key == "task" and "--task" in proc.cmd:
+            key = f"task {proc.cmd[proc.cmd.index('--task') + 1]}"
+        out[key] = out.get(key, 0.0) + proc.cpu
     return out

@@ -93,8 +93,8 @@ def fused(sentences: int) -> dict:
 def runtime(sentences: int, max_pending: int, containers: int, timeout: float,
             mode: str = "ATLEAST_ONCE") -> dict:
     from heronbridge.runtime import control
-    from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
-    from heronbridge.runtime.state import open_state
+    from heronbridge.runtime.scheduler import Home
+    from heronbridge.runtime.scheduler.launch import Launch
     from heronbridge.status import totals_from_report
 
     words = sentences // len(SENTENCES) * WORDS_PER_ROUND + sum(
@@ -115,13 +115,10 @@ def runtime(sentences: int, max_pending: int, containers: int, timeout: float,
         split = builder.bolt("split", SplitBolt, inputs=[spout])
         builder.bolt("count", CountBolt, inputs={split: Grouping.by_fields("word")})
         plan = builder.build()
-        home = Home(Path(tmp) / "home")
-        state = open_state(home.state_uri)
-        submit_plan(state, home, plan)
-        supervisor = Supervisor(state, home, plan.name)
-        supervisor.start()
+        launch = Launch(plan, Home(Path(tmp) / "home"))
+        state = launch.state
+        launch.start()
         try:
-            control.wait_running(state, plan.name)
             cpu_before = cpu_by_process()
             deadline = time.monotonic() + timeout
             finished = acked = cpu = None
@@ -147,7 +144,7 @@ def runtime(sentences: int, max_pending: int, containers: int, timeout: float,
             time.sleep(2 * METRICS_INTERVAL)  # every spout's last latency sample
             report = control.metrics(state, plan.name)
         finally:
-            supervisor.stop()
+            launch.stop()
         seconds = finished - float(result.read_text())
         steady = steady_rate(samples, words)
         totals = totals_from_report(report)

@@ -34,12 +34,11 @@ METRICS_INTERVAL = 0.25
 def run(multilang: bool, seconds: float, max_pending: int) -> dict:
     from heronbridge.compat.streamparse import load_project, topology_name
     from heronbridge.runtime import control
-    from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
-    from heronbridge.runtime.state import open_state
+    from heronbridge.runtime.scheduler import Home
+    from heronbridge.runtime.scheduler.launch import Launch
 
     with tempfile.TemporaryDirectory(prefix="hb-bench-") as tmp:
         home = Home(Path(tmp) / "home")
-        state = open_state(home.state_uri)
         name = topology_name(PROJECT, None)
         options = {"wordcount.rounds": 10**9,  # unbounded: the run is timed
                    "example.output.dir": str(Path(tmp) / "out"),
@@ -47,12 +46,10 @@ def run(multilang: bool, seconds: float, max_pending: int) -> dict:
                    "heronbridge.metrics.interval.secs": METRICS_INTERVAL}
         project = load_project(PROJECT, name, None, options, multilang,
                                home.workdir(name) / "resources")
-        submit_plan(state, home, project.plan)
-        project.install_resources(home.workdir(name) / "resources")
-        supervisor = Supervisor(state, home, name)
-        supervisor.start()
+        launch = Launch(project.plan, home, install=project.install_resources)
+        state = launch.state
+        launch.start(timeout=120)
         try:
-            control.wait_running(state, name, timeout=120)
             # Warm-up: a quarter of the run, at least 2 s (imports, first connections).
             warm = max(2.0, seconds / 4)
             time.sleep(warm)
@@ -62,7 +59,7 @@ def run(multilang: bool, seconds: float, max_pending: int) -> dict:
             last = control.metrics(state, name)
             cpu_after = cpu_by_process()
         finally:
-            supervisor.stop()
+            launch.stop()
     rate, executed, latency = 0.0, 0.0, Histogram()
     begin = {(t.task_id, t.container): t for t in first.tasks}
     for task in last.tasks:

@@ -2,5 +2,8 @@
 projects, Flux YAML, heronpy topologies, Storm config keys."""
 
 
-class CompatError(Exception):
+from heronbridge.errors import HeronbridgeError
+
+
+class CompatError(HeronbridgeError):
     """Root of the errors raised while loading or translating a user's topology."""

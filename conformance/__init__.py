@@ -1,5 +1,8 @@
 """Running one topology on Apache Storm and on the runtime, and comparing what happened."""
 
 
-class ConformanceError(Exception):
+from heronbridge.errors import HeronbridgeError
+
+
+class ConformanceError(HeronbridgeError):
     """Root of the errors the conformance suite raises."""

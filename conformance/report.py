@@ -117,7 +117,7 @@ def _plots(stats: dict[str, Any]) -> list[tuple[str, str]]:
                     marker="o", markersize=4)
     ax.set_xlabel("seconds since the first record")
     ax.set_ylabel("bolt input tuples / s")
-    ax.legend()
+    _legend(ax)
     out.append(("throughput over time", _png(fig)))
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -131,9 +131,8 @@ def _plots(stats: dict[str, Any]) -> list[tuple[str, str]]:
     ax.set_xscale("log")
     ax.set_xlabel("complete latency (ms)")
     ax.set_ylabel("spout tuples")
-    if drawn:
-        ax.legend()
-    else:
+    _legend(ax)
+    if not drawn:
         ax.text(0.5, 0.5, "no acked spout tuples", ha="center", transform=ax.transAxes)
     out.append(("complete latency distribution", _png(fig)))
 
@@ -147,7 +146,7 @@ def _plots(stats: dict[str, Any]) -> list[tuple[str, str]]:
     ax.set_xticks([x + width * (len(stats) - 1) / 2 for x in range(len(tasks))],
                   [f"{c}[{t}]" for c, t in tasks], rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("input tuples")
-    ax.legend()
+    _legend(ax)
     out.append(("load per task", _png(fig)))
     return out
 
@@ -187,3 +186,9 @@ def _seconds(value: float | None) -> str:
 
 def _e(text: Any) -> str:
     return html.escape(str(text))
+
+
+def _legend(ax: Any) -> None:
+    """A legend only where something is labelled (matplotlib warns on an empty one)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend()

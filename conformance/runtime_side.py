@@ -19,11 +19,10 @@ from typing import Any
 from heronbridge.compat import CompatError
 from heronbridge.compat.projects import load_project, topology_name
 from heronbridge.compat.streamparse import Project
-from heronbridge.runtime import control
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.plan.tasks import TaskLayout
-from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
-from heronbridge.runtime.state import open_state
+from heronbridge.runtime.scheduler import Home
+from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.shims.storm import keys
 from heronbridge.shims.storm.subprocess import child_argv
 
@@ -74,29 +73,28 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
 
     started = time.time()
     deadline = time.monotonic() + scenario.timeout
-    state = open_state(home.state_uri)
+
+    def install(resources: Path) -> None:
+        project.install_resources(resources)
+        _install_files(scenario, resources, name)
+
     try:
-        submit_plan(state, home, project.plan)
+        launch = Launch(project.plan, home, install=install)
     except RuntimeKernelError as exc:
         msg = f"topology {name!r} on the runtime: cannot submit it: {exc}"
         raise ConformanceError(msg) from exc
-    resources = home.workdir(name) / "resources"
-    project.install_resources(resources)
-    _install_files(scenario, resources, name)
-    supervisor = Supervisor(state, home, name)
     progress = Progress(traces)
     snapshot = progress.poll()
     finished = False
-    supervisor.start()
     try:
         try:
-            control.wait_running(state, name, max(1.0, deadline - time.monotonic()))
+            launch.start(max(1.0, deadline - time.monotonic()))
         except RuntimeKernelError as exc:
-            msg = f"topology {name!r} on the runtime: {exc} (logs in {supervisor.workdir})"
+            msg = f"topology {name!r} on the runtime: {exc} (logs in {launch.workdir})"
             raise ConformanceError(msg) from exc
         while time.monotonic() < deadline:
             time.sleep(POLL_SECS)
-            supervisor.check()
+            launch.check()
             snapshot = progress.poll()
             if on_progress is not None:
                 on_progress(snapshot)
@@ -104,14 +102,13 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
                 finished = True
                 break
     finally:
-        supervisor.stop()
-    run = RuntimeRun(name, started, time.time(), finished, snapshot, traces,
-                     supervisor.workdir)
+        launch.stop()
+    run = RuntimeRun(name, started, time.time(), finished, snapshot, traces, launch.workdir)
     if not finished:
         msg = (f"topology {name!r} on the runtime (scenario {scenario.name!r}): expected "
                f"its traces to settle (no spout message pending, {scenario.quiet:g}s "
                f"quiet) within {scenario.timeout:g}s, received: {snapshot.summary()}; "
-               f"logs in {supervisor.workdir}")
+               f"logs in {launch.workdir}")
         raise RuntimeTimeout(msg, run)
     return run
 

@@ -6,6 +6,6 @@ heronpy, prove parity against real Storm, and compare throughput and latency.
 
 __version__ = "0.1.0"
 
+from .errors import HeronbridgeError
 
-class HeronbridgeError(Exception):
-    """Root of the errors the command line reports (without a traceback)."""
+__all__ = ["HeronbridgeError", "__version__"]

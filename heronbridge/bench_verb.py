@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
-console = Console(stderr=True, soft_wrap=True)
+from . import extras
+from .errors import HeronbridgeError
+from .terminal import console, out, parse_options
 
 
 def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -39,42 +40,38 @@ def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
     bench.add_argument("--systems", default="storm,runtime",
                        help="which systems, in order (storm, runtime)")
     bench.add_argument("--no-fused", action="store_true", help="skip the fused ceiling")
-    bench.add_argument("--out", default="bench-out", help="folder for runs, plots, bench.json")
+    bench.add_argument("--out", metavar="DIR",
+                       help="folder for runs, plots and bench.json (default: under --home)")
     bench.add_argument("--json", metavar="FILE", help="write the result as JSON here too")
     bench.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from heronbridge import HeronbridgeError
-    from heronbridge.conformance.bench import BenchError
-    from heronbridge.conformance.bench.bench import SYSTEMS, Settings, run_bench
+    bench = extras.load("heronbridge.conformance.bench.bench", "conformance",
+                        "heronbridge bench")
+    from heronbridge.compat.projects import topology_name
     from heronbridge.conformance.bench.report import plots, table
 
-    from .cli import out, parse_option
-
     systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
-    if not systems or any(s not in SYSTEMS for s in systems):
-        msg = f"--systems: expected a list of {list(SYSTEMS)}, received {args.systems!r}"
+    if not systems or any(s not in bench.SYSTEMS for s in systems):
+        msg = f"--systems: expected a list of {list(bench.SYSTEMS)}, received {args.systems!r}"
         raise HeronbridgeError(msg)
-    settings = Settings(
-        project=Path(args.project).resolve(), topology=args.name,
-        environment=args.environment, options=dict(parse_option(o) for o in args.option or []),
-        par=args.par, acking=args.acking == "on", sink=tuple(args.sink or ()), rate=args.rate,
-        warmup=args.warmup, seconds=args.seconds, systems=systems, fused=not args.no_fused,
-        home=Path(args.home) if getattr(args, "home", None) else None)
-    folder = Path(args.out)
-    try:
-        with console.status("benchmarking") as status:
-            result = run_bench(settings, folder, display=status.update)
-    except BenchError as exc:
-        raise HeronbridgeError(str(exc)) from exc
+    project = Path(args.project).resolve()
+    settings = bench.Settings(
+        project=project, topology=args.name, environment=args.environment,
+        options=parse_options(args.option), par=args.par, acking=args.acking == "on",
+        sink=tuple(args.sink or ()), rate=args.rate, warmup=args.warmup,
+        seconds=args.seconds, systems=systems, fused=not args.no_fused, home=Path(args.home))
+    name = topology_name(project, args.name)
+    folder = Path(args.out) if args.out else \
+        Path(args.home) / "bench" / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    with console.status("benchmarking") as status:
+        result = bench.run_bench(settings, folder, display=status.update)
     out.print(table(result))
-    try:
-        written = plots(result, folder)
-    except ImportError:
-        written = []  # matplotlib comes with the conformance extra
-    for path in written:
+    for path in plots(result, folder):
         console.print(f"plot: {path}")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
+    console.print(f"results in {folder.resolve()} (bench.json, plots, each system's run)")
     return 0
+

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
-from heronbridge import HeronbridgeError, __version__
-from heronbridge.compat import CompatError
-from heronbridge.conformance import ConformanceError
-from heronbridge.migrate import MigrateError
 from heronbridge.runtime import control
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.loader import load_topology_file
@@ -28,12 +22,11 @@ from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.proto import topology_pb2
 from heronbridge.runtime.scheduler import (
     Home,
-    Supervisor,
     default_home,
     pid_alive,
     running_scheduler,
-    submit_plan,
 )
+from heronbridge.runtime.scheduler.launch import START_TIMEOUT_SECS, Launch
 from heronbridge.runtime.state import (
     PACKING_PLANS,
     SCHEDULERS,
@@ -42,28 +35,13 @@ from heronbridge.runtime.state import (
     open_state,
 )
 
+from . import __version__
 from .bench_verb import add_verb as add_bench_verb
 from .conform_verbs import add_verbs as add_conformance_verbs
+from .errors import HeronbridgeError
 from .migrate_verb import add_verb as add_migrate_verb
 from .status import RateLine, totals_from_report, totals_from_samples, totals_table
-
-# Errors and status never wrap (logs get grepped); tables use a wide page off a terminal.
-console = Console(stderr=True, soft_wrap=True)
-out = Console(width=None if sys.stdout.isatty() else 160)
-
-START_TIMEOUT_SECS = 60.0
-
-
-def parse_option(text: str) -> tuple[str, Any]:
-    """`-o key=value`: the value is read as JSON when it parses, else kept as a string."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key:
-        msg = f"-o expects KEY=VALUE, received {text!r}"
-        raise HeronbridgeError(msg)
-    try:
-        return key, json.loads(raw)
-    except json.JSONDecodeError:
-        return key, raw
+from .terminal import console, out, parse_options
 
 
 class Prepared:
@@ -73,16 +51,17 @@ class Prepared:
         self.plan = plan
         self.project = project
 
-    def install(self, home: Home) -> None:
+    def install(self, resources: Path) -> None:
+        """Put the project's files in the topology's resources folder (its tasks' cwd)."""
         if self.project is not None:
-            self.project.install_resources(home.workdir(self.plan.name) / "resources")
+            self.project.install_resources(resources)
 
 
 def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
     """The topology a command names: a Python file (a heronpy Topology or TopologyBuilder
     if it imports heronpy, else a runtime topology), or a project in streamparse's layout
     (--project, or the current folder) whose topology is streamparse or heronpy."""
-    options = dict(parse_option(o) for o in args.option or [])
+    options = parse_options(args.option)
     if args.topology and args.topology.endswith(".py"):
         if args.project or args.environment or args.multilang:
             msg = "--project, -e and --multilang apply to projects, not to FILE"
@@ -123,36 +102,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     state, home = _state(args)
     prepared = load_plan(args, home)
     plan = prepared.plan
-    submit_plan(state, home, plan, topology_pb2.RUNNING)
-    prepared.install(home)
-    supervisor = Supervisor(state, home, plan.name)
+    launch = Launch(plan, home, state, prepared.install)
     stop = []
 
     def on_signal(signum: int, frame: Any) -> None:
         stop.append(signum)
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    supervisor.start()
-    started = time.monotonic()
+    running_since = None
     try:
-        with console.status(f"starting {plan.name} ({len(supervisor.containers)} containers)"):
-            control.wait_running(state, plan.name, START_TIMEOUT_SECS, lambda: not stop)
+        with console.status(f"starting {plan.name} ({launch.containers} containers)"):
+            took = launch.start(START_TIMEOUT_SECS, lambda: not stop)
         running_since = time.monotonic()
         console.print(f"[bold]{plan.name}[/] running: every task registered in "
-                      f"{running_since - started:.1f}s; logs in {supervisor.workdir}")
-        _watch(state, plan.name, supervisor, running_since, args.time, stop)
+                      f"{took:.1f}s; logs in {launch.workdir}")
+        _watch(state, plan.name, launch, running_since, args.time, stop)
     finally:
-        elapsed = time.monotonic() - (locals().get("running_since") or started)
+        elapsed = time.monotonic() - running_since if running_since is not None else 0.0
         with console.status(f"stopping {plan.name}"):
-            supervisor.stop()
+            launch.stop()
         for s, handler in old.items():
             signal.signal(s, handler)
-    totals = totals_from_samples(latest_samples(supervisor.workdir))
+    totals = totals_from_samples(latest_samples(launch.workdir))
     out.print(totals_table(f"{plan.name}: totals over {elapsed:.1f}s", totals, elapsed))
     return 0
 
 
-def _watch(state: StateManager, name: str, supervisor: Supervisor, since: float,
+def _watch(state: StateManager, name: str, launch: Launch, since: float,
            duration: float | None, stop: list) -> None:
     line = RateLine()
     live = Live(console=console, refresh_per_second=4, transient=True) \
@@ -164,7 +140,7 @@ def _watch(state: StateManager, name: str, supervisor: Supervisor, since: float,
         while not stop and (duration is None or time.monotonic() - since < duration):
             time.sleep(0.25 if duration is None else min(0.25, max(0.0, duration - (
                 time.monotonic() - since))))
-            supervisor.check()
+            launch.check()
             now = time.monotonic()
             if now < next_print:
                 continue
@@ -191,24 +167,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
     prepared = load_plan(args, home)
     plan = prepared.plan
     initial = topology_pb2.PAUSED if args.deactivated else topology_pb2.RUNNING
-    topology_id = submit_plan(state, home, plan, initial)
-    prepared.install(home)
-    log_path = home.workdir(plan.name) / "scheduler.log"
-    with log_path.open("ab") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "heronbridge.runtime.scheduler", "--home", str(home.root),
-             "--topology", plan.name],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-            cwd=home.workdir(plan.name))
-    try:
-        control.wait_running(state, plan.name, START_TIMEOUT_SECS, lambda: proc.poll() is None)
-    except RuntimeKernelError:
-        if proc.poll() is None:
-            proc.terminate()
-        raise
+    launch = Launch(plan, home, state, prepared.install, initial, detached=True)
+    with console.status(f"starting {plan.name}"):
+        launch.start()
     state_name = "deactivated" if args.deactivated else "running"
-    out.print(f"submitted {plan.name} ({topology_id}): {state_name}; logs in "
-              f"{home.workdir(plan.name)}")
+    out.print(f"submitted {plan.name} ({launch.topology_id}): {state_name}; logs in "
+              f"{launch.workdir}")
     return 0
 
 
@@ -345,9 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (HeronbridgeError, RuntimeKernelError, CompatError, ConformanceError,
-            MigrateError) as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+    except HeronbridgeError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return 1
 
 

@@ -7,17 +7,15 @@ runs, so the other verbs start fast and work without it.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-console = Console(stderr=True, soft_wrap=True)
-out = Console(width=None if sys.stdout.isatty() else 200)
+from . import extras
+from .terminal import console, out
 
 
 def add_verbs(verbs: Any, home: argparse.ArgumentParser) -> None:
@@ -63,8 +61,9 @@ def add_verbs(verbs: Any, home: argparse.ArgumentParser) -> None:
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
+    conform = extras.load("heronbridge.conformance.conform", "conformance",
+                          "heronbridge conform").conform
     from heronbridge.conformance import scenario as scenarios
-    from heronbridge.conformance.conform import conform
     from heronbridge.conformance.report import verdict_table, write_html, write_json
 
     if args.scenario:
@@ -108,7 +107,8 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
 
 def cmd_storm_fetch(args: argparse.Namespace) -> int:
-    from heronbridge.conformance.storm import fetch
+    fetch = extras.load("heronbridge.conformance.storm", "conformance",
+                        "heronbridge storm fetch").fetch
 
     with console.status("resolving Apache Storm with Maven"):
         install = fetch(Path(args.home))

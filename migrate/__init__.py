@@ -1,5 +1,8 @@
 """The libcst codemod from Storm-era Python (streamparse, pystorm, storm.py) to heronpy."""
 
 
-class MigrateError(Exception):
+from heronbridge.errors import HeronbridgeError
+
+
+class MigrateError(HeronbridgeError):
     """Root of the errors the codemod raises."""

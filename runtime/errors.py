@@ -6,8 +6,10 @@ received, so a user can act on it without reading the runtime's code.
 
 from __future__ import annotations
 
+from heronbridge.errors import HeronbridgeError
 
-class RuntimeKernelError(Exception):
+
+class RuntimeKernelError(HeronbridgeError):
     """Root of every error the runtime raises."""
 
 

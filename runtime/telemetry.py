@@ -69,15 +69,3 @@ class Histogram:
             if seen > rank:
                 return 2 ** ((b + 0.5) / BUCKETS_PER_OCTAVE) / 1e6
         return 2 ** (NUM_BUCKETS / BUCKETS_PER_OCTAVE) / 1e6
-
-
-def rss_bytes() -> int:
-    """This process's resident set size, read from /proc (0 where there is none)."""
-    try:
-        with open("/proc/self/statm") as f:
-            pages = int(f.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-    import os
-
-    return pages * os.sysconf("SC_PAGE_SIZE")

@@ -1,5 +1,5 @@
-"""Helpers tests import by name (`from testkit import ...`): a topology running under a
-Supervisor, polling with a clear failure, reading JSON-lines output."""
+"""Helpers tests import by name (`from testkit import ...`): a topology running for a
+`with` block, polling with a clear failure, reading JSON-lines output."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from heronbridge.runtime import control
 from heronbridge.runtime.plan.logical import LogicalPlan
-from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
+from heronbridge.runtime.scheduler import Home
+from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.state import StateManager
 
 # The installed console script, as a user runs it (`python -m heronbridge` from the
@@ -23,41 +23,17 @@ from heronbridge.runtime.state import StateManager
 HERONBRIDGE = str(Path(sys.executable).parent / "heronbridge")
 
 
-class Running:
-    """A topology running under a Supervisor for the duration of a `with` block."""
+class Running(Launch):
+    """A topology running for the duration of a `with` block (its tasks' logs at hand)."""
 
-    def __init__(
-        self, plan: LogicalPlan, home: Home, state: StateManager, project: object = None
-    ) -> None:
-        self.plan = plan
-        self.home = home
-        self.state = state
-        submit_plan(state, home, plan)
-        if project is not None:
-            project.install_resources(home.workdir(plan.name) / "resources")
-        self.supervisor = Supervisor(state, home, plan.name)
-        self.workdir = self.supervisor.workdir
+    def __init__(self, plan: LogicalPlan, home: Home, state: StateManager,
+                 project: object = None) -> None:
+        super().__init__(plan, home, state,
+                         project.install_resources if project is not None else None)
 
     def __enter__(self) -> Running:
-        self.supervisor.start()
-        try:
-            control.wait_running(self.state, self.plan.name, timeout=90)
-        except Exception:
-            self.supervisor.stop()
-            raise
+        self.start(timeout=90)
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.supervisor.stop()
-
-    def metrics(self) -> dict:
-        """Per-component counter totals from the topology master."""
-        totals: dict[str, dict[str, float]] = {}
-        for task in control.metrics(self.state, self.plan.name).tasks:
-            comp = totals.setdefault(task.component, {})
-            for name, value in task.counters.items():
-                comp[name] = comp.get(name, 0) + value
-        return totals
 
     def logs(self) -> str:
         return "\n".join(

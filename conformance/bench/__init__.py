@@ -12,3 +12,14 @@ from heronbridge.conformance import ConformanceError
 
 class BenchError(ConformanceError):
     """A benchmark that cannot run, or whose run says nothing: names what and why."""
+
+
+# What to do when a spout's input runs out while a window is being measured.
+ENDLESS_HINT = ("make the input endless for the benchmark with the project's own options "
+                "(-o KEY=VALUE, or a config.json environment chosen with -e), e.g. -o "
+                "wordcount.rounds=1000000000 for the example word count")
+
+
+def spouts_ran_dry(topology: str, where: str, spouts: set[str]) -> BenchError:
+    return BenchError(f"topology {topology!r}: the spouts {sorted(spouts)} stopped emitting "
+                      f"during {where} (their input ran out?); {ENDLESS_HINT}")

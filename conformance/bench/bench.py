@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import BenchError
+from heronbridge.runtime.procfs import cpu_by_kind, descendants, memory_by_kind
+
+from . import BenchError, spouts_ran_dry
 from .fused import MODULE as FUSED
 from .probe import RATE_FILE
-from .processes import cpu_by_kind, descendants, memory_by_kind
 from .readings import Lines, Window, timeline, window
 from .systems import RuntimeSystem, StormSystem
 
@@ -24,6 +25,7 @@ STARTUP_TIMEOUT = 180.0
 POLL = 0.25
 FIXED_SHARE = 0.5  # the default offered load: this share of Storm's saturated spout rate
 DEFAULT_MAX_PENDING = 1000
+KINDS = ((FUSED, "fused"),)  # besides the runtime's and Storm's own process kinds
 
 Display = Callable[[str], None]
 
@@ -69,6 +71,7 @@ def run_bench(settings: Settings, out: Path, display: Display | None = None) -> 
                f"{sorted(set(plan.components) - spouts)}, received {sorted(unknown)}")
         raise BenchError(msg)
     settings.sink = tuple(sorted(sink))
+    settings.topology = plan.name
     result: dict[str, Any] = {
         "topology": plan.name, "project": str(settings.project), "par": settings.par,
         "acking": settings.acking, "sink": list(settings.sink), "warmup_s": settings.warmup,
@@ -136,10 +139,10 @@ def _measure(system: Any, settings: Settings, sink: set[str], spouts: set[str],
         show(f"{system.name}: up after {startup:.1f}s; warming up {settings.warmup:g}s")
         time.sleep(settings.warmup)
         system.check()
-        before, t0 = descendants(), time.time()
+        before, t0 = descendants(kinds=KINDS), time.time()
         show(f"{system.name}: at saturation for {settings.seconds:g}s")
         time.sleep(settings.seconds)
-        t1, after = time.time(), descendants()
+        t1, after = time.time(), descendants(kinds=KINDS)
         system.check()
         saturated = window(Lines.read(probes), t0, t1, sink, spouts)
         offered = rate if rate is not None else max(
@@ -152,13 +155,16 @@ def _measure(system: Any, settings: Settings, sink: set[str], spouts: set[str],
         time.sleep(settings.seconds)
         t3 = time.time()
         system.check()
-        memory = memory_by_kind(descendants())
+        memory = memory_by_kind(descendants(kinds=KINDS))
     finally:
         show(f"{system.name}: stopping")
         system.stop()
     lines = Lines.read(probes)
     saturated = window(lines, t0, t1, sink, spouts)
     fixed = window(lines, t2, t3, sink, spouts)
+    for what, (a, b) in (("the saturation window", (t0, t1)), ("the fixed-load window", (t2, t3))):
+        if not window(lines, b - max(1.0, (b - a) / 10), b, sink, spouts).spout_emits:
+            raise spouts_ran_dry(settings.topology, f"{system.name}'s {what}", spouts)
     cpu = cpu_by_kind(before, after)
     cpu.pop("fused", None)
     sunk = saturated.sink_per_s * (t1 - t0)

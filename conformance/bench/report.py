@@ -87,7 +87,7 @@ def plots(result: dict[str, Any], out: Path) -> list[Path]:
     ax.set_xlabel("seconds since launch")
     ax.set_ylabel("sink tuples/s")
     ax.set_yscale("symlog")
-    ax.legend()
+    _legend(ax)
     ax.set_title(f"{result['topology']}: sink throughput (shaded: measured windows)")
     fig.tight_layout()
     path = out / "throughput.png"
@@ -106,7 +106,7 @@ def plots(result: dict[str, Any], out: Path) -> list[Path]:
         ax.set_xscale("log")
         ax.set_xlabel("complete latency, ms")
         ax.set_ylabel("fraction of tuple trees")
-        ax.legend()
+        _legend(ax)
         ax.set_title(f"{result['topology']}: complete latency at the fixed offered load")
         fig.tight_layout()
         path = out / "latency.png"
@@ -114,3 +114,9 @@ def plots(result: dict[str, Any], out: Path) -> list[Path]:
         plt.close(fig)
         written.append(path)
     return written
+
+
+def _legend(ax: Any) -> None:
+    """A legend only where something is labelled (matplotlib warns on an empty one)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend()

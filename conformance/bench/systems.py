@@ -81,12 +81,11 @@ class RuntimeSystem:
 
     def __init__(self, settings: Any, run_dir: Path, probes: Path) -> None:
         self.settings, self.run_dir, self.probes = settings, run_dir, probes
-        self.supervisor: Any = None
+        self.launch: Any = None
 
     def start(self) -> None:
-        from heronbridge.runtime import control
-        from heronbridge.runtime.scheduler import Home, Supervisor, submit_plan
-        from heronbridge.runtime.state import open_state
+        from heronbridge.runtime.scheduler import Home
+        from heronbridge.runtime.scheduler.launch import Launch
         from heronbridge.shims.storm import keys
 
         s = self.settings
@@ -94,22 +93,18 @@ class RuntimeSystem:
         options = {**s.options, DIR_OPTION: str(self.probes), keys.HOOK: HOOK_PATH}
         name = topology_name(s.project, s.topology)
         project: Project = load_project(s.project, s.topology, s.environment, options, False,
-                               home.workdir(name) / "resources")
-        plan = with_bolt_parallelism(project.plan, s.par)
-        state = open_state(home.state_uri)
-        submit_plan(state, home, plan)
-        project.install_resources(home.workdir(name) / "resources")
-        self.supervisor = Supervisor(state, home, name)
-        self.supervisor.start()
-        control.wait_running(state, name, timeout=120)
+                                        home.workdir(name) / "resources")
+        self.launch = Launch(with_bolt_parallelism(project.plan, s.par), home,
+                             install=project.install_resources)
+        self.launch.start(timeout=120)
 
     def check(self) -> None:
-        restarted = self.supervisor.check()
+        restarted = self.launch.check()
         if restarted:
             msg = (f"the runtime restarted containers {restarted} during the run (logs in "
-                   f"{self.supervisor.workdir})")
+                   f"{self.launch.workdir})")
             raise BenchError(msg)
 
     def stop(self) -> None:
-        if self.supervisor is not None:
-            self.supervisor.stop()
+        if self.launch is not None:
+            self.launch.stop()

@@ -14,6 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from heronbridge.runtime.procfs import group_members
 from heronbridge.runtime.scheduler.processes import die_with_parent
 
 from .errors import StormError
@@ -101,28 +102,3 @@ def _signal_group(group: int, sig: int) -> None:
         os.killpg(group, sig)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def group_members(group: int) -> list[int]:
-    """Live (not zombie) processes of a process group, from /proc."""
-    members = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:  # no /proc: ask the kernel whether anyone is left
-        try:
-            os.killpg(group, 0)
-        except (ProcessLookupError, PermissionError):
-            return []
-        return [group]
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == group:
-            members.append(int(entry))
-    return members

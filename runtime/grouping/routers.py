@@ -91,7 +91,7 @@ def make_router(grouping: Grouping, buffers: Sequence[OutBuffer], fields: Sequen
     if kind == DIRECT:
         # Direct subscribers receive only emits that name their task (see the collector).
         return lambda values: NOWHERE
-    msg = f"unknown grouping {kind!r}"
+    msg = f"{_where(context)}: unknown grouping {kind!r} on stream {stream!r}"
     raise PlanError(msg)
 
 
@@ -143,7 +143,7 @@ def _custom(path: str | None, singles: list[Target], context: Any, stream: str) 
     try:
         grouping = resolve_import_path(path)
     except Exception as exc:
-        msg = f"custom grouping {path!r} cannot be imported: {exc}"
+        msg = f"{_where(context)}: custom grouping {path!r} cannot be imported: {exc}"
         raise PlanError(msg) from exc
     by_task = {t.tasks[0]: t for t in singles}
     targets = sorted(by_task)
@@ -164,9 +164,13 @@ def _custom(path: str | None, singles: list[Target], context: Any, stream: str) 
         try:
             return combine([by_task[t] for t in chosen])
         except (KeyError, TypeError):
-            loc = where(getattr(context, "topology_name", None),
-                        getattr(context, "component_id", None), getattr(context, "task_id", None))
-            msg = (f"{loc}: custom grouping {path!r} on stream {stream!r} must return task ids "
-                   f"among {targets}, returned {chosen!r}")
+            msg = (f"{_where(context)}: custom grouping {path!r} on stream {stream!r} must "
+                   f"return task ids among {targets}, returned {chosen!r}")
             raise PlanError(msg) from None
     return route
+
+
+def _where(context: Any) -> str:
+    """The emitting task, from its topology context (absent in some unit tests)."""
+    return where(getattr(context, "topology_name", None), getattr(context, "component_id", None),
+                 getattr(context, "task_id", None)) or "a router"

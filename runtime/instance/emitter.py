@@ -131,7 +131,12 @@ class Emitter:
         if direct_task is None and not out.is_direct:
             if out.fixed is not None:
                 return out.fixed
-            return NOWHERE if out.route is None else out.route(values)
+            try:
+                return NOWHERE if out.route is None else out.route(values)
+            except (TypeError, ValueError) as exc:  # a key Storm's hashing cannot take
+                msg = (f"{self._loc()}: emit on stream {out.name!r} cannot be routed: "
+                       f"{values!r} ({exc})")
+                raise ComponentError(msg) from exc
         if direct_task is None or not out.is_direct:
             raise self._bad_emit(values, out.name, direct_task)
         # Storm drops a direct emit to a task that does not subscribe.

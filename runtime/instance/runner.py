@@ -25,6 +25,7 @@ from ..errors import ComponentError, ProtocolError, SerializationError, where
 from ..plan.codec import topology_from_proto
 from ..plan.logical import resolve_import_path
 from ..plan.tasks import TaskLayout
+from ..procfs import rss_bytes
 from ..proto import control_pb2, topology_pb2
 from ..telemetry import (
     ACK_COUNT,
@@ -41,7 +42,6 @@ from ..telemetry import (
     RSS_BYTES,
     TIMEOUT_COUNT,
     Histogram,
-    rss_bytes,
 )
 from ..wire import frames
 from ..wire.serde import make_serializer
@@ -138,7 +138,7 @@ class InstanceRunner:
         my_stmgr = next(i.stmgr_id for i in pplan.instances if i.task_id == self.task)
         local = frozenset(i.task_id for i in pplan.instances if i.stmgr_id == my_stmgr)
         self.context = TopologyContext.build(plan, self.topology_id, self.task)
-        serializer = self.serializer = make_serializer(self.conf.serializer)
+        serializer = self.serializer = make_serializer(self.conf.serializer, self.topology)
         self.task_component = layout.task_component
         self.streams = stream_table(plan)
         self.decoders: dict[tuple[int, int], Callable[[memoryview], list]] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from ..errors import PlanError, where
 from .logical import LogicalPlan
 from .tasks import TaskLayout
 
@@ -27,12 +28,12 @@ class PackingPlan:
     id: str
     containers: tuple[ContainerPlan, ...]
 
-    def container_of(self, task_id: int) -> int:
+    def container_of(self, task_id: int, topology: str | None = None) -> int:
         for container in self.containers:
             if any(i.task_id == task_id for i in container.instances):
                 return container.id
-        msg = f"task {task_id} is in no container of packing plan {self.id}"
-        raise KeyError(msg)
+        msg = f"{where(topology, task=task_id)}: in no container of packing plan {self.id}"
+        raise PlanError(msg)
 
 
 def round_robin(plan: LogicalPlan, containers: int) -> PackingPlan:

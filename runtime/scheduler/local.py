@@ -23,6 +23,7 @@ from ..errors import SchedulerError, where
 from ..plan.codec import packing_to_proto, topology_to_proto
 from ..plan.logical import LogicalPlan
 from ..plan.packing import round_robin
+from ..procfs import pid_alive
 from ..proto import plans_pb2, topology_pb2
 from ..state import (
     EXECUTION_STATE,
@@ -54,22 +55,6 @@ class Home:
 
     def workdir(self, topology: str) -> Path:
         return self.root / "topologies" / topology / "current"
-
-
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie has exited; only its parent has not reaped it yet
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def running_scheduler(state: StateManager, name: str) -> plans_pb2.SchedulerLocation | None:

@@ -22,6 +22,7 @@ from ..config import TopologyConfig
 from ..errors import SchedulerError
 from ..plan.codec import packing_from_proto, topology_from_proto
 from ..plan.tasks import TaskLayout
+from ..procfs import rss_bytes
 from ..proto import control_pb2, plans_pb2, topology_pb2
 from ..state import PACKING_PLANS, TMASTERS, TOPOLOGIES, StateManager
 from ..telemetry import (
@@ -35,7 +36,6 @@ from ..telemetry import (
     TREES_FAILED,
     TREES_PENDING,
     TUPLES_ROUTED,
-    rss_bytes,
 )
 from ..wire import frames
 from ..wire.aio import FramedProtocol, cancel, connect_unix, spawn

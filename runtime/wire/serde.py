@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import msgspec
 
+from ..errors import ConfigError, where
+
 
 @dataclass(frozen=True)
 class Serializer:
@@ -45,7 +47,7 @@ def _json_typed(cls: type) -> Callable[[bytes | memoryview], list]:
     return decode
 
 
-def make_serializer(name: str) -> Serializer:
+def make_serializer(name: str, topology: str | None = None) -> Serializer:
     if name == "msgpack":
         return Serializer(name, msgspec.msgpack.Encoder().encode, msgspec.msgpack.Decoder().decode,
                           lambda cls: msgspec.msgpack.Decoder(list[cls]).decode)
@@ -53,5 +55,6 @@ def make_serializer(name: str) -> Serializer:
         return Serializer(name, _json_dumps, json.loads, _json_typed)
     if name == "pickle":
         return Serializer(name, _pickle_dumps, pickle.loads)
-    msg = f"expected a serializer among ('msgpack', 'json', 'pickle'), received {name!r}"
-    raise ValueError(msg)
+    msg = (f"{where(topology)}: expected a serializer among ('msgpack', 'json', 'pickle'), "
+           f"received {name!r}")
+    raise ConfigError(msg)

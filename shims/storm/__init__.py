@@ -7,5 +7,8 @@ StormPeer, Storm's side of the protocol.
 """
 
 
-class ShimError(Exception):
+from heronbridge.errors import HeronbridgeError
+
+
+class ShimError(HeronbridgeError):
     """Root of the errors the Storm shim raises."""

@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 
 import pytest
 from testkit import HERONBRIDGE
 
-VERBS = ["run", "submit", "list", "kill", "activate", "deactivate", "conform", "storm",
-         "storm fetch"]
+from heronbridge.cli import build_parser
+
+
+def verbs_of(parser: argparse.ArgumentParser, prefix: str = "") -> list[str]:
+    """Every verb the parser knows, sub-verbs as 'storm fetch'."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.append(prefix + name)
+                found += verbs_of(sub, f"{prefix}{name} ")
+    return found
+
+
+VERBS = verbs_of(build_parser())
+
+
+def test_the_verb_list_is_read_from_the_parser():
+    assert {"run", "submit", "list", "kill", "activate", "deactivate", "migrate", "conform",
+            "bench", "storm", "storm fetch"} <= set(VERBS)
 
 
 def heronbridge(*args: str) -> subprocess.CompletedProcess:

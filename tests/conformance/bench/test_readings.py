@@ -7,8 +7,8 @@ import json
 import pytest
 
 from heronbridge.conformance.bench.bench import ratios
-from heronbridge.conformance.bench.processes import kind_of
 from heronbridge.conformance.bench.readings import Lines, timeline, window
+from heronbridge.runtime.procfs import kind_of
 
 
 def write(folder, component, task, spout, rows):
@@ -35,10 +35,13 @@ def test_a_window_sums_each_sink_tasks_rate_over_the_span_its_lines_cover(tmp_pa
 
 def test_process_kinds_come_from_command_lines():
     assert kind_of(["/usr/bin/java", "-cp", "x", "org.apache.storm.LocalCluster"]) == "storm jvm"
-    assert kind_of(["python", "-m", "heronbridge.conformance.bench.probe_run", "-s json a.B"]) == \
-        "storm component"
+    probe = ["python", "-m", "heronbridge.conformance.bench.probe_run", "-s json a.B"]
+    assert kind_of(probe, "storm jvm") == "storm component"
+    assert kind_of(probe, "task") == "task subprocess"
     assert kind_of(["python", "-m", "heronbridge.runtime.instance", "--task", "3"]) == "task"
     assert kind_of(["python", "-m", "heronbridge.runtime.stream_manager"]) == "stream manager"
+    assert kind_of(["python", "-m", "heronbridge.runtime.scheduler.executor"]) == "executor"
+    assert kind_of(["python", "-m", "heronbridge.runtime.scheduler"]) == "scheduler"
 
 
 def test_ratios_compare_saturated_throughput_and_fixed_load_latency():
