@@ -34,9 +34,6 @@ _LIBRARY_CLASSES = {BOLT, BATCHING_BOLT, TICKLESS_BATCHING_BOLT, SPOUT, RELIABLE
                     TOPOLOGY}
 _STORM_PY_CLASSES = {"BasicBolt": STORM_BASIC_BOLT, "Bolt": STORM_BOLT, "Spout": STORM_SPOUT}
 
-# Component attributes pystorm sets and heronpy lacks; migrated components set the ones
-# the tree reads, in initialize (helpers often read them from a component they are given).
-PYSTORM_ATTRIBUTES = ("task_id", "component_name", "topology_name", "storm_conf", "context")
 AUTO_FLAGS = ("auto_ack", "auto_anchor", "auto_fail")
 
 
@@ -108,7 +105,10 @@ class Index:
     """Every module of the tree, and what each class is."""
 
     modules: dict[str, ModuleInfo] = field(default_factory=dict)  # by path
-    attributes_read: set[str] = field(default_factory=set)  # PYSTORM_ATTRIBUTES the tree reads
+    # Every attribute name the tree reads as a value (not called), on any object:
+    # migrated components set those pystorm set (helpers often read them from a
+    # component they are given).
+    attributes_read: set[str] = field(default_factory=set)
     _by_module: dict[str, list[ModuleInfo]] = field(default_factory=dict)
     _kinds: dict[str, str | None] = field(default_factory=dict)
     _inputs: dict[str, list[list[str]] | None] | None = None
@@ -259,13 +259,14 @@ def module_name(path: Path, root: Path) -> str:
 
 
 def read_module(path: Path, root: Path, source: str) -> tuple[ModuleInfo, set[str]]:
-    """One module's imports and classes, and the pystorm attributes it reads.
+    """One module's imports and classes, and the attribute names it reads.
     Raises SyntaxError for a file that does not parse."""
     tree = ast.parse(source, filename=str(path))
     name = module_name(path, root)
     is_package = path.name == "__init__.py"
     imports: dict[str, str] = {}
-    for node in ast.walk(tree):
+    nodes = list(ast.walk(tree))
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -284,8 +285,9 @@ def read_module(path: Path, root: Path, source: str) -> tuple[ModuleInfo, set[st
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             module.classes[node.name] = _class(node, module, source)
-    read = {n.attr for n in ast.walk(tree)
-            if isinstance(n, ast.Attribute) and n.attr in PYSTORM_ATTRIBUTES}
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}  # x.debug(...) is a call
+    read = {n.attr for n in nodes if isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Load) and id(n) not in called}
     return module, read
 
 

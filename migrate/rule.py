@@ -16,6 +16,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from .analysis import ClassInfo, Index, ModuleInfo
 
 MARKER = "# TODO(heronbridge:{rule}): {reason}"
+HELPERS = "heronbridge.compat.heronpy.migrated"  # what migrated code calls besides heronpy
+UNPORTED = "unported"  # its class decorator: the class refuses to run, with these reasons
+Import = tuple[str, str | None]  # (module, name): `from module import name`, or `import module`
 CONVERTED = "converted"
 NO_SPACES = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))  # f(a=1)
 TODO = "todo"
@@ -56,22 +59,25 @@ class Rule(cst.CSTTransformer):
         return True
 
     @classmethod
-    def run(cls, tree: cst.Module, index: Index, module: ModuleInfo,
-            entries: list[Entry], warnings: list[str]) -> cst.Module:
+    def run(cls, tree: cst.Module, index: Index, module: ModuleInfo, entries: list[Entry],
+            warnings: list[str], imports: set[Import] | None = None) -> cst.Module:
+        """The rewritten tree; `imports` gathers what the new code needs imported."""
         # The tree is this run's own: no copy is needed for the metadata.
-        rule = cls(index, module, entries, warnings)
+        rule = cls(index, module, entries, warnings, imports)
         return MetadataWrapper(tree, unsafe_skip_copy=True).visit(rule)
 
     def __init__(self, index: Index, module: ModuleInfo, entries: list[Entry],
-                 warnings: list[str]) -> None:
+                 warnings: list[str], imports: set[Import] | None = None) -> None:
         super().__init__()
         self.warnings = warnings
         self.index = index
         self.module_info = module
         self.entries = entries
+        self.imports = set() if imports is None else imports
         self._statements: list[cst.CSTNode] = []
         self._markers: dict[int, list[str]] = {}  # id(original statement) -> comments
         self._classes: list[ClassInfo | None] = []
+        self._refusals: list[str] = []  # reasons the top-level class being visited refuses
 
     # -- helpers for rules ------------------------------------------------------------
 
@@ -105,6 +111,20 @@ class Rule(cst.CSTTransformer):
             if comment not in self._markers.setdefault(key, []):
                 self._markers[key].append(comment)
 
+    def refuse(self, node: cst.CSTNode, reason: str) -> None:
+        """Mark the statement holding `node`, which the rule rewrote to the nearest
+        declaration heronpy accepts, and make the top-level class holding it refuse to
+        run: `@unported(<the marker's text>)`, so that a topology using it fails to load
+        with that text while the module still imports."""
+        self.todo(node, reason)
+        text = marker(self.ID, reason).removeprefix("# ")
+        if self._classes and text not in self._refusals:
+            self._refusals.append(text)
+
+    def require(self, module: str, name: str | None = None) -> None:
+        """The rewritten module needs `from module import name` (or `import module`)."""
+        self.imports.add((module, name))
+
     # -- statement tracking -----------------------------------------------------------
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -120,12 +140,39 @@ class Rule(cst.CSTTransformer):
         result = super().on_leave(original_node, updated_node)
         if isinstance(original_node, cst.ClassDef):
             self._classes.pop()
+            if not self._classes and self._refusals:
+                result = _unported(result, self._refusals)
+                self._refusals = []
+                self.require(HELPERS, UNPORTED)
         if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._statements.pop()
             comments = self._markers.pop(id(original_node), None)
             if comments:
                 result = _with_comments(result, comments)
         return result
+
+
+def _unported(node: cst.ClassDef, reasons: list[str]) -> cst.ClassDef:
+    """`node` decorated `@unported(*reasons)`, added to a decorator it already has."""
+    decorators = list(node.decorators)
+    for i, decorator in enumerate(decorators):
+        call = decorator.decorator
+        if isinstance(call, cst.Call) and dotted(call.func) == UNPORTED:
+            given = {a.value.evaluated_value for a in call.args
+                     if isinstance(a.value, cst.SimpleString)}
+            new = [r for r in reasons if r not in given]
+            if not new:
+                return node
+            decorators[i] = decorator.with_changes(decorator=call.with_changes(
+                args=[*call.args, *(cst.Arg(_string(r)) for r in new)]))
+            return node.with_changes(decorators=decorators)
+    decorator = cst.Decorator(cst.Call(cst.Name(UNPORTED),
+                                       [cst.Arg(_string(r)) for r in reasons]))
+    return node.with_changes(decorators=[*decorators, decorator])
+
+
+def _string(text: str) -> cst.SimpleString:
+    return cst.SimpleString(repr(text) if '"' in text else f'"{text}"')
 
 
 def _with_comments(node: Any, comments: list[str]) -> Any:
@@ -138,6 +185,16 @@ def _with_comments(node: Any, comments: list[str]) -> Any:
     present = {line.comment.value for line in node.leading_lines if line.comment}
     new = [cst.EmptyLine(comment=cst.Comment(c)) for c in comments if c not in present]
     return node.with_changes(leading_lines=[*node.leading_lines, *new]) if new else node
+
+
+def drop_arg(args: list[cst.Arg], at: int) -> list[cst.Arg]:
+    """`args` less the one at `at`; the argument before a dropped last one takes its
+    comma (none, or a trailing one)."""
+    args = list(args)
+    dropped = args.pop(at)
+    if at == len(args) and args:
+        args[-1] = args[-1].with_changes(comma=dropped.comma)
+    return args
 
 
 def is_self_call(node: cst.Call, method: str) -> bool:

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, ImportItem
 
 from . import MigrateError
 from .analysis import Index, build_index
-from .rule import TODO, Entry
+from .rule import TODO, Entry, Import
 from .rules import select
 
 SKIPPED_DIRS = {".git", ".hg", ".svn", ".tox", ".venv", "venv", "__pycache__", "node_modules",
@@ -81,15 +83,28 @@ def gather(path: Path) -> Iterator[Path]:
 
 def migrate_source(source: bytes, path: str, index: Index,
                    rule_ids: list[str] | None = None) -> tuple[bytes, list[Entry]]:
-    """One module's new bytes and what the rules did to it."""
+    """One module's new bytes and what the rules did to it. Raises MigrateError if the
+    new code does not compile (a rule's bug: the file is then left as it was)."""
     module_info = index.modules[path]
     tree = cst.parse_module(source)
     entries: list[Entry] = []
     warnings: list[str] = []
+    imports: set[Import] = set()
     for rule in select(rule_ids):
         if rule.applies(index, module_info):
-            tree = rule.run(tree, index, module_info, entries, warnings)
-    return tree.bytes, entries
+            tree = rule.run(tree, index, module_info, entries, warnings, imports)
+    if imports:  # after the existing imports, merged into a `from` line already there
+        items = [ImportItem(module, name) for module, name in sorted(
+            imports, key=lambda i: (i[0], i[1] or ""))]
+        tree = AddImportsVisitor(CodemodContext(), items).transform_module(tree)
+    new = tree.bytes
+    if new != source:
+        try:
+            compile(new, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            msg = f"the rewritten code does not compile ({exc}); the file is left as it was"
+            raise MigrateError(msg) from exc
+    return new, entries
 
 
 def _needs_rewrite(index: Index, path: str, rule_ids: list[str] | None) -> bool:

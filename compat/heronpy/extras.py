@@ -126,11 +126,31 @@ class ReliableSpout(Spout):
     max_fails = 3
 
     def _tracking(self) -> tuple[dict, Counter]:
-        unacked = self.__dict__.get("unacked_tuples")
+        # Made on first use (subclasses need not call __init__ or initialize), and there
+        # from the start, as pystorm's are: user code reads them.
+        unacked = self.__dict__.get("_unacked")
         if unacked is None:
-            unacked = self.unacked_tuples = {}
-            self.failed_tuples = Counter()
-        return unacked, self.failed_tuples
+            unacked = self._unacked = {}
+            self._failed = Counter()
+        return unacked, self._failed
+
+    @property
+    def unacked_tuples(self) -> dict:
+        return self._tracking()[0]
+
+    @unacked_tuples.setter
+    def unacked_tuples(self, value: dict) -> None:
+        self._tracking()
+        self._unacked = value
+
+    @property
+    def failed_tuples(self) -> Counter:
+        return self._tracking()[1]
+
+    @failed_tuples.setter
+    def failed_tuples(self, value: Counter) -> None:
+        self._tracking()
+        self._failed = value
 
     def emit(self, tup: Any, tup_id: Any = None, stream: str = "default",
              direct_task: int | None = None, need_task_ids: bool = False) -> Any:

@@ -249,8 +249,12 @@ def _defns(defn_dir: str) -> dict[str, tuple[Any, Any]]:
     return found
 
 
-def check_classes(plan: LogicalPlan) -> None:
-    """Every component's class must import as its task will import it."""
+def check_classes(plan: LogicalPlan, topology: Any = None) -> None:
+    """Every component's class must import as its task will import it; neither the
+    topology nor a class may be one the codemod marked @unported."""
+    from .migrated import refuse_unported
+
+    refuse_unported(f"topology {plan.name!r}", topology)
     for name, spec in plan.components.items():
         class_path = spec.config[keys.CLASS]
         module, _, attr = class_path.rpartition(".")
@@ -264,6 +268,7 @@ def check_classes(plan: LogicalPlan) -> None:
             msg = (f"topology {plan.name!r}, component {name!r}: expected a class "
                    f"'module.Class', received {class_path!r}")
             raise HeronpyError(msg)
+        refuse_unported(f"topology {plan.name!r}, component {name!r}", found)
 
 
 # -- a topology file ---------------------------------------------------------------------
@@ -305,9 +310,9 @@ def load_file(path: str | Path, name: str | None = None,
             msg = (f"{where}: expected a heronpy Topology subclass or TopologyBuilder "
                    "(or a script that submits one), found none")
             raise HeronpyError(msg)
-        plan = file_plan(_pick(found, name, where)[0], options, [str(path.parent)],
-                         main_module)
-        check_classes(plan)
+        proto, topology = _pick(found, name, where)
+        plan = file_plan(proto, options, [str(path.parent)], main_module)
+        check_classes(plan, topology)
     return plan
 
 
@@ -373,7 +378,7 @@ def load_project(files: Any, options: dict[str, Any] | None = None,
         config = _project_config(proto, topology, files, options or {})
         plan = plan_from_proto(proto, config, [str(resources), str(files.topology_file.parent)],
                                component_config={keys.RESOURCES: str(resources)})
-        check_classes(plan)
+        check_classes(plan, topology)
     return Project(root, files.name, files.env, plan, src, config, topology, files.serializer)
 
 

@@ -2,27 +2,20 @@
 
 `emit(stream=None)` means the default stream to pystorm and breaks heronpy's schema
 check, so it goes. What has no heronpy counterpart gets a marker: task ids returned by
-emit (heronpy returns them for direct and custom groupings only), direct emits, pystorm's
-`raise_exception`, `report_metric` and protocol methods, the context read as a dict, and
-an overridden `__init__` (heronpy constructs components with a delegate).
+emit (heronpy returns them for direct and custom groupings only), direct emits, every
+use of a pystorm attribute that attributes.py calls MARKED (`self.serializer`,
+`raise_exception`, `report_metric`, protocol methods, pystorm's internals; defined or
+assigned in the class body too), and an `__init__` heronpy cannot call (heronpy
+constructs components as `Component(delegate=...)`).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import COMPONENTS, Index, ModuleInfo
-from ..rule import Rule, is_self_call, keyword
-
-NO_EQUIVALENT = {
-    "raise_exception": "heronpy has no raise_exception; log the error and raise",
-    "report_metric": "heronpy reports metrics through context.register_metric(name, "
-                     "metric, seconds) instead of report_metric",
-    "read_tuple": "heronpy has no protocol methods; tuples arrive in process()",
-    "read_message": "heronpy has no protocol methods",
-    "send_message": "heronpy has no protocol methods",
-    "read_handshake": "heronpy has no protocol methods",
-}
+from ..analysis import AUTO_FLAGS, COMPONENTS, Index, ModuleInfo
+from ..attributes import ATTRIBUTES
+from ..rule import Rule, drop_arg, is_self_call, keyword
 
 
 class ComponentApiRule(Rule):
@@ -37,13 +30,39 @@ class ComponentApiRule(Rule):
     def _in_component(self) -> bool:
         return self.kind() in COMPONENTS
 
+    def _marked(self, name: str) -> str | None:
+        """The reason to mark a use of `name` in this component, if pystorm's `name` has
+        no heronpy equivalent."""
+        attribute = ATTRIBUTES.get(name)
+        return attribute.detail if attribute is not None and \
+            attribute.marked(self.kind()) else None
+
+    def leave_Attribute(self, original_node: cst.Attribute,
+                        updated_node: cst.Attribute) -> cst.Attribute:
+        """`self.<name>` or `super().<name>`, read or written, anywhere in a component."""
+        owner = original_node.value
+        if (isinstance(owner, cst.Name) and owner.value == "self") or (
+                isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name)
+                and owner.func.value == "super"):
+            reason = self._marked(original_node.attr.value)
+            if reason is not None:
+                self.todo(original_node, f"self.{original_node.attr.value}: {reason}")
+        return updated_node
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        """A class-body assignment of a pystorm attribute (`exit_on_exception = False`);
+        auto_ack & co are HB003's."""
+        if len(self._classes) == 1 and len(self._statements) == 2:
+            for target in original_node.targets:
+                name = target.target.value if isinstance(target.target, cst.Name) else None
+                reason = self._marked(name) if name and name not in AUTO_FLAGS else None
+                if reason is not None:
+                    self.todo(original_node, f"{name}: {reason}")
+        return updated_node
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if not self._in_component():
             return updated_node
-        for method, reason in NO_EQUIVALENT.items():
-            if is_self_call(original_node, method):
-                self.todo(original_node, reason)
-                return updated_node
         if not is_self_call(original_node, "emit"):
             return updated_node
         if keyword(original_node, "direct_task") is not None:
@@ -59,7 +78,8 @@ class ComponentApiRule(Rule):
                 stream.value.value == "None":
             self.converted(original_node, "dropped emit(stream=None): heronpy's default "
                            "stream is 'default'")
-            return updated_node.with_changes(args=_without(list(updated_node.args), "stream"))
+            at = next(i for i, a in enumerate(original_node.args) if a is stream)
+            return updated_node.with_changes(args=drop_arg(updated_node.args, at))
         return updated_node
 
     def _statement_reads_result(self, call: cst.Call) -> bool:
@@ -68,35 +88,50 @@ class ComponentApiRule(Rule):
             return True
         return not any(isinstance(s, cst.Expr) and s.value is call for s in statement.body)
 
-    def leave_Subscript(self, original_node: cst.Subscript,
-                        updated_node: cst.Subscript) -> cst.Subscript:
-        value = original_node.value
-        is_context = (isinstance(value, cst.Attribute) and value.attr.value == "context"
-                      and isinstance(value.value, cst.Name) and value.value.value == "self")
-        if self._in_component() and is_context:
-            self.todo(original_node, "heronpy's context is a TopologyContext, not a dict: "
-                      "use get_task_id(), get_component_id(), get_component_tasks(id), "
-                      "get_this_sources()")
-        return updated_node
-
     def leave_FunctionDef(self, original_node: cst.FunctionDef,
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        if (original_node.name.value == "__init__" and len(self._classes) == 1
-                and self._in_component()):
-            self.todo(original_node, "heronpy constructs components as Component(delegate); "
-                      "move this set-up into initialize()")
+        if len(self._classes) != 1 or not self._in_component() or \
+                len(self._statements) != 2:  # a method of the component, not a nested def
+            return updated_node
+        name = original_node.name.value
+        if name == "__init__" and not _passes_delegate(original_node):
+            self.todo(original_node, "heronpy constructs components as Component(delegate="
+                      "...); move this set-up into initialize(), or take **kwargs and "
+                      "pass them to super().__init__")
+        reason = self._marked(name)
+        if reason is not None:
+            self.todo(original_node, f"{name}() overrides pystorm's: {reason}")
         return updated_node
+
+
+def _passes_delegate(init: cst.FunctionDef) -> bool:
+    """`def __init__(self, *args, **kwargs)` that calls `super().__init__(*args, **kwargs)`
+    (or with `delegate` by name): heronpy's `Component(delegate=...)` gets through."""
+    params = init.params
+    star_kwargs = params.star_kwarg.name.value if params.star_kwarg else None
+    takes = {p.name.value for p in [*params.params, *params.kwonly_params]}
+    if star_kwargs is None and "delegate" not in takes:
+        return False
+    found = False
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            nonlocal found
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and \
+                    isinstance(func.value, cst.Call) and \
+                    isinstance(func.value.func, cst.Name) and func.value.func.value == "super":
+                found = found or any(
+                    (a.star == "**" and isinstance(a.value, cst.Name)
+                     and a.value.value == star_kwargs)
+                    or (a.keyword is not None and a.keyword.value == "delegate")
+                    or (a.star == "" and isinstance(a.value, cst.Name)
+                        and a.value.value == "delegate") for a in node.args)
+            return True
+
+    init.body.visit(Calls())
+    return found
 
 
 def _is_false(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Name) and value.value == "False"
-
-
-def _without(args: list[cst.Arg], name: str) -> list[cst.Arg]:
-    """`args` less the keyword `name`; the argument before a dropped last one takes its
-    comma (none, or a trailing one)."""
-    at = next(i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == name)
-    dropped = args.pop(at)
-    if at == len(args) and args:
-        args[-1] = args[-1].with_changes(comma=dropped.comma)
-    return args

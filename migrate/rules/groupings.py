@@ -1,7 +1,12 @@
 """HB006: groupings and streams in heronpy's terms.
 
 heronpy names Storm's global grouping `LOWEST` and has no local-or-shuffle (its alias is
-shuffle); it rejects direct groupings and direct streams, and Java custom groupings.
+shuffle). It rejects direct streams (`Stream(direct=True)` raises when the class is
+created), direct groupings and Java custom groupings (the Topology class does not
+load). So that the module still imports, each becomes the nearest declaration heronpy
+accepts (a plain stream; a shuffle grouping), marked, and the class holding it refuses
+to run with the marker's text (`@unported`): a topology that uses it fails to load, the
+project's other topologies run.
 """
 
 from __future__ import annotations
@@ -9,23 +14,24 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import LIBRARIES, Index, ModuleInfo
-from ..rule import Rule, dotted, keyword
+from ..rule import Rule, dotted, drop_arg, keyword
 
 RENAMED = {"GLOBAL": "LOWEST", "LOCAL_OR_SHUFFLE": "SHUFFLE"}
-UNSUPPORTED = {
-    "DIRECT": "heronpy rejects direct groupings; subscribe with a fields grouping on a "
-              "key the emitter chooses",
-    "custom_object": "heronpy runs no Java custom groupings; write an ICustomGrouping and "
-                     "use Grouping.custom()",
-    "custom_serialized": "heronpy runs no Java custom groupings; write an ICustomGrouping "
-                         "and use Grouping.custom()",
-}
+DIRECT = ("heronpy has no direct grouping: declared here as SHUFFLE, and this topology "
+          "refuses to run until it groups by a key the emitter chooses (Grouping.fields)")
+JAVA = ("heronpy runs no Java custom groupings: {call} is declared here as SHUFFLE, and "
+        "this topology refuses to run until it uses an ICustomGrouping (Grouping.custom())")
+DIRECT_STREAM = ("heronpy has no direct streams: declared here as a plain stream, and "
+                 "topologies using this component refuse to run until its direct emits "
+                 "are routed by a key (a fields grouping)")
+JAVA_GROUPINGS = ("custom_object", "custom_serialized")
 
 
 class GroupingsRule(Rule):
     ID = "HB006"
     NAME = "groupings"
-    DESCRIPTION = "grouping names heronpy uses; direct and Java groupings marked"
+    DESCRIPTION = ("grouping names heronpy uses; direct streams and groupings, Java "
+                   "groupings declared as heronpy accepts, marked, refusing to run")
 
     @classmethod
     def applies(cls, index: Index, module: ModuleInfo) -> bool:
@@ -47,11 +53,18 @@ class GroupingsRule(Rule):
         if member in RENAMED:
             self.converted(original_node, f"Grouping.{member} -> Grouping.{RENAMED[member]}")
             return updated_node.with_changes(attr=cst.Name(RENAMED[member]))
-        if member in UNSUPPORTED:
-            self.todo(original_node, UNSUPPORTED[member])
+        if member == "DIRECT":
+            self.refuse(original_node, DIRECT)
+            return updated_node.with_changes(attr=cst.Name("SHUFFLE"))
         return updated_node
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+    def leave_Call(self, original_node: cst.Call,
+                   updated_node: cst.Call) -> cst.BaseExpression:
+        member = self._library(original_node.func, "Grouping")
+        if member in JAVA_GROUPINGS and isinstance(updated_node.func, cst.Attribute):
+            call = cst.Module([]).code_for_node(original_node)
+            self.refuse(original_node, JAVA.format(call=" ".join(call.split())))
+            return updated_node.func.with_changes(attr=cst.Name("SHUFFLE"))
         name = dotted(original_node.func)
         parts = self.module_info.resolve(name).split(".") if name else []
         if not parts or parts[0] not in LIBRARIES or parts[-1] != "Stream":
@@ -60,8 +73,9 @@ class GroupingsRule(Rule):
         if direct is None and len(original_node.args) >= 3 and \
                 original_node.args[2].keyword is None:
             direct = original_node.args[2]
-        if direct is not None and not (isinstance(direct.value, cst.Name)
-                                       and direct.value.value == "False"):
-            self.todo(original_node, "heronpy rejects direct streams (Stream(direct=True) "
-                      "raises); declare a plain stream and group it by a key")
-        return updated_node
+        if direct is None or (isinstance(direct.value, cst.Name)
+                              and direct.value.value == "False"):
+            return updated_node
+        self.refuse(original_node, DIRECT_STREAM)
+        at = original_node.args.index(direct)
+        return updated_node.with_changes(args=drop_arg(updated_node.args, at))

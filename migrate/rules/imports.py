@@ -4,7 +4,9 @@ before it find components through these imports).
 Each import line is replaced in place by one line per heronpy module, so comments above
 and beside it stay where they were. `import streamparse as sp` with `sp.Bolt` becomes
 `from heronpy.api.bolt.bolt import Bolt` with `Bolt`. What heronpy lacks comes from
-heronbridge's base classes for migrated code; what neither has keeps its import, marked.
+heronbridge's base classes for migrated code (shell and Java components are declared
+through heronbridge's ShellBolt & co, which refuse to run: HB007 marks their specs); what
+neither has keeps its import, marked.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import LIBRARIES, Index, ModuleInfo, is_library
-from ..rule import Rule, dotted, marker
+from ..rule import HELPERS, Rule, dotted, marker
 
 HERONPY = {
     "Bolt": ("heronpy.api.bolt.bolt", "Bolt"),
@@ -26,6 +28,8 @@ HERONPY = {
 EXTRAS = "heronbridge.compat.heronpy.extras"
 for _name in ("BatchingBolt", "TicklessBatchingBolt", "ReliableSpout"):
     HERONPY[_name] = (EXTRAS, _name)
+for _name in ("ShellBolt", "ShellSpout", "JavaBolt", "JavaSpout"):  # declared, never run
+    HERONPY[_name] = (HELPERS, _name)
 STORM_PY = {"BasicBolt": HERONPY["Bolt"], "Bolt": HERONPY["Bolt"],
             "Spout": HERONPY["Spout"], "Tuple": HERONPY["Tuple"]}
 def _target(qualified: str) -> tuple[str, str] | None:

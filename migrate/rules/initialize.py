@@ -1,9 +1,12 @@
 """HB002: `initialize(config, context)`, and the attributes heronpy does not set.
 
 pystorm calls `initialize` positionally, so its parameters may have any name; heronpy
-calls it with the keywords `config=` and `context=`. pystorm also sets `task_id`,
-`component_name`, `topology_name`, `storm_conf` and `context` (a dict) on the
-component; migrated components set those the tree reads, from heronpy's context.
+calls it with the keywords `config=` and `context=`. pystorm also sets attributes on the
+component that heronpy lacks (attributes.py lists them: `pid`, `task_id`,
+`component_name`, `topology_name`, `debug`, `storm_conf`, `context`); migrated
+components set those the tree reads, at the top of `initialize`, to the values pystorm
+gave them. pystorm's `context` parameter was that same dict (Storm's context), so the
+method's own uses of it read `self.context`.
 """
 
 from __future__ import annotations
@@ -12,16 +15,11 @@ import libcst as cst
 from libcst.metadata import PositionProvider, ScopeProvider
 
 from ..analysis import COMPONENTS, STORM_PY, Index, ModuleInfo
+from ..attributes import ATTRIBUTES, SET_NAMES, value
 from ..rule import Rule, is_docstring
 
 PARAMS = ("config", "context")
-PROLOGUE = {
-    "task_id": "self.task_id = context.get_task_id()",
-    "component_name": "self.component_name = context.get_component_id()",
-    "topology_name": "self.topology_name = context.get_topology_name()",
-    "storm_conf": "self.storm_conf = config",
-    "context": "self.context = context",
-}
+SELF_CONTEXT = cst.Attribute(cst.Name("self"), cst.Name("context"))
 
 
 class InitializeRule(Rule):
@@ -36,13 +34,19 @@ class InitializeRule(Rule):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self._renames: dict[cst.Name, str] = {}
+        self._renames: dict[cst.Name, str | cst.BaseExpression] = {}
+        self._context_used = False  # the initialize being visited reads its context
 
-    def _prologue(self) -> list[cst.BaseStatement]:
-        if self.kind() in STORM_PY:
-            return []
-        return [cst.parse_statement(PROLOGUE[a]) for a in PROLOGUE
-                if a in self.index.attributes_read]
+    def _prologue(self, context_used: bool = False) -> list[cst.BaseStatement]:
+        """`self.<attribute> = <pystorm's value>` for those the tree reads."""
+        kind = self.kind()
+        pystorm = kind not in STORM_PY  # storm.py set none of them, but passed the context
+        wanted = [n for n in SET_NAMES if (pystorm and n in self.index.attributes_read)
+                  or (n == "context" and context_used)]
+        for name in wanted:
+            for module, symbol in ATTRIBUTES[name].imports:
+                self.require(module, symbol)
+        return [cst.parse_statement(f"self.{n} = {value(n, kind)}") for n in wanted]
 
     def _is_initialize(self, node: cst.FunctionDef) -> bool:
         return (node.name.value == "initialize" and len(self._classes) == 1
@@ -60,24 +64,36 @@ class InitializeRule(Rule):
             return True
         scope = self.get_metadata(ScopeProvider, node.body.body[0], None) if node.body.body \
             else None
+        self._context_used = False
         for param, new in zip(positional[1:], PARAMS, strict=True):
             old = param.name.value
-            if old == new:
-                continue
-            if scope is not None and new in scope.assignments:
+            # pystorm's context parameter is self.context (Storm's context as a dict)
+            uses: str | cst.BaseExpression = SELF_CONTEXT if new == "context" else new
+            references = [access.node for assignment in
+                          (scope.assignments[old] if scope is not None else ())
+                          for access in assignment.references
+                          if isinstance(access.node, cst.Name)]
+            if old != new and scope is not None and new in scope.assignments:
                 self.todo(node, f"initialize's parameter {old!r} must be named {new!r}, "
                           f"which this method already uses for something else")
                 continue
-            self._renames[param.name] = new
-            for assignment in scope.assignments[old] if scope is not None else ():
-                for access in assignment.references:
-                    if isinstance(access.node, cst.Name):
-                        self._renames[access.node] = new
+            if old != new:
+                self._renames[param.name] = new
+            for reference in references:
+                if uses is SELF_CONTEXT:
+                    self._context_used = True
+                if old != new or uses is SELF_CONTEXT:
+                    self._renames[reference] = uses
         return True
 
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+    def leave_Name(self, original_node: cst.Name,
+                   updated_node: cst.Name) -> cst.BaseExpression:
         new = self._renames.get(original_node)
-        return updated_node.with_changes(value=new) if new else updated_node
+        if new is None:
+            return updated_node
+        if isinstance(new, str):
+            return updated_node.with_changes(value=new)
+        return new.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef,
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:
@@ -88,7 +104,11 @@ class InitializeRule(Rule):
         if renamed:
             self.converted(original_node, f"initialize parameters {renamed} -> "
                            f"{list(PARAMS)}")
-        prologue = self._prologue()
+        if self._context_used:
+            self.converted(original_node, "initialize's context parameter -> self.context "
+                           "(pystorm's context, a dict)")
+        prologue = self._prologue(self._context_used)
+        self._context_used = False
         if not prologue:
             return updated_node
         body = list(updated_node.body.body)
@@ -127,7 +147,6 @@ class InitializeRule(Rule):
                        "attributes pystorm set")
         return updated_node.with_changes(body=updated_node.body.with_changes(
             body=[*body[:at], method, *body[at:]]))
-
 
 
 def _text(statement: cst.BaseStatement) -> str:

@@ -2,8 +2,10 @@
 
 streamparse's `spec()` falls back to the class's `par` and `config` attributes; heronpy's
 ignores them, so they move into the call. heronpy takes inputs as a dict or a list, not
-a single spec. It runs Python components only: shell and Java specs get a marker, as
-does a `par` given per environment.
+a single spec, and one number as `par` (a `par` given per environment becomes one of its
+numbers, marked). heronpy runs Python components only: a shell or Java spec stays as
+written, declared through heronbridge's ShellBolt & co (HB009), marked, and the topology
+refuses to run (`@unported`) while the module still imports.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ class SpecsRule(Rule):
         qualified = self.module_info.resolve(owner)
         if is_library(qualified) and library_symbol(qualified) is None:
             symbol = qualified.rsplit(".", 1)[-1]
-            self.todo(original_node, f"heronpy runs Python components only: port this "
-                      f"{symbol} to a Python Bolt or Spout")
+            self.refuse(original_node, f"heronpy runs Python components only: this "
+                        f"{symbol} is declared, and the topology refuses to run until it "
+                        f"is ported to a Python {'Spout' if 'Spout' in symbol else 'Bolt'}")
             return updated_node
         info = self.index.find_class(qualified, self.module_info.path)
         if info is None:
@@ -55,8 +58,9 @@ class SpecsRule(Rule):
             if attribute in given:
                 value = given[attribute].value
                 if attribute == "par" and isinstance(value, cst.Dict):
-                    self.todo(original_node, "par given per environment: heronpy takes one "
-                              "number; pick the environment's")
+                    at = original_node.args.index(given[attribute])
+                    args[at] = args[at].with_changes(value=self._one_par(original_node,
+                                                                         value))
                 continue
             source = next((a.attributes[attribute] for a in self.index.lineage(info)
                            if attribute in a.attributes), None)
@@ -68,11 +72,10 @@ class SpecsRule(Rule):
                 self.todo(original_node, f"{info.name}.{attribute} is not a literal; pass "
                           f"{attribute}= to spec(): heronpy ignores the class attribute")
                 continue
-            if attribute == "par" and isinstance(value, dict):
-                self.todo(original_node, "par given per environment: heronpy takes one "
-                          "number; pick the environment's")
-                continue
-            args = _with_keyword(args, attribute, cst.parse_expression(source))
+            new = cst.parse_expression(source)
+            if attribute == "par" and isinstance(new, cst.Dict):
+                new = self._one_par(original_node, new)
+            args = _with_keyword(args, attribute, new)
             self.converted(original_node, f"{info.name}.{attribute} moved into spec()")
         inputs = given.get("inputs")
         if inputs is not None and isinstance(inputs.value, (cst.Name, cst.Subscript)):
@@ -81,6 +84,25 @@ class SpecsRule(Rule):
                 value=cst.List([cst.Element(args[index].value)]))
             self.converted(original_node, "single input spec wrapped in a list")
         return updated_node.with_changes(args=args)
+
+    def _one_par(self, call: cst.Call, given: cst.Dict) -> cst.BaseExpression:
+        """heronpy asserts `par` is an int when the Topology class is created."""
+        choice = _par_choice(given)
+        text = " ".join(cst.Module([]).code_for_node(given).split())
+        if choice is None:
+            self.todo(call, f"par given per environment ({text}): heronpy takes one number")
+            return given
+        self.todo(call, f"par given per environment ({text}): heronpy takes one number; "
+                  f"this is {choice[0]!r}'s, change it for another environment")
+        return choice[1]
+
+
+def _par_choice(given: cst.Dict) -> tuple[str, cst.BaseExpression] | None:
+    """The environment whose parallelism a per-environment `par` keeps: prod's, else
+    the first's."""
+    choices = [(e.key.evaluated_value, e.value) for e in given.elements
+               if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)]
+    return next((c for c in choices if c[0] == "prod"), choices[0] if choices else None)
 
 
 def _with_keyword(args: list[cst.Arg], name: str, value: cst.BaseExpression) -> list[cst.Arg]:

@@ -466,11 +466,13 @@ case("direct-and-unsupported", {"router.py": '''
     from heronpy.api.bolt.bolt import Bolt
     from heronpy.api.stream import Grouping, Stream
     from heronpy.api.topology import Topology
+    from heronbridge.compat.heronpy.migrated import unported
 
 
+    @unported("TODO(heronbridge:HB006): heronpy has no direct streams: declared here as a plain stream, and topologies using this component refuse to run until its direct emits are routed by a key (a fields grouping)")
     class Router(Bolt):
-        # TODO(heronbridge:HB006): heronpy rejects direct streams (Stream(direct=True) raises); declare a plain stream and group it by a key
-        outputs = [Stream(["n"], "routed", direct=True)]
+        # TODO(heronbridge:HB006): heronpy has no direct streams: declared here as a plain stream, and topologies using this component refuse to run until its direct emits are routed by a key (a fields grouping)
+        outputs = [Stream(["n"], "routed")]
 
         def process(self, tup):
             try:
@@ -478,7 +480,7 @@ case("direct-and-unsupported", {"router.py": '''
                 tasks = self.emit([1], need_task_ids=True, anchors=[tup])
                 # TODO(heronbridge:HB005): heronpy does not route direct emits (direct grouping is not supported); route with a fields grouping on a task key
                 self.emit([2], direct_task=tasks[0], anchors=[tup])
-                # TODO(heronbridge:HB005): heronpy has no raise_exception; log the error and raise
+                # TODO(heronbridge:HB005): self.raise_exception: heronpy has no raise_exception; log the error and raise
                 self.raise_exception(ValueError("x"), tup)
             except Exception:
                 self.fail(tup)
@@ -486,9 +488,10 @@ case("direct-and-unsupported", {"router.py": '''
             self.ack(tup)
 
 
+    @unported("TODO(heronbridge:HB006): heronpy has no direct grouping: declared here as SHUFFLE, and this topology refuses to run until it groups by a key the emitter chooses (Grouping.fields)")
     class Direct(Topology):
         config = {}
         router = Router.spec(inputs=[], par=1)
-        # TODO(heronbridge:HB006): heronpy rejects direct groupings; subscribe with a fields grouping on a key the emitter chooses
-        sink = Router.spec(inputs={router["routed"]: Grouping.DIRECT})
+        # TODO(heronbridge:HB006): heronpy has no direct grouping: declared here as SHUFFLE, and this topology refuses to run until it groups by a key the emitter chooses (Grouping.fields)
+        sink = Router.spec(inputs={router["routed"]: Grouping.SHUFFLE})
     '''}, todos=("HB005", "HB005", "HB005", "HB006", "HB006"))

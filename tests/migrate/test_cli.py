@@ -23,7 +23,7 @@ BOLT = (
 )
 MIGRATED = BOLT.replace("from streamparse import Bolt",
                         "from heronpy.api.bolt.bolt import Bolt").replace(", stream=None)", ")")
-UNSUPPORTED = "from streamparse import ShellBolt\n\nSPLIT = ShellBolt\n"
+UNSUPPORTED = "from streamparse import StormHandler\n\nHANDLER = StormHandler\n"
 
 
 def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -68,10 +68,10 @@ def test_a_broken_file_is_reported_and_the_rest_migrated(tmp_path: Path) -> None
     done = run(tmp_path, str(root), "--report", str(tmp_path / "report.json"))
     assert done.returncode == 2
     assert "broken.py" in done.stderr and "does not parse" in done.stderr
-    assert "HB009: heronpy has no ShellBolt" in done.stderr  # the warning
+    assert "HB009: heronpy has no StormHandler" in done.stderr  # the warning
     assert (root / "pkg" / "bolt.py").read_text() == MIGRATED
     assert (root / "pkg" / "shell.py").read_text().startswith(
-        "# TODO(heronbridge:HB009): heronpy has no ShellBolt\n")
+        "# TODO(heronbridge:HB009): heronpy has no StormHandler\n")
     report = json.loads((tmp_path / "report.json").read_text())
     assert [f["path"].endswith("broken.py") for f in report["failed"]] == [True]
     assert [e["status"] for e in report["entries"] if e["rule"] == "HB009" and
