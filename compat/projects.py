@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import streamparse
-from .streamparse import Project, read_project
+from .streamparse import Project, check_log_path, env_log_options, read_project
 
 
 def load_project(path: str | Path, name: str | None = None, env: str | None = None,
@@ -36,6 +36,12 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
 
         project = load_heronpy(files, options, resources)
         if project is not None:
+            # The env's log settings, under everything else, as for streamparse: the host
+            # gives each component's logger its file (compat.heronpy.host).
+            for key, value in env_log_options(files.env_config).items():
+                project.plan.config.setdefault(key, value)
+                project.options.setdefault(key, value)
+            check_log_path(project.plan, resources.parent if resources is not None else None)
             return project
     return streamparse.load_project(path, files.name, env, options, multilang, resources)
 

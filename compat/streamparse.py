@@ -12,6 +12,7 @@ import contextlib
 import importlib
 import importlib.util
 import json
+import logging
 import shutil
 import sys
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from heronbridge.runtime.errors import where
 from heronbridge.runtime.plan.logical import (
     BOLT,
     SPOUT,
@@ -28,15 +30,17 @@ from heronbridge.runtime.plan.logical import (
     LogicalPlan,
     Stream,
 )
-from heronbridge.shims.storm import keys
+from heronbridge.shims.storm import keys, logs
 
 from . import CompatError
 from .storm_config import acker_tasks, runtime_config
 
 IN_PROCESS = "heronbridge.shims.storm.inprocess:PystormComponent"
 SUBPROCESS = "heronbridge.shims.storm.subprocess:ShellComponent"
-STREAMPARSE_RUN = "streamparse_run"
+STREAMPARSE_RUN = keys.STREAMPARSE_RUN
 PARTIAL_KEY_CLASS = "org.apache.storm.grouping.PartialKeyGrouping"
+
+log = logging.getLogger("heronbridge.compat")
 
 
 @dataclass
@@ -108,6 +112,7 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
     files = read_project(path, name, env)
     root, name, topology_file = files.root, files.name, files.topology_file
     env_name, serializer = files.env, files.serializer
+    workdir = resources.parent if resources is not None else None
     resources = resources or root / "src"
     components = {}
     with project_imports(topology_file.parent, root / "src"):
@@ -123,6 +128,7 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
         else 0
     if ackers:
         plan.reserved["__acker"] = ackers
+    check_log_path(plan, workdir)
     return Project(root, name, env_name, plan.validate(), root / "src", storm_options,
                    topology, serializer)
 
@@ -146,16 +152,7 @@ def _no_project(root: Path) -> Any:
 def resolve_options(cli: dict, env_config: dict, topology_config: dict) -> dict[str, Any]:
     """Storm options with sparse run's precedence and defaults (local_only=True)."""
     options: dict[str, Any] = dict(env_config.get("options", {}))
-    log = env_config.get("log", {})
-    for key, value in (("path", log.get("path") or env_config.get("log_path")),
-                       ("file", log.get("file") or env_config.get("log_file"))):
-        if value:
-            options[f"pystorm.log.{key}"] = value
-    for key in ("max_bytes", "backup_count"):
-        if isinstance(log.get(key), int):
-            options[f"pystorm.log.{key}"] = log[key]
-    if isinstance(log.get("level"), str):
-        options["pystorm.log.level"] = log["level"].lower()
+    options.update(env_log_options(env_config))
     options.update(topology_config)
     options.update(cli)
     if options.get("topology.debug", False):
@@ -166,6 +163,39 @@ def resolve_options(cli: dict, env_config: dict, topology_config: dict) -> dict[
     if options.get("topology.workers") is None:
         options["topology.workers"] = 1
     return options
+
+
+def env_log_options(env_config: dict) -> dict[str, Any]:
+    """An environment's log settings as the pystorm options sparse makes of them."""
+    out: dict[str, Any] = {}
+    settings = env_config.get("log", {})
+    for key, value in ((logs.PATH, settings.get("path") or env_config.get("log_path")),
+                       (logs.FILE, settings.get("file") or env_config.get("log_file"))):
+        if value:
+            out[key] = value
+    for key, name in ((logs.MAX_BYTES, "max_bytes"), (logs.BACKUP_COUNT, "backup_count")):
+        if isinstance(settings.get(name), int):
+            out[key] = settings[name]
+    if isinstance(settings.get("level"), str):
+        out[logs.LEVEL] = settings["level"].lower()
+    return out
+
+
+def check_log_path(plan: LogicalPlan, workdir: Path | None = None) -> list[str]:
+    """Check the log folder the plan configures before anything starts, creating it if
+    it can: one that cannot be used gives way to each task's own log folder, with one
+    warning that says so (returned too). `workdir`: the topology's folder under --home."""
+    instead = (f"{workdir}/container-N/logs/" if workdir is not None else
+               "topologies/NAME/current/container-N/logs/ under --home")
+    warnings = []
+    for path, why in logs.check_plan(plan):
+        text = (f"{where(plan.name)}: the log path {path!r} cannot be used here ({why}); "
+                "the components' log files go to their task's log folder instead, "
+                f"{instead}; to use another folder, pass -o {logs.PATH}=DIR or set log.path "
+                "in config.json's env")
+        log.warning("warning: %s", text)
+        warnings.append(text)
+    return warnings
 
 
 def _topology_file(specs_dir: Path, name: str | None) -> tuple[str, Path]:

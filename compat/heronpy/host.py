@@ -30,6 +30,7 @@ from heronbridge.runtime import config as rt
 from heronbridge.runtime.api import SYSTEM_COMPONENT, TICK_STREAM, Bolt, Spout, tuple_class
 from heronbridge.runtime.errors import where
 from heronbridge.runtime.plan.logical import resolve_import_path
+from heronbridge.shims.storm import logs
 
 from . import HeronpyError, keys
 from .config import component_view
@@ -60,6 +61,7 @@ class _Delegate:
             os.chdir(resources)
             if resources not in sys.path:
                 sys.path.insert(0, resources)
+        self._log_to_file(config, context)
         # A module that also defines the Topology class runs heronpy's metaclass when the
         # task imports it, which needs HERON_OPTIONS (`heron submit` sets it).
         os.environ.setdefault(HERON_OPTIONS,
@@ -88,6 +90,18 @@ class _Delegate:
         self.hooked = self.tracer is not None or bool(self.heron_context.task_hooks)
         if not self.hooked:
             self._bind_fast()
+
+    def _log_to_file(self, config: dict, context: Any) -> None:
+        """The component's logger (`self.logger`, `log()`) at the configured level and,
+        where a log path is configured, to its own file there, as pystorm's components
+        log (a folder that cannot be used gives way to the task's log folder)."""
+        self.logger.setLevel(logs.level(config))
+        folder = logs.log_folder(config, os.getcwd(), self.loc)
+        if folder is None:
+            return
+        self.logger.addHandler(logs.file_handler(config, folder, context.topology_name,
+                                                 context.component_id, context.task_id))
+        self.logger.propagate = False
 
     def _bind_fast(self) -> None:
         raise NotImplementedError

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from heronbridge.runtime.api.context import TopologyContext
+from heronbridge.runtime.errors import where
 from heronbridge.runtime.plan.logical import (
     ALL,
     CUSTOM,
@@ -18,7 +20,7 @@ from heronbridge.runtime.plan.logical import (
     Grouping,
 )
 
-from . import keys
+from . import keys, logs
 
 # Storm's Grouping thrift union member names, as its JSON context spells them (the
 # partial key grouping is a serialized Java object there).
@@ -51,6 +53,11 @@ def storm_conf(context: TopologyContext, is_spout: bool = False) -> dict[str, An
                 if k not in keys.ALL and not k.startswith("heronbridge."))
     conf["topology.name"] = context.topology_name
     conf["storm.id"] = context.topology_id
+    folder = logs.log_folder(context.config, context.config.get(keys.RESOURCES) or os.getcwd(),
+                             where(context.topology_name, context.component_id,
+                                   context.task_id))
+    if folder is not None:  # the folder the component's log files can go to
+        conf[logs.PATH] = folder
     if is_spout and conf.get("topology.acker.executors") != 0:
         # Storm ticks spouts (internally) at the message timeout, and shows them that.
         conf["topology.tick.tuple.freq.secs"] = conf["topology.message.timeout.secs"]

@@ -24,6 +24,7 @@ from heronbridge.runtime.api import LoopOwner
 from heronbridge.runtime.plan.logical import resolve_import_path
 
 from . import ShimError, keys
+from .logs import prefixed_log
 from .peer import StormPeer
 
 # pystorm's exit code when Storm goes away; after an orderly stop the task exits 0.
@@ -123,7 +124,7 @@ class PystormComponent(LoopOwner):
             msg = (f"{host.component!r} (task {host.task}): cannot load class "
                    f"{class_path!r}: {type(exc).__name__}: {exc}")
             raise ShimError(msg) from exc
-        peer = StormPeer(host)
+        peer = StormPeer(host, pystorm=True)
         # pystorm builds its own serializer around the streams it is given; it is replaced
         # before anything is read or written.
         component = cls(input_stream=io.BytesIO(), output_stream=io.BytesIO(),
@@ -131,6 +132,7 @@ class PystormComponent(LoopOwner):
         bridge = Bridge(peer, host, component._reader_lock, component._writer_lock,
                         _hook(host))
         component.serializer = bridge
+        component.log = prefixed_log(component)  # its lines reach the task log as they come
         pid_dir = os.path.join(os.getcwd(), ".pids")
         os.makedirs(pid_dir, exist_ok=True)
         bridge.feed(peer.handshake(pid_dir))

@@ -11,6 +11,12 @@ RESOURCES = "heronbridge.storm.resources"  # the topology's copy of the project'
 
 ALL = (CLASS, COMMAND, SCRIPT, SERIALIZER, RESOURCES)
 
+STREAMPARSE_RUN = "streamparse_run"  # the COMMAND sparse gives its Python components
+
 # Topology-level and visible to components (as any option): "module:factory" of a
 # message hook for in-process components; see inprocess.MessageHook.
 HOOK = "heronbridge.storm.hook"
+
+# Topology-level (or a component's): the configured pystorm.log.path the loader found
+# unusable; each task's own log folder takes its place (see logs.py).
+LOG_FALLBACK = "heronbridge.storm.log.fallback"

@@ -18,6 +18,7 @@ from heronbridge.runtime.errors import where
 
 from . import ShimError
 from .handshake import handshake
+from .logs import pystorm_lines
 
 # Storm's multilang log levels (STORM-414) as Python's.
 LOG_LEVELS = {0: logging.DEBUG, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WARNING,
@@ -25,7 +26,9 @@ LOG_LEVELS = {0: logging.DEBUG, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WA
 
 
 class StormPeer:
-    def __init__(self, host: Any) -> None:
+    """`pystorm`: the component is pystorm's, whose log messages come formatted."""
+
+    def __init__(self, host: Any, pystorm: bool = False) -> None:
         self.host = host
         self.collector = host.collector
         self.is_spout = host.is_spout
@@ -37,6 +40,7 @@ class StormPeer:
         self.pid: int | None = None
         self.synced = True
         self.log = logging.getLogger(f"heronbridge.storm.{host.component}")
+        self.lines = pystorm_lines(host.component) if pystorm else self.log
 
     # -- to the component ---------------------------------------------------------
 
@@ -112,7 +116,7 @@ class StormPeer:
         return tup
 
     def _log(self, msg: dict) -> None:
-        self.log.log(LOG_LEVELS.get(msg.get("level", 2), logging.INFO), "%s", msg.get("msg"))
+        self.lines.log(LOG_LEVELS.get(msg.get("level", 2), logging.INFO), "%s", msg.get("msg"))
 
     def _error(self, msg: dict) -> None:
         self.collector.report_error(ShimError(str(msg.get("msg"))))

@@ -40,7 +40,7 @@ def child_argv(command: str, script: str) -> list[str]:
     """The child's command line. Python components run with this interpreter, so the
     child sees the same packages as the task."""
     args = shlex.split(script)
-    if command == "streamparse_run":
+    if command == keys.STREAMPARSE_RUN:
         return [sys.executable, "-m", "streamparse.run", *args]
     if command in ("python", "python3"):
         return [sys.executable, *args]
@@ -53,7 +53,7 @@ class ShellComponent(LoopOwner):
     def run(self, host: Any) -> None:
         conf = host.config
         self.host = host
-        self.peer = StormPeer(host)
+        self.peer = StormPeer(host, pystorm=conf[keys.COMMAND] == keys.STREAMPARSE_RUN)
         self.framing = framing(conf.get(keys.SERIALIZER, "json"))
         self.timeout = float(conf.get("topology.subprocess.timeout.secs") or DEFAULT_TIMEOUT_SECS)
         self.max_pending = int(conf.get("topology.shellbolt.max.pending") or DEFAULT_MAX_PENDING)

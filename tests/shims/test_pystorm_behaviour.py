@@ -3,6 +3,7 @@ Python component as a multilang subprocess (--multilang)."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -16,6 +17,7 @@ from heronbridge.runtime.plan import TaskLayout
 pytestmark = pytest.mark.integration
 
 PROJECT = Path(__file__).parent / "project"
+STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"  # logging's asctime
 MODES = pytest.mark.parametrize("multilang", [False, True], ids=["in-process", "multilang"])
 
 
@@ -156,7 +158,8 @@ def test_values_arrive_after_a_json_round_trip(run_project, tmp_path, multilang)
 def test_logging_levels_errors_and_metrics_reach_the_task_log(run_project, tmp_path,
                                                               multilang):
     out = tmp_path / "out"
-    options = {"test.out": str(out), "test.count": 3, "test.print": not multilang}
+    options = {"test.out": str(out), "test.count": 3, "test.print": not multilang,
+               "pystorm.log.format": "%(asctime)s - %(name)s - %(levelname)s - %(message)s"}
     with run_project(PROJECT, "logs", options, multilang) as running:
         wait_until(lambda: len(seen(out, "talker")) == 3, 60, "three tuples",
                    on_timeout=running.logs)
@@ -166,9 +169,19 @@ def test_logging_levels_errors_and_metrics_reach_the_task_log(run_project, tmp_p
         wait_until(lambda: running.metrics()["talker"].get("error-count", 0) >= 1, 10,
                    "the reported error in the metrics")
     text = log.read_text()
-    for level, line in (("INFO", "info line 0"), ("WARNING", "warning line 0"),
-                        ("ERROR", "error line 0"), ("WARNING", "storm log line")):
-        assert any(level in row and line in row for row in text.splitlines()), line
+    # One prefix, pystorm's, in the format the project asks for: no runtime prefix before it.
+    rows = text.splitlines()
+    for name, level, line in (("pystorm.component.talker", "INFO", "info line 0"),
+                              ("pystorm.component.talker", "WARNING", "warning line 0"),
+                              ("pystorm.component.talker", "ERROR", "error line 0"),
+                              ("user.module", "WARNING", "module logger line")):
+        [row] = [r for r in rows if line in r]
+        assert re.fullmatch(rf"{STAMP} - {name} - {level} - {line}", row), row
+    # log() sends its message bare: in-process it gets pystorm's prefix too; a multilang
+    # child's comes as pystorm sent it.
+    [row] = [r for r in rows if "storm log line" in r]
+    assert row == "storm log line" if multilang else \
+        re.fullmatch(rf"{STAMP} - pystorm.component.talker - WARNING - storm log line", row)
     assert "debug line 0" not in text  # pystorm.log.level is info
     assert ("printed line" in text) is not multilang  # in-process, stdout is the log
     assert "KeyError" in text and "reported" in text

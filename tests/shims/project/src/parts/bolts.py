@@ -1,4 +1,6 @@
+import json
 import logging
+import os
 import time
 
 from streamparse import BatchingBolt, Bolt, Stream, TicklessBatchingBolt
@@ -134,6 +136,10 @@ class LoggingBolt(Bolt, Recorder):
     def initialize(self, conf, ctx):
         self.open_record(conf)
         self.print = conf.get("test.print", False)
+        name = f"conf-{self.component_name}-{self.task_id}.jsonl"
+        with open(os.path.join(conf["test.out"], name), "w") as f:  # its log settings
+            f.write(json.dumps({"log": {k: v for k, v in conf.items()
+                                        if k.startswith("pystorm.log.")}}) + "\n")
 
     def process(self, tup):
         n = tup.values[0]
