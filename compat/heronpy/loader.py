@@ -289,7 +289,7 @@ def load_file(path: str | Path, name: str | None = None,
     at module level; failing those, the file is run as a script (as `heron submit` runs
     one) with the topology name as its first argument, and the definitions it submits
     are read. `name` picks one of several; `options` go over the topology's config."""
-    from heronbridge.compat.streamparse import project_imports
+    from heronbridge.compat.streamparse import check_log_path, project_imports
 
     path = Path(path).resolve()
     where = f"topology file {str(path)!r}"
@@ -313,6 +313,7 @@ def load_file(path: str | Path, name: str | None = None,
         proto, topology = _pick(found, name, where)
         plan = file_plan(proto, options, [str(path.parent)], main_module)
         check_classes(plan, topology)
+    check_log_path(plan)
     return plan
 
 

@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 from testkit import Running, wait_until
 
+from heronbridge.compat.heronpy.loader import load_file
 from heronbridge.compat.projects import load_project
 from heronbridge.runtime.plan import TaskLayout
+from heronbridge.shims.storm import keys
 
+WORDCOUNT = Path(__file__).resolve().parents[3] / "examples" / "heronpy" / "wordcount.py"
 MAX_BYTES, BACKUPS = 200, 5
 
 TOPOLOGY = textwrap.dedent("""
@@ -116,3 +119,13 @@ def test_heronpy_components_log_to_the_configured_folder_or_else_the_tasks(
     else:
         assert warnings == []
 
+
+def test_a_heronpy_file_whose_log_path_cannot_be_made_is_marked_with_one_warning(
+        tmp_path, caplog):
+    (tmp_path / "afile").write_text("not a folder")
+    folder = str(tmp_path / "afile" / "logs")
+    with caplog.at_level(logging.WARNING, "heronbridge.compat"):
+        plan = load_file(WORDCOUNT, options={"pystorm.log.path": folder})
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "heronbridge.compat"]
+    assert folder in warning and "container-N/logs/" in warning
+    assert plan.config[keys.LOG_FALLBACK] == folder
