@@ -31,7 +31,7 @@ def test_descendants_are_classified_by_command_line_then_by_parent():
         deadline = time.monotonic() + 10
         procs = []
         while len(procs) < 2 and time.monotonic() < deadline:
-            procs = [p for p in procfs.descendants() if p.pid == task.pid or p.ppid == task.pid]
+            procs = [p for p in procfs.descendants() if task.pid in (p.pid, p.ppid)]
             time.sleep(0.02)
         kinds = {p.pid: p.kind for p in procs}
         assert kinds.pop(task.pid) == "task"
