@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from heronbridge.runtime.errors import where
+from heronbridge.runtime.loader import FileImportError, import_file
 from heronbridge.runtime.plan.logical import (
     BOLT,
     SPOUT,
@@ -249,16 +250,11 @@ def project_imports(*folders: Path) -> Iterator[None]:
 def _import_topology(topology_file: Path, name: str) -> Any:
     from streamparse.dsl.topology import Topology, TopologyType
 
-    module_name = topology_file.stem
-    spec = importlib.util.spec_from_file_location(module_name, topology_file)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        msg = (f"topology {name!r}: {str(topology_file)!r} failed to import: "
-               f"{type(exc).__name__}: {exc}")
-        raise CompatError(msg) from exc
+        module = import_file(topology_file)
+    except FileImportError as exc:
+        msg = f"topology {name!r}: {exc}"
+        raise CompatError(msg) from exc.__cause__
     for value in vars(module).values():
         if isinstance(value, TopologyType) and value is not Topology:
             return value

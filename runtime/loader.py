@@ -4,11 +4,43 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import traceback
 from pathlib import Path
+from types import ModuleType
 
 from .errors import PlanError
 from .plan.builder import TopologyBuilder
 from .plan.logical import LogicalPlan
+
+
+class FileImportError(PlanError):
+    """A Python file raised while it was imported; `__cause__` is what it raised."""
+
+
+def import_file(path: str | Path) -> ModuleType:
+    """Import a file as the module named after its stem, registered in sys.modules (so its
+    classes pickle by name). What it raises becomes a FileImportError that names the file
+    and, when the error came from a module it imported, that module's file and line."""
+    path = Path(path)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:
+        msg = f"{str(path)!r} failed to import: {type(exc).__name__}: {exc}{_origin(exc, path)}"
+        raise FileImportError(msg) from exc
+    return module
+
+
+def _origin(exc: BaseException, path: Path) -> str:
+    """' (raised at FILE:LINE)' for the innermost frame of the user's own code, where it is
+    not the imported file itself."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "importlib" not in f.filename and "/site-packages/" not in f.filename]
+    if not frames or Path(frames[-1].filename) == path:
+        return ""
+    return f" (raised at {frames[-1].filename}:{frames[-1].lineno})"
 
 
 def load_topology_file(path: str | Path, name: str | None = None) -> LogicalPlan:
@@ -24,16 +56,13 @@ def load_topology_file(path: str | Path, name: str | None = None) -> LogicalPlan
     folder = str(path.parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
     try:
-        spec.loader.exec_module(module)
-    except PlanError:
-        raise
-    except Exception as exc:
-        msg = f"topology file {str(path)!r} failed to import: {type(exc).__name__}: {exc}"
-        raise PlanError(msg) from exc
+        module = import_file(path)
+    except FileImportError as exc:
+        if isinstance(exc.__cause__, PlanError):
+            raise exc.__cause__ from None
+        msg = f"topology file {exc}"
+        raise PlanError(msg) from exc.__cause__
     found = {}
     for value in vars(module).values():
         if isinstance(value, TopologyBuilder):

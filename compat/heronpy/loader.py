@@ -29,6 +29,7 @@ from typing import Any
 
 from heronbridge.runtime import config as rt
 from heronbridge.runtime.errors import PlanError
+from heronbridge.runtime.loader import FileImportError, import_file
 from heronbridge.runtime.plan import logical
 from heronbridge.runtime.plan.logical import Grouping, LogicalPlan
 
@@ -201,20 +202,18 @@ def imports_heronpy(path: Path) -> bool:
 
 def import_module_file(path: Path, where: str) -> Any:
     """Import `path` as the module named after its stem."""
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
     try:
-        spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:
-        missing = isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] \
-            == "heronpy"
-        if missing:
+        return import_file(path)
+    except FileImportError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ModuleNotFoundError) and (cause.name or "").split(".")[0] \
+                == "heronpy":
             require_heronpy(where)
-        what = "" if repr(str(path)) in where else f" {str(path)!r}"
-        msg = f"{where}:{what} failed to import: {type(exc).__name__}: {exc}"
-        raise HeronpyError(msg) from exc
-    return module
+        what = str(exc)
+        if repr(str(path)) in where:
+            what = what.removeprefix(f"{str(path)!r} ")
+        msg = f"{where}: {what}"
+        raise HeronpyError(msg) from cause
 
 
 def topologies_in(module: Any, defn_dir: str) -> dict[str, tuple[Any, Any]]:

@@ -40,6 +40,16 @@ def test_a_topology_file_that_fails_to_import(tmp_path):
     assert "No module named 'parts.nothing'" in result.stderr
 
 
+def test_an_error_inside_a_module_under_src_is_reported_where_it_is(tmp_path):
+    project = project_with(tmp_path, "deep", "from parts.faulty import Bolt\n")
+    (project / "src" / "parts" / "faulty.py").write_text("X = 1\nY = {}['missing']\n")
+    result = run(tmp_path, "--project", str(project), "-n", "deep")
+    assert result.returncode == 1
+    assert "topology 'deep'" in result.stderr and "KeyError: 'missing'" in result.stderr
+    assert f"(raised at {project / 'src' / 'parts' / 'faulty.py'}:2)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_a_spec_naming_a_class_that_does_not_exist(tmp_path):
     project = project_with(tmp_path, "ghost", """
 from parts.spouts import NumberSpout
