@@ -93,7 +93,7 @@ class SpecsRule(Rule):
             self.todo(call, f"par given per environment ({text}): heronpy takes one number")
             return given
         self.todo(call, f"par given per environment ({text}): heronpy takes one number; "
-                  f"this is {choice[0]!r}'s, change it for another environment")
+                  f"this is the {choice[0]} environment's; change it for another")
         return choice[1]
 
 

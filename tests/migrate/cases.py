@@ -495,3 +495,456 @@ case("direct-and-unsupported", {"router.py": '''
         # TODO(heronbridge:HB006): heronpy has no direct grouping: declared here as SHUFFLE, and this topology refuses to run until it groups by a key the emitter chooses (Grouping.fields)
         sink = Router.spec(inputs={router["routed"]: Grouping.SHUFFLE})
     '''}, todos=("HB005", "HB005", "HB005", "HB006", "HB006"))
+# -- pystorm's attributes (attributes.py): set, kept, marked ------------------------------
+
+case("pystorm-attributes-set", {"components.py": '''
+    import logging
+
+    from streamparse import Bolt, Spout
+
+
+    class Numbers(Spout):
+        outputs = ["n"]
+
+        def initialize(self, stormconf, context):
+            self.where = (self.topology_name, self.component_name, self.task_id)
+
+        def next_tuple(self):
+            self.logger.info("pid %s debug %s", self.pid, self.debug)
+            self.emit([self.task_id], tup_id=self.task_id)
+
+        def describe(self):
+            return self.storm_conf["topology.name"], self.context["componentid"]
+
+
+    class Echo(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def process(self, tup):
+            self.emit([self.describe(), self.pid])
+
+        def describe(self):
+            return [self.component_name, self.storm_conf.get("x"), self.debug]
+
+
+    def log_of(component):
+        return logging.getLogger(component.topology_name)
+    '''}, {"components.py": '''
+    import logging
+
+    from heronpy.api.bolt.bolt import Bolt
+    from heronpy.api.spout.spout import Spout
+    import os
+    from heronbridge.compat.heronpy.migrated import storm_conf, storm_context
+
+
+    class Numbers(Spout):
+        outputs = ["n"]
+
+        def initialize(self, config, context):
+            self.pid = os.getpid()
+            self.topology_name = context.get_topology_name()
+            self.task_id = context.get_task_id()
+            self.component_name = context.get_component_id()
+            self.debug = config.get("topology.debug", False)
+            self.storm_conf = storm_conf(context, spout=True)
+            self.context = storm_context(context)
+            self.where = (self.topology_name, self.component_name, self.task_id)
+
+        def next_tuple(self):
+            self.logger.info("pid %s debug %s", self.pid, self.debug)
+            self.emit([self.task_id], tup_id=self.task_id)
+
+        def describe(self):
+            return self.storm_conf["topology.name"], self.context["componentid"]
+
+
+    class Echo(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, config, context):
+            self.pid = os.getpid()
+            self.topology_name = context.get_topology_name()
+            self.task_id = context.get_task_id()
+            self.component_name = context.get_component_id()
+            self.debug = config.get("topology.debug", False)
+            self.storm_conf = storm_conf(context)
+            self.context = storm_context(context)
+
+        def process(self, tup):
+            self.emit([self.describe(), self.pid])
+
+        def describe(self):
+            return [self.component_name, self.storm_conf.get("x"), self.debug]
+
+
+    def log_of(component):
+        return logging.getLogger(component.topology_name)
+    '''})
+
+case("pystorm-attributes-marked", {"components.py": '''
+    from streamparse import BatchingBolt, Bolt, ReliableSpout, TicklessBatchingBolt
+
+
+    class Raw(Bolt):
+        exit_on_exception = False
+
+        def initialize(self, conf, ctx):
+            self.wire = self.serializer
+
+        def process(self, tup):
+            if self.auto_ack:
+                self.log(len(self._current_tups))
+
+        def _handle_run_exception(self, exc):
+            self.helper(exc)
+
+        def helper(self, exc):
+            self.serializer.send_message({"command": "error", "msg": str(exc)})
+
+
+    class Totals(BatchingBolt):
+        def process_batch(self, key, tups):
+            if self.auto_ack:
+                self.emit([len(tups)])
+
+
+    class Timed(TicklessBatchingBolt):
+        def process_batch(self, key, tups):
+            self.check()
+
+        def check(self):
+            return self.exc_info
+
+
+    class Replays(ReliableSpout):
+        def next_tuple(self):
+            if len(self.unacked_tuples) < self.max_fails:
+                self.emit([1], tup_id=1)
+    '''}, {"components.py": '''
+    from heronbridge.compat.heronpy.extras import BatchingBolt, ReliableSpout, TicklessBatchingBolt
+    from heronpy.api.bolt.bolt import Bolt
+
+
+    class Raw(Bolt):
+        # TODO(heronbridge:HB005): exit_on_exception: heronpy always ends the task when a component raises: exit_on_exception has no effect
+        exit_on_exception = False
+
+        def initialize(self, config, context):
+            # TODO(heronbridge:HB005): self.serializer: heronpy has no multilang serializer: pystorm's self.serializer has no equivalent
+            self.wire = self.serializer
+
+        def process(self, tup):
+            try:
+                # TODO(heronbridge:HB005): self.auto_ack: HB003 wrote pystorm's auto_ack out in process() from the class's flag: setting or reading it at run time changes nothing under heronpy
+                if self.auto_ack:
+                    # TODO(heronbridge:HB005): self._current_tups: pystorm's internal state has no heronpy equivalent
+                    self.log(len(self._current_tups))
+            except Exception:
+                self.fail(tup)
+                raise
+            self.ack(tup)
+
+        # TODO(heronbridge:HB005): _handle_run_exception() overrides pystorm's: heronpy never calls _handle_run_exception: the task ends on an error
+        def _handle_run_exception(self, exc):
+            self.helper(exc)
+
+        def helper(self, exc):
+            # TODO(heronbridge:HB005): self.serializer: heronpy has no multilang serializer: pystorm's self.serializer has no equivalent
+            self.serializer.send_message({"command": "error", "msg": str(exc)})
+
+
+    class Totals(BatchingBolt):
+        def process_batch(self, key, tups):
+            if self.auto_ack:
+                self.emit([len(tups)])
+
+
+    class Timed(TicklessBatchingBolt):
+        def process_batch(self, key, tups):
+            self.check()
+
+        def check(self):
+            # TODO(heronbridge:HB005): self.exc_info: heronbridge's TicklessBatchingBolt runs batches in the task's thread: there is no batcher error to read
+            return self.exc_info
+
+
+    class Replays(ReliableSpout):
+        def next_tuple(self):
+            if len(self.unacked_tuples) < self.max_fails:
+                self.emit([1], tup_id=1)
+    '''}, todos=("HB005",) * 7)
+
+case("initialize-context-parameter", {"bolt.py": '''
+    from streamparse import Bolt
+
+
+    class Sinks(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, conf, ctx):
+            tasks = ctx["task->component"]
+            self.sinks = sorted(int(t) for t, c in tasks.items() if c == conf["sink"])
+            self.me = ctx.get("taskid")
+
+        def process(self, tup):
+            self.emit([self.sinks])
+    '''}, {"bolt.py": '''
+    from heronpy.api.bolt.bolt import Bolt
+    from heronbridge.compat.heronpy.migrated import storm_context
+
+
+    class Sinks(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, config, context):
+            self.context = storm_context(context)
+            tasks = self.context["task->component"]
+            self.sinks = sorted(int(t) for t, c in tasks.items() if c == config["sink"])
+            self.me = self.context.get("taskid")
+
+        def process(self, tup):
+            self.emit([self.sinks])
+    '''})
+
+case("init-forwarding-the-delegate", {"spouts.py": '''
+    from streamparse import Spout
+
+
+    class Topic(Spout):
+        def __init__(self, *args, **kwargs):
+            super(Topic, self).__init__(*args, **kwargs)
+            self.topic = "a"
+
+        def next_tuple(self):
+            self.emit([self.topic])
+
+
+    class Fixed(Spout):
+        def __init__(self):
+            super().__init__()
+            self.topic = "b"
+
+        def next_tuple(self):
+            self.emit([self.topic])
+    '''}, {"spouts.py": '''
+    from heronpy.api.spout.spout import Spout
+
+
+    class Topic(Spout):
+        def __init__(self, *args, **kwargs):
+            super(Topic, self).__init__(*args, **kwargs)
+            self.topic = "a"
+
+        def next_tuple(self):
+            self.emit([self.topic])
+
+
+    class Fixed(Spout):
+        # TODO(heronbridge:HB005): heronpy constructs components as Component(delegate=...); move this set-up into initialize(), or take **kwargs and pass them to super().__init__
+        def __init__(self):
+            super().__init__()
+            self.topic = "b"
+
+        def next_tuple(self):
+            self.emit([self.topic])
+    '''}, todos=("HB005",))
+
+# -- what heronpy rejects when a class is created: declared as it accepts, refusing to run --
+
+case("shell-and-java-declared-refusing", {
+    "src/spouts.py": '''
+        from streamparse import Spout
+
+
+        class Words(Spout):
+            outputs = ["word"]
+
+            def next_tuple(self):
+                self.emit(["a"], tup_id=1)
+        ''',
+    "topologies/mixed.py": '''
+        from streamparse import Grouping, JavaSpout, ShellBolt, Topology
+
+        from spouts import Words
+
+
+        class Mixed(Topology):
+            words = Words.spec(par={"prod": 4, "dev": 1})
+            pixels = JavaSpout.spec(full_class_name="a.B", args_list=[], outputs=["p"])
+            split = ShellBolt.spec(command="python", script="split.py", inputs=[words],
+                                   outputs=["part"], par=2)
+            spread = ShellBolt.spec(command="node", script="s.js", outputs=["x"],
+                                    inputs={split: Grouping.custom_object("a.G", [])})
+        ''',
+}, {
+    "src/spouts.py": '''
+        from heronpy.api.spout.spout import Spout
+
+
+        class Words(Spout):
+            outputs = ["word"]
+
+            def next_tuple(self):
+                self.emit(["a"], tup_id=1)
+        ''',
+    "topologies/mixed.py": '''
+        from heronpy.api.stream import Grouping
+        from heronbridge.compat.heronpy.migrated import unported, JavaSpout, ShellBolt
+        from heronpy.api.topology import Topology
+
+        from spouts import Words
+
+
+        @unported('TODO(heronbridge:HB006): heronpy runs no Java custom groupings: Grouping.custom_object("a.G", []) is declared here as SHUFFLE, and this topology refuses to run until it uses an ICustomGrouping (Grouping.custom())', "TODO(heronbridge:HB007): heronpy runs Python components only: this JavaSpout is declared, and the topology refuses to run until it is ported to a Python Spout", "TODO(heronbridge:HB007): heronpy runs Python components only: this ShellBolt is declared, and the topology refuses to run until it is ported to a Python Bolt")
+        class Mixed(Topology):
+            config = {"topology.reliability.mode": "ATLEAST_ONCE"}
+            # TODO(heronbridge:HB007): par given per environment ({"prod": 4, "dev": 1}): heronpy takes one number; this is the prod environment's; change it for another
+            words = Words.spec(par=4)
+            # TODO(heronbridge:HB007): heronpy runs Python components only: this JavaSpout is declared, and the topology refuses to run until it is ported to a Python Spout
+            pixels = JavaSpout.spec(full_class_name="a.B", args_list=[], outputs=["p"])
+            # TODO(heronbridge:HB007): heronpy runs Python components only: this ShellBolt is declared, and the topology refuses to run until it is ported to a Python Bolt
+            split = ShellBolt.spec(command="python", script="split.py", inputs=[words],
+                                   outputs=["part"], par=2)
+            # TODO(heronbridge:HB006): heronpy runs no Java custom groupings: Grouping.custom_object("a.G", []) is declared here as SHUFFLE, and this topology refuses to run until it uses an ICustomGrouping (Grouping.custom())
+            # TODO(heronbridge:HB007): heronpy runs Python components only: this ShellBolt is declared, and the topology refuses to run until it is ported to a Python Bolt
+            spread = ShellBolt.spec(command="node", script="s.js", outputs=["x"],
+                                    inputs={split: Grouping.SHUFFLE})
+        ''',
+}, todos=("HB006", "HB007", "HB007", "HB007", "HB007"), extra={})
+
+# A module with a direct-stream bolt beside a plain one: the module imports, the
+# topology using only the plain bolt is untouched, the other refuses to run.
+case("direct-stream-beside-a-plain-bolt", {
+    "src/bolts.py": '''
+        from streamparse import Bolt, Stream
+
+
+        class Plain(Bolt):
+            outputs = ["n"]
+
+            def process(self, tup):
+                self.emit([tup.values.n])
+
+
+        class Router(Bolt):
+            outputs = [Stream(["n"], "routed", True)]
+
+            def process(self, tup):
+                self.emit([tup.values.n], stream="routed", direct_task=2)
+        ''',
+    "src/spouts.py": '''
+        from streamparse import Spout
+
+
+        class Numbers(Spout):
+            outputs = ["n"]
+
+            def next_tuple(self):
+                self.emit([1], tup_id=1)
+        ''',
+    "topologies/plain.py": '''
+        from streamparse import Grouping, Topology
+
+        from bolts import Plain
+        from spouts import Numbers
+
+
+        class PlainTopology(Topology):
+            numbers = Numbers.spec()
+            plain = Plain.spec(inputs={numbers: Grouping.fields("n")})
+        ''',
+    "topologies/routed.py": '''
+        from streamparse import Grouping, Topology
+
+        from bolts import Plain, Router
+        from spouts import Numbers
+
+
+        class RoutedTopology(Topology):
+            numbers = Numbers.spec()
+            router = Router.spec(inputs=[numbers])
+            plain = Plain.spec(inputs={router["routed"]: Grouping.DIRECT})
+        ''',
+}, {
+    "src/bolts.py": '''
+        from heronpy.api.bolt.bolt import Bolt
+        from heronpy.api.stream import Stream
+        from heronbridge.compat.heronpy.migrated import unported
+
+
+        class Plain(Bolt):
+            outputs = ["n"]
+
+            def process(self, tup):
+                try:
+                    self.emit([tup.values[0]], anchors=[tup])
+                except Exception:
+                    self.fail(tup)
+                    raise
+                self.ack(tup)
+
+
+        @unported("TODO(heronbridge:HB006): heronpy has no direct streams: declared here as a plain stream, and topologies using this component refuse to run until its direct emits are routed by a key (a fields grouping)")
+        class Router(Bolt):
+            # TODO(heronbridge:HB006): heronpy has no direct streams: declared here as a plain stream, and topologies using this component refuse to run until its direct emits are routed by a key (a fields grouping)
+            outputs = [Stream(["n"], "routed")]
+
+            def process(self, tup):
+                try:
+                    # TODO(heronbridge:HB005): heronpy does not route direct emits (direct grouping is not supported); route with a fields grouping on a task key
+                    self.emit([tup.values[0]], stream="routed", direct_task=2, anchors=[tup])
+                except Exception:
+                    self.fail(tup)
+                    raise
+                self.ack(tup)
+        ''',
+    "src/spouts.py": '''
+        from heronpy.api.spout.spout import Spout
+
+
+        class Numbers(Spout):
+            outputs = ["n"]
+
+            def next_tuple(self):
+                self.emit([1], tup_id=1)
+        ''',
+    "topologies/plain.py": '''
+        from heronpy.api.stream import Grouping
+        from heronpy.api.topology import Topology
+
+        from bolts import Plain
+        from spouts import Numbers
+
+
+        class PlainTopology(Topology):
+            config = {"topology.reliability.mode": "ATLEAST_ONCE"}
+            numbers = Numbers.spec()
+            plain = Plain.spec(inputs={numbers: Grouping.fields("n")})
+        ''',
+    "topologies/routed.py": '''
+        from heronpy.api.stream import Grouping
+        from heronpy.api.topology import Topology
+
+        from bolts import Plain, Router
+        from spouts import Numbers
+        from heronbridge.compat.heronpy.migrated import unported
+
+
+        @unported("TODO(heronbridge:HB006): heronpy has no direct grouping: declared here as SHUFFLE, and this topology refuses to run until it groups by a key the emitter chooses (Grouping.fields)")
+        class RoutedTopology(Topology):
+            config = {"topology.reliability.mode": "ATLEAST_ONCE"}
+            numbers = Numbers.spec()
+            router = Router.spec(inputs=[numbers])
+            # TODO(heronbridge:HB006): heronpy has no direct grouping: declared here as SHUFFLE, and this topology refuses to run until it groups by a key the emitter chooses (Grouping.fields)
+            plain = Plain.spec(inputs={router["routed"]: Grouping.SHUFFLE})
+        ''',
+}, todos=("HB005", "HB006", "HB006"))

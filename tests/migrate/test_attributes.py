@@ -1,0 +1,154 @@
+"""pystorm's component attributes, derived from pystorm's own classes, against the table
+the rules follow (migrate/attributes.py); and each attribute read in initialize, in
+process or next_tuple, and in a helper method, through the codemod."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import logging
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import pystorm
+import pytest
+import streamparse
+
+from heronbridge.compat.heronpy import extras
+from heronbridge.migrate import analysis
+from heronbridge.migrate.attributes import ATTRIBUTES, COMPONENT, HAVE, KEPT, MARKED, SET, value
+from heronbridge.migrate.runner import migrate
+
+# pystorm's classes (and streamparse's, which add the DSL's), first to last: an attribute's
+# owner is the first that has it.
+PYSTORM = {
+    COMPONENT: (pystorm.component.Component, streamparse.storm.component.Component),
+    analysis.BOLT: (pystorm.Bolt, streamparse.Bolt),
+    analysis.SPOUT: (pystorm.Spout, streamparse.Spout),
+    analysis.BATCHING_BOLT: (pystorm.BatchingBolt, streamparse.BatchingBolt),
+    analysis.TICKLESS_BATCHING_BOLT: (pystorm.TicklessBatchingBolt,
+                                      streamparse.TicklessBatchingBolt),
+    analysis.RELIABLE_SPOUT: (pystorm.ReliableSpout, streamparse.ReliableSpout),
+}
+# What each kind of component derives from once migrated (heronpy's Bolt and Spout as
+# extras imports them: importing heronbridge.compat.heronpy first lets heronpy load).
+HERONPY = {analysis.BOLT: extras.Bolt, analysis.SPOUT: extras.Spout,
+           analysis.BATCHING_BOLT: extras.BatchingBolt,
+           analysis.TICKLESS_BATCHING_BOLT: extras.TicklessBatchingBolt,
+           analysis.RELIABLE_SPOUT: extras.ReliableSpout}
+
+
+def attributes_of(cls: type) -> set[str]:
+    """What a class defines (not dunders) and what its methods set on `self`."""
+    names = {n for n in vars(cls) if not (n.startswith("__") and n.endswith("__"))}
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name) and node.value.id == "self":
+            names.add(node.attr)
+    return names
+
+
+def owners() -> dict[str, str]:
+    """Every attribute of pystorm's component classes, with the first class having it."""
+    found: dict[str, str] = {}
+    for owner, classes in PYSTORM.items():
+        for cls in classes:
+            for name in sorted(attributes_of(cls)):
+                found.setdefault(name, owner)
+    return found
+
+
+def test_the_rules_know_every_attribute_pystorm_has():
+    found = owners()
+    assert len(found) > 50  # the derivation sees pystorm's classes at all
+    unknown = sorted(set(found) - set(ATTRIBUTES))
+    assert not unknown, f"pystorm has attributes the rules do not know: {unknown}"
+    stale = sorted(set(ATTRIBUTES) - set(found))
+    assert not stale, f"the table names attributes pystorm does not have: {stale}"
+    wrong = {n: (a.owner, found[n]) for n, a in ATTRIBUTES.items() if a.owner != found[n]}
+    assert not wrong, wrong
+
+
+def test_what_is_kept_is_there_under_heronpy():
+    delegate = SimpleNamespace(logger=logging.getLogger("kept"))
+    for name, attribute in ATTRIBUTES.items():
+        if attribute.becomes != KEPT and not attribute.kept_in:
+            continue
+        kinds = attribute.kept_in or HAVE[attribute.owner]
+        for kind in kinds:
+            if name in ("outputs", "par", "config"):
+                continue  # streamparse's class attributes: the user's class sets them
+            instance = HERONPY[kind](delegate=delegate)
+            assert hasattr(instance, name), f"{name} of a {kind}"
+
+
+def test_every_attribute_has_what_its_treatment_needs():
+    for name, attribute in ATTRIBUTES.items():
+        assert attribute.becomes in (SET, KEPT, MARKED), name
+        assert attribute.detail, name
+        if attribute.becomes == SET:
+            compile(f"self.{name} = {value(name, analysis.SPOUT)}", name, "exec")
+
+
+# -- each attribute read in initialize, in process/next_tuple and in a helper -------------
+
+BOLT = '''
+from streamparse import {base}
+
+
+class Reader({base}):
+    def initialize(self, conf, ctx):
+        self.first = self.{name}
+
+    def {hook}(self, {arg}):
+        self.emit([self.{name}]{tup_id})
+
+    def helper(self):
+        return self.{name}
+'''
+KIND_OF = {"Bolt": analysis.BOLT, "Spout": analysis.SPOUT, "BatchingBolt":
+           analysis.BATCHING_BOLT, "TicklessBatchingBolt": analysis.TICKLESS_BATCHING_BOLT,
+           "ReliableSpout": analysis.RELIABLE_SPOUT}
+
+
+def reader(name: str) -> tuple[str, str]:
+    """A component of the first kind that has `name`, reading it three ways; and its kind."""
+    base = next(b for b, kind in KIND_OF.items() if ATTRIBUTES[name].applies(kind)
+                and kind not in ATTRIBUTES[name].kept_in)
+    spout = "Spout" in base
+    source = BOLT.format(base=base, name=name, hook="next_tuple" if spout else "process",
+                         arg="" if spout else "tup", tup_id=", tup_id=1" if spout else "")
+    return source.replace("(self, )", "(self)"), KIND_OF[base]
+
+
+@pytest.mark.parametrize("name", sorted(ATTRIBUTES))
+def test_each_attribute_read_three_ways(name: str, tmp_path: Path):
+    source, kind = reader(name)
+    path = tmp_path / "reader.py"
+    path.write_text(source)
+    outcome = migrate(tmp_path, jobs=1)
+    assert not outcome.failed, outcome.failed
+    text = path.read_text()
+    compile(text, "reader.py", "exec")
+    lines = text.splitlines()
+    marker = f"# TODO(heronbridge:HB005): self.{name}: {ATTRIBUTES[name].detail}"
+    marked = [i for i, line in enumerate(lines) if line.strip() == marker]
+    attribute = ATTRIBUTES[name]
+    if attribute.becomes == MARKED:
+        # initialize, the hook, the helper: each read has its marker above it
+        reads = [i for i, line in enumerate(lines) if f"self.{name}" in line
+                 and not line.strip().startswith("#")]
+        assert [i + 1 for i in marked] == reads, text
+        return
+    assert not marked, text
+    body = text.split("def initialize(self, config, context):\n", 1)[1].splitlines()
+    first = body[0].strip()
+    if attribute.becomes == SET:
+        assert first == f"self.{name} = {value(name, kind)}", text
+        for module, symbol in attribute.imports:
+            imported = f"import {module}" if symbol is None else f"from {module} import"
+            assert imported in text and (symbol is None or symbol in text), text
+    else:
+        assert not first.startswith(f"self.{name} ="), text
