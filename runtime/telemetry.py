@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import math
+import time
+import traceback
 from collections.abc import Iterable
+
+from .proto.control_pb2 import ExceptionRecord
 
 EMIT_COUNT = "emit-count"
 ACK_COUNT = "ack-count"
@@ -28,6 +32,8 @@ TREES_FAILED = "trees-failed"
 TREES_EXPIRED = "trees-expired"
 TREES_PENDING = "trees-pending"
 MAX_CONNECTION_BUFFER = "max-connection-buffer-bytes"
+
+MAX_EXCEPTIONS = 10  # distinct stack traces kept per task
 
 BUCKETS_PER_OCTAVE = 4
 NUM_BUCKETS = 4 * 32  # up to 2^32 microseconds (over an hour)
@@ -69,3 +75,43 @@ class Histogram:
             if seen > rank:
                 return 2 ** ((b + 0.5) / BUCKETS_PER_OCTAVE) / 1e6
         return 2 ** (NUM_BUCKETS / BUCKETS_PER_OCTAVE) / 1e6
+
+
+class ExceptionLog:
+    """The latest distinct exceptions of one task, keyed by stack trace (Heron's
+    exception log): what a task reported, and what it died of."""
+
+    __slots__ = ("records",)
+
+    def __init__(self) -> None:
+        self.records: dict[str, ExceptionRecord] = {}
+
+    def add(self, error: BaseException) -> None:
+        trace = "".join(traceback.format_exception(error)).rstrip()
+        now = int(time.time() * 1000)
+        record = self.records.pop(trace, None)  # re-inserted: the newest last
+        if record is None:
+            record = ExceptionRecord(class_name=type(error).__name__, message=str(error),
+                                     stacktrace=trace, first_ms=now)
+        record.last_ms = now
+        record.count += 1
+        self.records[trace] = record
+        if len(self.records) > MAX_EXCEPTIONS:
+            del self.records[next(iter(self.records))]
+
+
+def merge_exceptions(*groups: Iterable[ExceptionRecord]) -> list[ExceptionRecord]:
+    """One record per stack trace over several lists (a task's incarnations), counts
+    added up; the MAX_EXCEPTIONS most recent."""
+    merged: dict[str, ExceptionRecord] = {}
+    for group in groups:
+        for record in group:
+            seen = merged.get(record.stacktrace)
+            if seen is None:
+                merged[record.stacktrace] = seen = ExceptionRecord()
+                seen.CopyFrom(record)
+                continue
+            seen.count += record.count
+            seen.first_ms = min(seen.first_ms, record.first_ms)
+            seen.last_ms = max(seen.last_ms, record.last_ms)
+    return sorted(merged.values(), key=lambda r: r.last_ms)[-MAX_EXCEPTIONS:]

@@ -22,6 +22,7 @@ from ..errors import ComponentError, SerializationError, where
 from ..grouping import NOWHERE, OutBuffer, Target, combine, make_router
 from ..plan.logical import DIRECT, LogicalPlan
 from ..plan.tasks import TaskLayout
+from ..telemetry import ExceptionLog
 from ..wire import frames
 from ..wire.serde import Serializer
 
@@ -71,6 +72,7 @@ class Emitter:
         self._rand = random.Random(seed).getrandbits
         self.emitted = 0
         self.errors_reported = 0
+        self.exceptions = ExceptionLog()  # reported here, and the one a task dies of
         self._streams: dict[str, _StreamOut] = {}
         self._buffers: list[OutBuffer] = []
         index = {(c, s): i for i, (c, s, _) in enumerate(stream_table(plan))}
@@ -102,6 +104,7 @@ class Emitter:
     def report_error(self, error: BaseException) -> None:
         """Storm's reportError: the task goes on; the error is logged and counted."""
         self.errors_reported += 1
+        self.exceptions.add(error)
         log.error("%s: reported error: %s: %s", self._loc(), type(error).__name__, error,
                   exc_info=error if error.__traceback__ is not None else None)
 

@@ -185,6 +185,8 @@ class InstanceRunner:
         except Exception as exc:  # noqa: BLE001 - a component failure ends only this task
             self.counts[ERROR_COUNT] += 1
             log.error("%s: %s\n%s", self._loc(), _describe(exc), traceback.format_exc())
+            if self.emitter is not None:
+                self.emitter.exceptions.add(exc)
             self._salvage()
             return EXIT_COMPONENT_ERROR
 
@@ -431,6 +433,8 @@ class InstanceRunner:
             gauges[PENDING] = len(em.pending)
             metrics.gauges[PENDING] = len(em.pending)
             metrics.histograms[COMPLETE_LATENCY].counts.extend(self.latency.counts)
+        if em.exceptions.records:
+            metrics.exceptions.extend(em.exceptions.records.values())
         self.metrics.publish(metrics)
 
 

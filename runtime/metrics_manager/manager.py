@@ -17,6 +17,7 @@ from typing import Any
 from ..addresses import metrics_address
 from ..proto import control_pb2
 from ..state import TMASTERS, StateManager
+from ..telemetry import merge_exceptions
 from ..wire.aio import FramedProtocol
 
 log = logging.getLogger("heronbridge.runtime.metrics_manager")
@@ -29,6 +30,7 @@ class TaskSeries:
         self.incarnation: int | None = None
         self.base: dict[str, float] = {}
         self.base_hist: dict[str, list[int]] = {}
+        self.base_exceptions: list[control_pb2.ExceptionRecord] = []
         self.last: control_pb2.TaskMetrics | None = None
 
     def update(self, sample: control_pb2.TaskMetrics) -> control_pb2.TaskMetrics:
@@ -39,6 +41,9 @@ class TaskSeries:
                 base = self.base_hist.setdefault(name, [0] * len(hist.counts))
                 for i, c in enumerate(hist.counts):
                     base[i] += c
+            if self.last.exceptions:  # what an earlier incarnation raised stays visible
+                self.base_exceptions = merge_exceptions(self.base_exceptions,
+                                                        self.last.exceptions)
         self.incarnation = sample.incarnation
         self.last = sample
         total = control_pb2.TaskMetrics()
@@ -50,6 +55,10 @@ class TaskSeries:
             merged = [a + b for a, b in zip(base, list(counts) or [0] * len(base), strict=False)]
             del counts[:]
             counts.extend(merged)
+        if self.base_exceptions:
+            merged_exceptions = merge_exceptions(self.base_exceptions, sample.exceptions)
+            del total.exceptions[:]
+            total.exceptions.extend(merged_exceptions)
         return total
 
 
