@@ -64,8 +64,14 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     summary = outcome.summary()
     verb = "would change" if dry else "changed"
     console.print(f"{summary['files']} files: {summary['changed']} {verb}, "
-                  f"{summary['failed']} failed; {summary['converted']} rewrites, "
-                  f"{summary['todo']} left for you (TODO markers)")
+                  f"{summary['failed']} failed")
+    console.print(f"rewritten: {summary['converted']} ({_by_rule(summary['rewritten'])}); "
+                  "each changed file compiled after rewriting")
+    console.print(f"marked for you: {summary['todo']} TODO markers "
+                  f"({_by_rule(summary['marked'])})")
+    if summary["refusing"]:
+        console.print("refusing to run until their markers are resolved (a topology using "
+                      f"one does not load): {escape(', '.join(summary['refusing']))}")
     if args.report:
         report = {"summary": summary, "written": not dry,
                   "rules": [{"id": r.ID, "name": r.NAME, "description": r.DESCRIPTION}
@@ -77,3 +83,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     if args.check and outcome.changed:
         code |= EXIT_PENDING
     return code
+
+
+def _by_rule(counts: dict[str, int]) -> str:
+    return ", ".join(f"{rule} {n}" for rule, n in counts.items()) or "none"

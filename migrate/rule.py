@@ -31,10 +31,12 @@ class Entry:
     rule: str
     status: str  # CONVERTED or TODO
     message: str
+    refuses: str = ""  # a TODO whose class now refuses to run (@unported): its name
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "rule": self.rule,
-                "status": self.status, "message": self.message}
+        entry = {"path": self.path, "line": self.line, "rule": self.rule,
+                 "status": self.status, "message": self.message}
+        return {**entry, "refuses": self.refuses} if self.refuses else entry
 
 
 def marker(rule: str, reason: str) -> str:
@@ -117,8 +119,13 @@ class Rule(cst.CSTTransformer):
         run: `@unported(<the marker's text>)`, so that a topology using it fails to load
         with that text while the module still imports."""
         self.todo(node, reason)
+        if not self._classes:
+            return
+        top = self._classes[0]
+        self.entries[-1].refuses = top.qualified if top is not None else \
+            f"{self.module_info.name}.?"
         text = marker(self.ID, reason).removeprefix("# ")
-        if self._classes and text not in self._refusals:
+        if text not in self._refusals:
             self._refusals.append(text)
 
     def require(self, module: str, name: str | None = None) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -20,7 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor, ImportItem
 
 from . import MigrateError
 from .analysis import Index, build_index
-from .rule import TODO, Entry, Import
+from .rule import CONVERTED, TODO, Entry, Import
 from .rules import select
 
 SKIPPED_DIRS = {".git", ".hg", ".svn", ".tox", ".venv", "venv", "__pycache__", "node_modules",
@@ -63,11 +64,25 @@ class Outcome:
     def lines(self) -> int:
         return sum(f.lines for f in self.files)
 
-    def summary(self) -> dict[str, int]:
+    @property
+    def refusing(self) -> list[str]:
+        """The classes marked @unported: a topology using one refuses to run."""
+        return sorted({e.refuses for e in self.entries if e.refuses})
+
+    def summary(self) -> dict[str, Any]:
+        """Counts; what was rewritten (each changed file compiled) apart from what was
+        marked, by rule; and the classes that now refuse to run."""
+        by_rule: dict[str, dict[str, int]] = {CONVERTED: {}, TODO: {}}
+        for entry in self.entries:
+            counts = by_rule[entry.status]
+            counts[entry.rule] = counts.get(entry.rule, 0) + 1
         return {"files": len(self.files), "changed": len(self.changed),
                 "unchanged": len(self.files) - len(self.changed) - len(self.failed),
                 "failed": len(self.failed), "lines": self.lines,
-                "converted": len(self.entries) - len(self.todos), "todo": len(self.todos)}
+                "converted": len(self.entries) - len(self.todos), "todo": len(self.todos),
+                "rewritten": dict(sorted(by_rule[CONVERTED].items())),
+                "marked": dict(sorted(by_rule[TODO].items())),
+                "refusing": self.refusing}
 
 
 def gather(path: Path) -> Iterator[Path]:

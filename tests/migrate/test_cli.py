@@ -94,3 +94,34 @@ def test_windows_newlines_survive(tmp_path: Path) -> None:
     path.write_bytes(BOLT.replace("\n", "\r\n").encode())
     assert run(tmp_path, str(root)).returncode == 0
     assert path.read_bytes() == MIGRATED.replace("\n", "\r\n").encode()
+
+
+ROUTER = (
+    "from streamparse import Bolt, Stream\n"
+    "\n"
+    "\n"
+    "class Router(Bolt):\n"
+    "    outputs = [Stream(['n'], 'routed', direct=True)]\n"
+    "\n"
+    "    def process(self, tup):\n"
+    "        self.log(self.pid, self.serializer)\n"
+)
+
+
+def test_the_summary_separates_rewrites_from_markers_and_names_what_refuses(tmp_path: Path):
+    root = project(tmp_path)
+    (root / "pkg" / "router.py").write_text(ROUTER)
+    done = run(tmp_path, str(root), "--report", str(tmp_path / "report.json"))
+    assert done.returncode == 0, done.stderr
+    assert "rewritten: " in done.stderr and "each changed file compiled" in done.stderr
+    assert "marked for you: 2 TODO markers (HB005 1, HB006 1)" in done.stderr
+    assert "refusing to run until their markers are resolved" in done.stderr
+    summary = json.loads((tmp_path / "report.json").read_text())["summary"]
+    assert summary["marked"] == {"HB005": 1, "HB006": 1}
+    # pid, set in an added initialize of both bolts (the tree reads it: helpers may read
+    # it from any component they are given)
+    assert summary["rewritten"]["HB002"] == 2
+    assert sum(summary["rewritten"].values()) == summary["converted"]
+    assert summary["refusing"] == ["pkg.router.Router"]
+    text = (root / "pkg" / "router.py").read_text()
+    assert "self.pid = os.getpid()" in text and "@unported(" in text
