@@ -67,7 +67,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
                   f"{summary['failed']} failed")
     console.print(f"rewritten: {summary['converted']} ({_by_rule(summary['rewritten'])}); "
                   "each changed file compiled after rewriting")
-    console.print(f"marked for you: {summary['todo']} TODO markers "
+    markers = "TODO marker" if summary["todo"] == 1 else "TODO markers"
+    console.print(f"marked for you: {summary['todo']} {markers} "
                   f"({_by_rule(summary['marked'])})")
     if summary["refusing"]:
         console.print("refusing to run until their markers are resolved (a topology using "

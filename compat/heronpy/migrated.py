@@ -10,7 +10,7 @@ so that the module still imports, and marks the class that holds it with `@unpor
 a topology that uses such a class (or is such a class) then refuses to load, with the
 TODO marker's text, while the other topologies of the project run. `ShellBolt`,
 `ShellSpout`, `JavaBolt` and `JavaSpout` take streamparse's `spec()` arguments for the
-same reason.
+same reason (streamparse's arguments, in streamparse's order).
 """
 
 from __future__ import annotations
@@ -101,9 +101,9 @@ class JavaBolt(Bolt):
     """streamparse's JavaBolt spec, declared for heronpy (it cannot run)."""
 
     @classmethod
-    def spec(cls, name: str | None = None, full_class_name: str | None = None,
-             args_list: Any = None, inputs: Any = None, par: int | None = None,
-             config: dict | None = None, outputs: Any = None) -> Any:
+    def spec(cls, name: str | None = None, serialized_java: bytes | None = None,
+             full_class_name: str | None = None, args_list: Any = None, inputs: Any = None,
+             par: int | None = None, config: dict | None = None, outputs: Any = None) -> Any:
         return super().spec(name=name, inputs=inputs, par=par or 1, config=config,
                              optional_outputs=outputs)
 
@@ -124,7 +124,7 @@ class JavaSpout(Spout):
     """streamparse's JavaSpout spec, declared for heronpy (it cannot run)."""
 
     @classmethod
-    def spec(cls, name: str | None = None, full_class_name: str | None = None,
-             args_list: Any = None, par: int | None = None, config: dict | None = None,
-             outputs: Any = None) -> Any:
+    def spec(cls, name: str | None = None, serialized_java: bytes | None = None,
+             full_class_name: str | None = None, args_list: Any = None,
+             par: int | None = None, config: dict | None = None, outputs: Any = None) -> Any:
         return super().spec(name=name, par=par or 1, config=config, optional_outputs=outputs)
