@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import sys
 import time
 from pathlib import Path
@@ -23,16 +24,17 @@ from heronbridge.runtime.proto import topology_pb2
 from heronbridge.runtime.scheduler import (
     Home,
     default_home,
+    default_state,
     pid_alive,
     running_scheduler,
 )
 from heronbridge.runtime.scheduler.launch import START_TIMEOUT_SECS, Launch
 from heronbridge.runtime.state import (
     PACKING_PLANS,
+    PHYSICAL_PLANS,
     SCHEDULERS,
     TOPOLOGIES,
     StateManager,
-    open_state,
 )
 
 from . import __version__
@@ -91,8 +93,8 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
 
 
 def _state(args: argparse.Namespace) -> tuple[StateManager, Home]:
-    home = Home(Path(args.home))
-    return open_state(home.state_uri), home
+    home = Home(Path(args.home), args.state)
+    return home.open_state(), home
 
 
 # -- verbs ------------------------------------------------------------------------
@@ -177,29 +179,37 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    state, home = _state(args)
-    table = Table(title=f"topologies under {home.root}")
-    for col in ("name", "id", "state", "containers", "tasks", "scheduler pid", "working dir"):
+    state, _home = _state(args)
+    table = Table(title=f"topologies in {state.uri}")
+    for col in ("name", "id", "state", "containers", "tasks", "scheduler", "working dir"):
         table.add_column(col)
     names = sorted(set(state.names(TOPOLOGIES)) | set(state.names(SCHEDULERS)))
     for name in names:
         topology = state.get(TOPOLOGIES, name)
         packing = state.get(PACKING_PLANS, name)
         location = state.get(SCHEDULERS, name)
-        alive = location is not None and pid_alive(location.pid)
         status = topology_pb2.TopologyState.Name(topology.state) if topology else "UNKNOWN"
-        if not alive:
+        if running_scheduler(state, name) is None:
             status = "DEAD (stale state; `heronbridge kill` cleans it)"
         tasks = sum(len(c.instances) for c in packing.containers) if packing else 0
         table.add_row(name, topology.id if topology else "-", status,
-                      str(len(packing.containers)) if packing else "-", str(tasks),
-                      str(location.pid) if location else "-",
+                      _containers(state, name, packing), str(tasks),
+                      f"pid {location.pid} on {location.host or '?'}" if location else "-",
                       location.working_dir if location else "-")
     if not names:
-        out.print(f"no topologies under {home.root}")
+        out.print(f"no topologies in {state.uri}")
     else:
         out.print(table)
     return 0
+
+
+def _containers(state: StateManager, name: str, packing: Any) -> str:
+    """One line per container: its id and the host its stream manager listens on."""
+    if packing is None:
+        return "-"
+    pplan = state.get(PHYSICAL_PLANS, name)
+    hosts = {s.container: s.host for s in pplan.stmgrs} if pplan is not None else {}
+    return "\n".join(f"{c.id} on {hosts.get(c.id, '(starting)')}" for c in packing.containers)
 
 
 def cmd_kill(args: argparse.Namespace) -> int:
@@ -213,6 +223,10 @@ def cmd_kill(args: argparse.Namespace) -> int:
         state.clear(args.topology_name)
         out.print(f"{args.topology_name}: was not running; removed its stale state")
         return 0
+    if location.host and location.host != socket.gethostname():
+        msg = (f"topology {args.topology_name!r}: its scheduler runs on {location.host}; "
+               "run kill there")
+        raise HeronbridgeError(msg)
     os.kill(location.pid, signal.SIGTERM)
     deadline = time.monotonic() + 60
     with console.status(f"killing {args.topology_name}"):
@@ -256,6 +270,11 @@ def build_parser() -> argparse.ArgumentParser:
     home.add_argument("--home", default=str(default_home()),
                       help="where topologies keep state and logs [env: HERONBRIDGE_HOME] "
                            "(default: %(default)s)")
+    state = argparse.ArgumentParser(add_help=False)
+    state.add_argument("--state", metavar="URI", default=default_state(),
+                       help="the state manager: zk://HOST:PORT[,HOST:PORT]/ROOT for "
+                            "ZooKeeper [env: HERONBRIDGE_STATE] (default: the home's state/ "
+                            "folder)")
     topo = argparse.ArgumentParser(add_help=False)
     topo.add_argument("topology", nargs="?", metavar="FILE",
                       help="a Python file defining a TopologyBuilder; without it, the "
@@ -277,27 +296,27 @@ def build_parser() -> argparse.ArgumentParser:
     named.add_argument("topology_name", help="name of a submitted topology")
 
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    run = verbs.add_parser("run", parents=[topo, home],
+    run = verbs.add_parser("run", parents=[topo, home, state],
                            help="run a topology in the foreground, then print totals",
                            description="Run a topology on this machine with a live status "
                                        "line; stop after -t seconds or on Ctrl-C and print "
                                        "per-component totals.")
     run.add_argument("-t", "--time", type=float, help="seconds to run (default: until Ctrl-C)")
     run.set_defaults(func=cmd_run)
-    submit = verbs.add_parser("submit", parents=[topo, home],
+    submit = verbs.add_parser("submit", parents=[topo, home, state],
                               help="start a topology in the background",
                               description="Start a topology that keeps running in the "
                                           "background on this machine.")
     submit.add_argument("--deactivated", action="store_true",
                         help="start with spouts paused (activate later)")
     submit.set_defaults(func=cmd_submit)
-    lister = verbs.add_parser("list", parents=[home], help="list topologies on this machine",
+    lister = verbs.add_parser("list", parents=[home, state], help="list topologies on this machine",
                               description="List submitted topologies and their state.")
     lister.set_defaults(func=cmd_list)
     for verb, func, text in (("kill", cmd_kill, "stop a topology and remove its state"),
                              ("activate", cmd_activate, "resume a topology's spouts"),
                              ("deactivate", cmd_deactivate, "pause a topology's spouts")):
-        p = verbs.add_parser(verb, parents=[named, home], help=text, description=text + ".")
+        p = verbs.add_parser(verb, parents=[named, home, state], help=text, description=text + ".")
         p.set_defaults(func=func)
     add_migrate_verb(verbs)
     add_conformance_verbs(verbs, home)

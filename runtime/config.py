@@ -28,6 +28,11 @@ HEARTBEAT_INTERVAL_SECS = "heronbridge.heartbeat.interval.secs"
 XOR_BUCKETS = "heronbridge.acking.buckets"
 SPOUT_BURST = "heronbridge.spout.burst"
 RESTART_BACKOFF_SECS = "heronbridge.restart.backoff.secs"
+HOST = "heronbridge.host"  # the address stream managers and the master listen on
+TLS_CERT = "heronbridge.tls.cert"  # PEM files: this host's certificate and key, and the CA
+TLS_KEY = "heronbridge.tls.key"  # that signed every host's; all three turn TLS on for
+TLS_CA = "heronbridge.tls.ca"  # TCP links
+TLS_KEYS = (TLS_CERT, TLS_KEY, TLS_CA)
 
 SERIALIZERS = ("msgpack", "json", "pickle")
 
@@ -47,6 +52,10 @@ DEFAULTS: dict[str, Any] = {
     XOR_BUCKETS: 3,
     SPOUT_BURST: 1024,
     RESTART_BACKOFF_SECS: 0.5,
+    HOST: None,
+    TLS_CERT: None,
+    TLS_KEY: None,
+    TLS_CA: None,
 }
 
 
@@ -97,6 +106,8 @@ class TopologyConfig:
     xor_buckets: int
     spout_burst: int
     restart_backoff_secs: float
+    host: str | None
+    tls: tuple[str, str, str] | None  # (cert, key, ca)
 
     @property
     def acking(self) -> bool:
@@ -122,6 +133,15 @@ class TopologyConfig:
             msg = (f"{loc}: config {BACKPRESSURE_LOW_BYTES!r} expects a value below "
                    f"{BACKPRESSURE_HIGH_BYTES!r} ({high}), received {low}")
             raise ConfigError(msg)
+        host = conf.get(HOST)
+        if host is not None and (not isinstance(host, str) or not host.strip()):
+            msg = f"{loc}: config {HOST!r} expects an address or host name, received {host!r}"
+            raise ConfigError(msg)
+        tls = tuple(conf.get(k) for k in TLS_KEYS)
+        if any(v is not None for v in tls) and not all(isinstance(v, str) and v for v in tls):
+            msg = (f"{loc}: configs {', '.join(map(repr, TLS_KEYS))} expect three PEM file "
+                   f"paths together, received {dict(zip(TLS_KEYS, tls, strict=True))}")
+            raise ConfigError(msg)
         return cls(
             reliability=mode,
             message_timeout_secs=_expect(conf, MESSAGE_TIMEOUT_SECS, num, "seconds > 0", loc,
@@ -143,4 +163,6 @@ class TopologyConfig:
             xor_buckets=_expect(conf, XOR_BUCKETS, (int,), "an integer >= 2", loc, 2),
             spout_burst=_expect(conf, SPOUT_BURST, (int,), "an integer >= 1", loc, 1),
             restart_backoff_secs=_expect(conf, RESTART_BACKOFF_SECS, num, "seconds >= 0", loc, 0),
+            host=host,
+            tls=tls if tls[0] is not None else None,
         )

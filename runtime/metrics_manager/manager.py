@@ -17,6 +17,7 @@ from typing import Any
 from ..addresses import metrics_address
 from ..proto import control_pb2
 from ..state import TMASTERS, StateManager
+from ..state.follow import Follower
 from ..telemetry import merge_exceptions
 from ..wire.aio import FramedProtocol
 
@@ -98,6 +99,7 @@ class MetricsManager:
         self.series: dict[tuple[str, int], TaskSeries] = {}
         self.fresh: dict[tuple[str, int], control_pb2.TaskMetrics] = {}
         self._stopping = asyncio.Event()
+        self._connected_to: Any = None
 
     def receive(self, sample: control_pb2.TaskMetrics) -> None:
         key = (sample.component, sample.task_id)
@@ -112,6 +114,7 @@ class MetricsManager:
             lambda: PublisherLink(self), metrics_address(self.topology_id, self.container))
         self.sink_path.parent.mkdir(parents=True, exist_ok=True)
         master: FramedProtocol | None = None
+        self.master_location = Follower(self.statemgr, TMASTERS, self.name)
         with self.sink_path.open("a", encoding="utf-8") as sink:
             while not self._stopping.is_set():
                 try:
@@ -125,6 +128,7 @@ class MetricsManager:
                 self._write(sink)
                 self.fresh = {}
         server.close()
+        self.master_location.cancel()
         return 0
 
     def _write(self, sink: Any) -> None:
@@ -136,15 +140,18 @@ class MetricsManager:
     async def _forward(self, master: FramedProtocol | None) -> FramedProtocol | None:
         if not self.fresh:
             return master
-        if master is None or master.closed.done():
-            location = self.statemgr.get(TMASTERS, self.name)
+        location = self.master_location.value
+        if master is not None and (master.closed.done() or location is not self._connected_to):
+            master.transport.close()  # gone, or moved: follow it
             master = None
-            if location is not None and location.topology_id == self.topology_id:
-                try:
-                    _, master = await asyncio.get_running_loop().create_connection(
-                        FramedProtocol, location.host, location.server_port)
-                except OSError:
-                    master = None
+        if master is None and location is not None \
+                and location.topology_id == self.topology_id:
+            try:
+                _, master = await asyncio.get_running_loop().create_connection(
+                    FramedProtocol, location.host, location.server_port)
+                self._connected_to = location
+            except OSError:
+                master = None
         if master is not None:
             master.send(control_pb2.MetricsPublish(tasks=list(self.fresh.values())))
         return master

@@ -16,6 +16,8 @@ from ..config import TopologyConfig
 from ..errors import SchedulerError
 from ..plan.codec import topology_from_proto
 from ..state import PACKING_PLANS, TOPOLOGIES, StateManager
+from ..state.follow import Follower
+from ..wire.aio import spawn
 from .processes import argv_address, die_with_parent, module_command
 
 log = logging.getLogger("heronbridge.runtime.executor")
@@ -38,8 +40,9 @@ class Child:
 
 
 class Executor:
-    def __init__(self, state: StateManager, state_uri: str, topology_name: str, container: int,
+    def __init__(self, state: StateManager, topology_name: str, container: int,
                  workdir: Path) -> None:
+        self.state = state
         topology = state.get(TOPOLOGIES, topology_name)
         packing = state.get(PACKING_PLANS, topology_name)
         if topology is None or packing is None:
@@ -53,8 +56,8 @@ class Executor:
         self.logs = workdir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.stopping = False
-        tid = topology.id
-        common = ["--state", state_uri, "--topology", topology_name]
+        self.topology_id = tid = topology.id
+        common = ["--state", state.uri, "--topology", topology_name]
         self.children: list[Child] = []
         if container == 0:
             self._add("topology-master", 3, lambda n: module_command("topology_master", *common))
@@ -113,12 +116,16 @@ class Executor:
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+        # A container on another host learns that its topology was killed from the state.
+        topology = Follower(self.state, TOPOLOGIES, self.name)
+        spawn(self._until_killed(topology, stop), "topology watch")
         for child in sorted(self.children, key=lambda c: -c.tier):
             await self._start(child)
         watchers = [asyncio.create_task(self._watch(c)) for c in self.children]
         log.info("container %d of %r: started %d processes", self.container, self.name,
                  len(self.children))
         await stop.wait()
+        topology.cancel()
         self.stopping = True
         for tier in sorted({c.tier for c in self.children}):
             await self._stop_tier([c for c in self.children if c.tier == tier])
@@ -126,6 +133,17 @@ class Executor:
             w.cancel()
         log.info("container %d of %r: stopped", self.container, self.name)
         return 0
+
+    async def _until_killed(self, topology: Follower, stop: asyncio.Event) -> None:
+        seen = False
+        while not stop.is_set():
+            node = await topology.changed()
+            if node is not None and node.id == self.topology_id:
+                seen = True
+            elif seen or node is not None:
+                log.warning("container %d: topology %r was %s; stopping", self.container,
+                            self.name, "killed" if node is None else f"replaced by {node.id}")
+                stop.set()
 
     async def _stop_tier(self, children: list[Child]) -> None:
         running = [c.process for c in children
@@ -165,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    executor = Executor(open_state(args.state), args.state, args.topology, args.container,
+    executor = Executor(open_state(args.state), args.topology, args.container,
                         Path(args.workdir))
 
     async def start() -> int:

@@ -4,6 +4,7 @@ until every task has registered with the topology master."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from .. import control
 from ..errors import RuntimeKernelError
 from ..plan.logical import LogicalPlan
 from ..proto import topology_pb2
-from ..state import PACKING_PLANS, StateManager, open_state
+from ..state import PACKING_PLANS, StateManager
 from .local import Home, Supervisor, submit_plan
 from .processes import module_command
 
@@ -26,11 +27,13 @@ class Launch:
 
     def __init__(self, plan: LogicalPlan, home: Home, state: StateManager | None = None,
                  install: Callable[[Path], object] | None = None,
-                 initial_state: int = topology_pb2.RUNNING, detached: bool = False) -> None:
+                 initial_state: int = topology_pb2.RUNNING, detached: bool = False,
+                 hosts: dict[int, str] | None = None) -> None:
         self.plan = plan
         self.name = plan.name
         self.home = home
-        self.state = state if state is not None else open_state(home.state_uri)
+        self.hosts = hosts
+        self.state = state if state is not None else home.open_state()
         self.topology_id = submit_plan(self.state, home, plan, initial_state)
         self.workdir = home.workdir(plan.name)
         self.containers = len(self.state.get(PACKING_PLANS, plan.name).containers)
@@ -53,12 +56,12 @@ class Launch:
             with (self.workdir / "scheduler.log").open("ab") as log:
                 self.process = subprocess.Popen(
                     module_command("scheduler", "--home", str(self.home.root),
-                                   "--topology", self.name),
+                                   "--state", self.state.uri, "--topology", self.name),
                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                    cwd=self.workdir)
+                    cwd=self.workdir, env={**os.environ, **self.state.child_env()})
             alive = lambda: keep_waiting() and self.process.poll() is None  # noqa: E731
         else:
-            self.supervisor = Supervisor(self.state, self.home, self.name)
+            self.supervisor = Supervisor(self.state, self.home, self.name, self.hosts)
             self.supervisor.start()
             alive = keep_waiting
         try:

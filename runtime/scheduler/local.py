@@ -7,17 +7,21 @@ and on stop terminates every container and removes the topology's state.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import logging
 import os
+import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..addresses import HOST_ENV
 from ..config import TopologyConfig
 from ..errors import SchedulerError, where
 from ..plan.codec import packing_to_proto, topology_to_proto
@@ -30,7 +34,9 @@ from ..state import (
     PACKING_PLANS,
     SCHEDULERS,
     TOPOLOGIES,
+    ZK_DIGEST_ENV,
     StateManager,
+    open_state,
 )
 from .processes import die_with_parent, module_command
 
@@ -39,29 +45,63 @@ log = logging.getLogger("heronbridge.runtime.scheduler")
 STOP_GRACE_SECS = 20.0
 
 
+STATE_ENV = "HERONBRIDGE_STATE"
+
+
 def default_home() -> Path:
     return Path(os.environ.get("HERONBRIDGE_HOME", Path.home() / ".heronbridge"))
 
 
+def default_state() -> str | None:
+    """The state location from $HERONBRIDGE_STATE; None: the home's own folder."""
+    return os.environ.get(STATE_ENV) or None
+
+
 @dataclass(frozen=True)
 class Home:
-    """Where topologies keep their state and working directories."""
+    """Where topologies keep their working directories, and their state unless
+    `state` names another location (`zk://HOST:PORT/ROOT`)."""
 
     root: Path
+    state: str | None = None
 
     @property
     def state_uri(self) -> str:
-        return str(self.root / "state")
+        return self.state or str(self.root / "state")
 
     def workdir(self, topology: str) -> Path:
         return self.root / "topologies" / topology / "current"
 
+    def open_state(self) -> StateManager:
+        credential = None
+        if self.state_uri.startswith("zk://") and not os.environ.get(ZK_DIGEST_ENV):
+            credential = self.zookeeper_identity()
+        return open_state(self.state_uri, credential)
+
+    def zookeeper_identity(self) -> str:
+        """The digest identity this home writes ZooKeeper nodes under, made once (0600);
+        $HERONBRIDGE_ZK_DIGEST names another, e.g. one shared by the hosts of a cluster."""
+        path = self.root / "zookeeper-digest"
+        try:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w") as f:
+                    f.write(f"{getpass.getuser()}:{secrets.token_urlsafe(24)}\n")
+            return path.read_text().strip()
+        except OSError as exc:
+            msg = f"cannot read or make the ZooKeeper identity {path}: {exc}"
+            raise SchedulerError(msg) from exc
+
 
 def running_scheduler(state: StateManager, name: str) -> plans_pb2.SchedulerLocation | None:
+    """The scheduler of a topology if it is alive (its pid checked on its own host)."""
     location = state.get(SCHEDULERS, name)
-    if location is not None and pid_alive(location.pid):
-        return location
-    return None
+    if location is None:
+        return None
+    if location.host and location.host != socket.gethostname():
+        return location  # elsewhere: on ZooKeeper the node lives only as long as it does
+    return location if pid_alive(location.pid) else None
 
 
 def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
@@ -69,12 +109,15 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
     """Validate and publish a topology; returns its id. Starts no process."""
     plan.validate()
     conf = TopologyConfig.read(plan.config, plan.name)
-    if running_scheduler(state, plan.name) is not None:
-        msg = (f"{where(plan.name)}: already running on this machine; "
+    running = running_scheduler(state, plan.name)
+    if running is not None:
+        on = "this machine" if running.host in ("", socket.gethostname()) else running.host
+        msg = (f"{where(plan.name)}: already running on {on} (scheduler pid {running.pid}); "
                f"kill it first (heronbridge kill {plan.name})")
         raise SchedulerError(msg)
     state.clear(plan.name)
     topology_id = f"{plan.name}-{uuid.uuid4().hex[:12]}"
+    state.put_secret(plan.name, secrets.token_bytes(32))  # proven by every connection
     packing = round_robin(plan, conf.containers)
     state.put(TOPOLOGIES, plan.name, topology_to_proto(plan, topology_id, initial_state))
     state.put(PACKING_PLANS, plan.name, packing_to_proto(packing))
@@ -93,13 +136,15 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
 class Supervisor:
     """Runs a submitted topology's executors; `stop()` ends them and clears the state."""
 
-    def __init__(self, state: StateManager, home: Home, name: str) -> None:
+    def __init__(self, state: StateManager, home: Home, name: str,
+                 hosts: dict[int, str] | None = None) -> None:
         self.state = state
+        self.hosts = hosts or {}  # container -> the address its listeners use (tests)
         self.home = home
         self.name = name
         packing = state.get(PACKING_PLANS, name)
         if packing is None:
-            msg = f"{where(name)}: not submitted (no packing plan in {home.state_uri})"
+            msg = f"{where(name)}: not submitted (no packing plan in {state.uri})"
             raise SchedulerError(msg)
         self.containers = [c.id for c in packing.containers]
         self.workdir = home.workdir(name)
@@ -107,20 +152,24 @@ class Supervisor:
 
     def start(self) -> None:
         self.state.put(SCHEDULERS, self.name, plans_pb2.SchedulerLocation(
-            topology_name=self.name, pid=os.getpid(), working_dir=str(self.workdir)))
+            topology_name=self.name, pid=os.getpid(), working_dir=str(self.workdir),
+            host=socket.gethostname()))
         for container in self.containers:
             self._spawn(container)
 
     def _spawn(self, container: int) -> None:
         cdir = self.workdir / f"container-{container}"
         cdir.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.state.child_env()}
+        if container in self.hosts:
+            env[HOST_ENV] = self.hosts[container]
         with (cdir / "executor.log").open("ab") as out:
             # Its own session: Ctrl-C in a terminal reaches only us, and we stop it in order.
             self.executors[container] = subprocess.Popen(
-                module_command("scheduler.executor", "--state", self.home.state_uri,
+                module_command("scheduler.executor", "--state", self.state.uri,
                                "--topology", self.name, "--container", str(container),
                                "--workdir", str(cdir)),
-                stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=cdir,
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=cdir, env=env,
                 start_new_session=True, preexec_fn=die_with_parent())
 
     def check(self) -> list[int]:
@@ -161,14 +210,14 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="heronbridge-scheduler")
     parser.add_argument("--home", required=True)
+    parser.add_argument("--state", help="state location (default: the home's)")
     parser.add_argument("--topology", required=True)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from ..state import open_state
-
-    home = Home(Path(args.home))
-    supervisor = Supervisor(open_state(home.state_uri), home, args.topology)
+    home = Home(Path(args.home), args.state)
+    state = home.open_state()
+    supervisor = Supervisor(state, home, args.topology)
     stopping = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.append(True))
@@ -177,4 +226,5 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(0.2)
         supervisor.check()
     supervisor.stop()
+    state.close()
     return 0

@@ -1,21 +1,33 @@
 """State managers: the local filesystem by default, ZooKeeper for several hosts."""
 
 from .base import (
+    EPHEMERAL,
     EXECUTION_STATE,
     NODE_TYPES,
     PACKING_PLANS,
     PHYSICAL_PLANS,
     SCHEDULERS,
+    SECRETS,
     TMASTERS,
     TOPOLOGIES,
+    ZK_DIGEST_ENV,
+    NodeExistsError,
     StateManager,
+    Watch,
 )
 from .localfs import LocalFileStateManager
 
-__all__ = ["EXECUTION_STATE", "NODE_TYPES", "PACKING_PLANS", "PHYSICAL_PLANS", "SCHEDULERS",
-           "TMASTERS", "TOPOLOGIES", "LocalFileStateManager", "StateManager", "open_state"]
+__all__ = ["EPHEMERAL", "EXECUTION_STATE", "NODE_TYPES", "PACKING_PLANS", "PHYSICAL_PLANS",
+           "SCHEDULERS", "SECRETS", "TMASTERS", "TOPOLOGIES", "ZK_DIGEST_ENV",
+           "LocalFileStateManager", "NodeExistsError", "StateManager", "Watch", "open_state"]
 
 
-def open_state(uri: str) -> StateManager:
-    """A state manager from a location: a directory path, or `file:<path>`."""
+def open_state(uri: str, credential: str | None = None) -> StateManager:
+    """A state manager from a location: `zk://HOST:PORT[,...]/ROOT` (ZooKeeper, written
+    under the digest identity `credential`, else $HERONBRIDGE_ZK_DIGEST), or a directory
+    path, or `file:<path>`."""
+    if uri.startswith("zk://"):
+        from .zk import ZooKeeperStateManager
+
+        return ZooKeeperStateManager(uri, credential)
     return LocalFileStateManager(uri.removeprefix("file:"))

@@ -2,18 +2,28 @@
 
 The node layout is Heron's, the same for every backend:
 `<root>/{topologies,packingplans,pplans,executionstate,tmasters,schedulers}/<topology>`,
-each node one serialized protobuf message.
+each node one serialized protobuf message, plus `<root>/secrets/<topology>`: the
+topology's link secret, readable by its owner only.
+
+Processes follow nodes with `watch`: ZooKeeper pushes changes, the local backend polls.
 """
 
 from __future__ import annotations
 
-import time
+import logging
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 
 from google.protobuf.message import Message
 
 from ..errors import StateManagerError
 from ..proto import plans_pb2, topology_pb2
+
+log = logging.getLogger("heronbridge.runtime.state")
+
+# A ZooKeeper digest identity, `user:password`, for processes that open ZooKeeper state.
+ZK_DIGEST_ENV = "HERONBRIDGE_ZK_DIGEST"
 
 TOPOLOGIES = "topologies"
 PACKING_PLANS = "packingplans"
@@ -21,6 +31,7 @@ PHYSICAL_PLANS = "pplans"
 EXECUTION_STATE = "executionstate"
 TMASTERS = "tmasters"
 SCHEDULERS = "schedulers"
+SECRETS = "secrets"
 
 NODE_TYPES: dict[str, type[Message]] = {
     TOPOLOGIES: topology_pb2.Topology,
@@ -30,16 +41,48 @@ NODE_TYPES: dict[str, type[Message]] = {
     TMASTERS: plans_pb2.TopologyMasterLocation,
     SCHEDULERS: plans_pb2.SchedulerLocation,
 }
+# Where a backend has sessions (ZooKeeper), these nodes live only as long as the process
+# that wrote them: a dead master or scheduler is noticed at once.
+EPHEMERAL = frozenset({TMASTERS, SCHEDULERS})
+KINDS = (*NODE_TYPES, SECRETS)
+
+Callback = Callable[[Message | None], object]
+
+
+class NodeExistsError(StateManagerError):
+    """`claim` found the node held by another process (another primary)."""
+
+
+class Watch:
+    """A registered watch; `cancel()` stops its callbacks."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
 
 class StateManager(ABC):
-    """Read and write the nodes of one state root."""
+    """Read, write and follow the nodes of one state root."""
+
+    uri: str
 
     @abstractmethod
     def _read(self, kind: str, name: str) -> bytes | None: ...
 
     @abstractmethod
     def _write(self, kind: str, name: str, data: bytes) -> None: ...
+
+    @abstractmethod
+    def _claim(self, kind: str, name: str, data: bytes) -> None:
+        """Create the node; NodeExistsError if a live holder has it."""
+
+    @abstractmethod
+    def _watch(self, kind: str, name: str, changed: Callable[[bytes | None], None],
+               watch: Watch) -> None:
+        """Call `changed(data)` now and whenever the node's bytes change (None: missing),
+        from a thread of the backend's, until `watch` is cancelled."""
 
     @abstractmethod
     def delete(self, kind: str, name: str) -> None: ...
@@ -50,10 +93,11 @@ class StateManager(ABC):
     def close(self) -> None:  # noqa: B027 - optional for backends without connections
         """Release connections."""
 
-    def get(self, kind: str, name: str) -> Message | None:
-        data = self._read(kind, name)
-        if data is None:
-            return None
+    def child_env(self) -> dict[str, str]:
+        """Environment a child process needs to open this state with the same rights."""
+        return {}
+
+    def _parse(self, kind: str, name: str, data: bytes) -> Message:
         message = NODE_TYPES[kind]()
         try:
             message.ParseFromString(data)
@@ -62,24 +106,73 @@ class StateManager(ABC):
             raise StateManagerError(msg) from exc
         return message
 
-    def put(self, kind: str, name: str, message: Message) -> None:
+    def _serialize(self, kind: str, name: str, message: Message) -> bytes:
         expected = NODE_TYPES[kind]
         if not isinstance(message, expected):
             msg = f"state node {kind}/{name} expects {expected.__name__}, received {type(message)}"
             raise StateManagerError(msg)
-        self._write(kind, name, message.SerializeToString())
+        return message.SerializeToString()
 
-    def wait_for(self, kind: str, name: str, timeout: float,
-                 interval: float = 0.05) -> Message | None:
-        """Poll until the node exists (Heron's local state manager watches by polling too)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            node = self.get(kind, name)
-            if node is not None or time.monotonic() >= deadline:
-                return node
-            time.sleep(interval)
+    def get(self, kind: str, name: str) -> Message | None:
+        data = self._read(kind, name)
+        return None if data is None else self._parse(kind, name, data)
+
+    def put(self, kind: str, name: str, message: Message) -> None:
+        self._write(kind, name, self._serialize(kind, name, message))
+
+    def claim(self, kind: str, name: str, message: Message) -> None:
+        """Publish a node that one process at a time may hold (the topology master's
+        location). On ZooKeeper it is ephemeral and NodeExistsError means another primary
+        holds it; the local backend has no sessions and simply replaces it."""
+        self._claim(kind, name, self._serialize(kind, name, message))
+
+    def watch(self, kind: str, name: str, callback: Callback) -> Watch:
+        """Call `callback(message or None)` now and on every change of the node, from a
+        backend thread (asyncio code follows nodes with `state.follow.Follower`). A
+        value that does not parse is logged and skipped."""
+        watch = Watch()
+
+        def changed(data: bytes | None) -> None:
+            if watch.cancelled:
+                return
+            message = None
+            if data is not None:
+                try:
+                    message = self._parse(kind, name, data)
+                except StateManagerError as exc:
+                    log.warning("%s; ignoring this version", exc)
+                    return
+            callback(message)
+
+        self._watch(kind, name, changed, watch)
+        return watch
+
+    def wait_for(self, kind: str, name: str, timeout: float) -> Message | None:
+        """The node once it exists, or None after `timeout` seconds."""
+        found: list[Message] = []
+        event = threading.Event()
+
+        def seen(message: Message | None) -> None:
+            if message is not None and not found:
+                found.append(message)
+                event.set()
+
+        watch = self.watch(kind, name, seen)
+        try:
+            event.wait(timeout)
+        finally:
+            watch.cancel()
+        return found[0] if found else None
+
+    # -- the topology's link secret ------------------------------------------------
+
+    def put_secret(self, name: str, secret: bytes) -> None:
+        self._write(SECRETS, name, secret)
+
+    def get_secret(self, name: str) -> bytes | None:
+        return self._read(SECRETS, name)
 
     def clear(self, name: str) -> None:
         """Delete every node of one topology."""
-        for kind in NODE_TYPES:
+        for kind in KINDS:
             self.delete(kind, name)

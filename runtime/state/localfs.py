@@ -1,23 +1,43 @@
-"""State manager on the local filesystem: one file per node, replaced atomically."""
+"""State manager on the local filesystem: one file per node, replaced atomically.
+
+The root and its folders are the owner's only (0700), every node file is 0600: the
+topology's link secret lives here too. Watches poll, as Heron's local state manager does.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import StateManagerError
-from .base import NODE_TYPES, StateManager
+from .base import KINDS, SECRETS, StateManager, Watch
+
+POLL_SECS = 0.05
 
 
 class LocalFileStateManager(StateManager):
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
-        for kind in NODE_TYPES:
-            (self.root / kind).mkdir(parents=True, exist_ok=True)
+        self.uri = str(self.root)
+        try:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            for kind in KINDS:
+                (self.root / kind).mkdir(mode=0o700, exist_ok=True)
+            os.chmod(self.root / SECRETS, 0o700)
+        except OSError as exc:
+            msg = f"cannot create the state folders under {self.root}: {exc}"
+            raise StateManagerError(msg) from exc
+        self._watches: list[_Polled] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._poller: threading.Thread | None = None
 
     def _path(self, kind: str, name: str) -> Path:
-        if kind not in NODE_TYPES or not name or "/" in name or name.startswith("."):
+        if kind not in KINDS or not name or "/" in name or name.startswith("."):
             msg = f"bad state node {kind}/{name}"
             raise StateManagerError(msg)
         return self.root / kind / name
@@ -34,13 +54,16 @@ class LocalFileStateManager(StateManager):
     def _write(self, kind: str, name: str, data: bytes) -> None:
         path = self._path(kind, name)
         try:
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name}.")
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name}.")  # mode 0600
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.replace(tmp, path)
         except OSError as exc:
             msg = f"cannot write state node {kind}/{name} under {self.root}: {exc}"
             raise StateManagerError(msg) from exc
+
+    def _claim(self, kind: str, name: str, data: bytes) -> None:
+        self._write(kind, name, data)  # no sessions here: the newest holder wins
 
     def delete(self, kind: str, name: str) -> None:
         try:
@@ -50,3 +73,53 @@ class LocalFileStateManager(StateManager):
 
     def names(self, kind: str) -> list[str]:
         return sorted(p.name for p in (self.root / kind).iterdir() if not p.name.startswith("."))
+
+    # -- watches: one polling thread per state manager ----------------------------
+
+    def _watch(self, kind: str, name: str, changed: Callable[[bytes | None], None],
+               watch: Watch) -> None:
+        with self._lock:
+            self._watches.append(_Polled(self._path(kind, name), changed, watch))
+            if self._poller is None:
+                self._poller = threading.Thread(target=self._poll, name="state-watch",
+                                                daemon=True)
+                self._poller.start()
+        self._wake.set()
+
+    def _poll(self) -> None:
+        while True:
+            self._wake.clear()
+            with self._lock:
+                self._watches = [w for w in self._watches if not w.watch.cancelled]
+                watches = list(self._watches)
+            for polled in watches:
+                polled.check()
+            self._wake.wait(POLL_SECS)
+
+
+class _Polled:
+    """One watched node and what its file looked like at the last look."""
+
+    UNSEEN = object()
+
+    def __init__(self, path: Path, changed: Callable[[bytes | None], None],
+                 watch: Watch) -> None:
+        self.path = path
+        self.changed = changed
+        self.watch = watch
+        self.last: object = self.UNSEEN
+
+    def check(self) -> None:
+        try:
+            st = self.path.stat()
+            seen: object = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            seen = None
+        if seen == self.last:
+            return
+        self.last = seen
+        data = None
+        if seen is not None:
+            with contextlib.suppress(OSError):
+                data = self.path.read_bytes()
+        self.changed(data)

@@ -10,14 +10,13 @@ until the buffer drains below the low watermark.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
 import time
 from typing import Any
 
-from ..addresses import LOOPBACK, metrics_address, stmgr_address, stmgr_id
+from ..addresses import host_address, metrics_address, stmgr_address, stmgr_id
 from ..config import TopologyConfig
 from ..errors import SchedulerError
 from ..plan.codec import packing_from_proto, topology_from_proto
@@ -25,6 +24,7 @@ from ..plan.tasks import TaskLayout
 from ..procfs import rss_bytes
 from ..proto import control_pb2, plans_pb2, topology_pb2
 from ..state import PACKING_PLANS, TMASTERS, TOPOLOGIES, StateManager
+from ..state.follow import Follower
 from ..telemetry import (
     BACKPRESSURE_MS,
     BYTES_ROUTED,
@@ -169,6 +169,8 @@ class StreamManager:
         self.route: dict[int, _Link] = {}  # destination task -> link
         self.owner: dict[int, str] = {}  # task -> stream manager id
         self.peers: dict[str, PeerClientLink] = {}
+        self.peer_addresses: dict[str, tuple[str, int]] = {}
+        self.peer_dialers: dict[str, asyncio.Task] = {}
         self.pplan: plans_pb2.PhysicalPlan | None = None
         self.state: int | None = None
         self.master: MasterLink | None = None
@@ -192,16 +194,17 @@ class StreamManager:
             loop.add_signal_handler(sig, self._stopping.set)
         self.instance_server = await loop.create_unix_server(
             lambda: InstanceLink(self), stmgr_address(self.topology_id, self.container))
-        self.peer_server = await loop.create_server(lambda: PeerServerLink(self), LOOPBACK, 0)
+        bind, self.host = host_address(self.conf.host)
+        self.peer_server = await loop.create_server(lambda: PeerServerLink(self), bind, 0)
         self.data_port = self.peer_server.sockets[0].getsockname()[1]
-        log.info("%s of topology %r: local tasks %s, peer port %d", self.id, self.name,
-                 sorted(self.local_tasks), self.data_port)
+        log.info("%s of topology %r: local tasks %s, peers reach it at %s:%d", self.id,
+                 self.name, sorted(self.local_tasks), self.host, self.data_port)
         self._tasks = [spawn(self._master_session(), "master session"),
                        spawn(self._metrics_loop(), "metrics")]
         if self.conf.acking and self.conf.message_timeouts:
             self._tasks.append(spawn(self._expire_loop(), "expiry"))
         await self._stopping.wait()
-        for task in self._tasks:
+        for task in [*self._tasks, *self.peer_dialers.values()]:
             await cancel(task)
         self.instance_server.close()
         self.peer_server.close()
@@ -212,31 +215,50 @@ class StreamManager:
 
     async def _master_session(self) -> None:
         loop = asyncio.get_running_loop()
-        while True:
-            location = self.statemgr.get(TMASTERS, self.name)
-            if location is None or location.topology_id != self.topology_id:
-                await asyncio.sleep(0.05)
-                continue
-            try:
-                _, link = await loop.create_connection(lambda: MasterLink(self), location.host,
-                                                       location.server_port)
-            except OSError:
-                await asyncio.sleep(0.1)
-                continue
-            self.master = link
-            self._ready_sent = None
-            info = plans_pb2.StreamManagerInfo(id=self.id, container=self.container,
-                                               host=LOOPBACK, data_port=self.data_port,
-                                               pid=os.getpid())
-            link.send(control_pb2.RegisterStreamManagerRequest(
-                topology_id=self.topology_id, stmgr=info, task_ids=sorted(self.local_tasks)))
-            interval = self.conf.heartbeat_interval_secs
+        master = Follower(self.statemgr, TMASTERS, self.name)
+        try:
+            while True:
+                location = master.value
+                if location is None or location.topology_id != self.topology_id:
+                    await master.changed()
+                    continue
+                try:
+                    _, link = await loop.create_connection(lambda: MasterLink(self),
+                                                           location.host, location.server_port)
+                except OSError:
+                    await master.changed(0.2)  # a new location, or this one again
+                    continue
+                await self._registered_session(link, location, master)
+                self.master = None
+                log.warning("%s: lost the topology master; reconnecting", self.id)
+        finally:
+            master.cancel()
+
+    async def _registered_session(self, link: MasterLink, location: Any,
+                                  master: Follower) -> None:
+        """Register, then heartbeat until the link drops or the master moves."""
+        self.master = link
+        self._ready_sent = None
+        info = plans_pb2.StreamManagerInfo(id=self.id, container=self.container,
+                                           host=self.host, data_port=self.data_port,
+                                           pid=os.getpid())
+        link.send(control_pb2.RegisterStreamManagerRequest(
+            topology_id=self.topology_id, stmgr=info, task_ids=sorted(self.local_tasks)))
+        interval = self.conf.heartbeat_interval_secs
+        moved = asyncio.ensure_future(master.changed())
+        try:
             while not link.closed.done():
                 self.heartbeat(force=True)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(link.closed), interval)
-            self.master = None
-            log.warning("%s: lost the topology master; reconnecting", self.id)
+                await asyncio.wait([link.closed, moved], timeout=interval)
+                if moved.done():
+                    new = moved.result()
+                    if new is None or (new.host, new.server_port) != (location.host,
+                                                                       location.server_port):
+                        link.transport.close()  # a new master: follow it
+                        return
+                    moved = asyncio.ensure_future(master.changed())
+        finally:
+            moved.cancel()
 
     def heartbeat(self, force: bool = False) -> None:
         ready = self.ready
@@ -259,10 +281,20 @@ class StreamManager:
         self.pplan = pplan
         self.owner = {i.task_id: i.stmgr_id for i in pplan.instances}
         for info in pplan.stmgrs:
-            if info.id != self.id and info.id not in self.peers:
-                self.peers[info.id] = PeerClientLink(self)
-                self.peers[info.id].cause = ("stmgr", info.id)
-                spawn(self._connect_peer(info), f"peer {info.id}")
+            address = (info.host, info.data_port)
+            if info.id == self.id or self.peer_addresses.get(info.id) == address:
+                continue
+            # New, or restarted somewhere else: drop the old link, dial the new address.
+            if info.id in self.peer_dialers:
+                self.peer_dialers.pop(info.id).cancel()
+                log.info("%s: peer %s moved to %s:%d", self.id, info.id, *address)
+            old = self.peers.get(info.id)
+            if old is not None and old.transport is not None:
+                old.transport.close()
+            self.peers[info.id] = PeerClientLink(self)  # unconnected until the dial succeeds
+            self.peer_addresses[info.id] = address
+            self.peer_dialers[info.id] = spawn(self._connect_peer(info.id, address),
+                                               f"peer {info.id}")
         self._rebuild_routes()
         if first:
             waiting, self.waiting = self.waiting, []
@@ -270,22 +302,23 @@ class StreamManager:
                 self._welcome(link)
         self.heartbeat()
 
-    async def _connect_peer(self, info: plans_pb2.StreamManagerInfo) -> None:
+    async def _connect_peer(self, peer: str, address: tuple[str, int]) -> None:
         loop = asyncio.get_running_loop()
-        link = self.peers[info.id]
         while not self._stopping.is_set():
+            link = PeerClientLink(self)
+            link.cause = ("stmgr", peer)
             try:
-                await loop.create_connection(lambda: link, info.host, info.data_port)
+                await loop.create_connection(lambda link=link: link, *address)
             except OSError:
                 await asyncio.sleep(0.1)
                 continue
+            self.peers[peer] = link
             link.send(control_pb2.StreamManagerHello(topology_id=self.topology_id,
                                                      stmgr_id=self.id))
             self._rebuild_routes()
             self.heartbeat()
             await link.closed
-            link.closed = asyncio.get_running_loop().create_future()
-            log.warning("%s: lost peer %s; reconnecting", self.id, info.id)
+            log.warning("%s: lost peer %s at %s:%d; reconnecting", self.id, peer, *address)
 
     def _rebuild_routes(self) -> None:
         route: dict[int, _Link] = dict(self.instances)

@@ -13,13 +13,21 @@ import signal
 import time
 from typing import Any
 
-from ..addresses import LOOPBACK, stmgr_id
+from ..addresses import host_address, stmgr_id
 from ..config import TopologyConfig
-from ..errors import SchedulerError
+from ..errors import SchedulerError, StateManagerError
 from ..plan.codec import topology_from_proto
 from ..proto import control_pb2, plans_pb2, topology_pb2
-from ..state import PACKING_PLANS, PHYSICAL_PLANS, TMASTERS, TOPOLOGIES, StateManager
-from ..wire.aio import FramedProtocol
+from ..state import (
+    PACKING_PLANS,
+    PHYSICAL_PLANS,
+    TMASTERS,
+    TOPOLOGIES,
+    NodeExistsError,
+    StateManager,
+)
+from ..state.follow import Follower
+from ..wire.aio import FramedProtocol, cancel, spawn
 
 log = logging.getLogger("heronbridge.runtime.topology_master")
 
@@ -59,24 +67,73 @@ class TopologyMaster:
         self.started = False
         self.metrics: dict[tuple[str, int, int], control_pb2.TaskMetrics] = {}
         self._stopping = asyncio.Event()
+        self._pending: dict[str, Any] = {}
+        self._wake = asyncio.Event()
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
-        server = await loop.create_server(lambda: MasterLink(self), LOOPBACK, 0)
+        bind, host = host_address(self.conf.host)
+        server = await loop.create_server(lambda: MasterLink(self), bind, 0)
         port = server.sockets[0].getsockname()[1]
-        self.statemgr.put(TMASTERS, self.name, plans_pb2.TopologyMasterLocation(
-            topology_name=self.name, topology_id=self.topology.id, host=LOOPBACK,
-            server_port=port))
-        log.info("topology master of %r on port %d, expecting %s", self.name, port,
+        self.location = plans_pb2.TopologyMasterLocation(
+            topology_name=self.name, topology_id=self.topology.id, host=host, server_port=port)
+        self._writer = spawn(self._write_state(), "state writer")
+        if not await self._claim():
+            server.close()
+            return 0
+        log.info("topology master of %r at %s:%d, expecting %s", self.name, host, port,
                  sorted(self.expected))
         await self._stopping.wait()
         server.close()
-        location = self.statemgr.get(TMASTERS, self.name)
-        if location is not None and location.server_port == port:
-            self.statemgr.delete(TMASTERS, self.name)
+        await cancel(self._writer)
+        for kind, message in self._pending.items():  # what the writer had not written yet
+            try:
+                await asyncio.to_thread(self.statemgr.put, kind, self.name, message)
+            except StateManagerError as exc:
+                log.error("could not publish %s: %s", kind, exc)
+        location = await asyncio.to_thread(self.statemgr.get, TMASTERS, self.name)
+        if location == self.location:
+            await asyncio.to_thread(self.statemgr.delete, TMASTERS, self.name)
         return 0
+
+    async def _claim(self) -> bool:
+        """Publish our location. On ZooKeeper the node is ephemeral: while the session of
+        a master that died still holds it (until its timeout), wait for it to go."""
+        holder = Follower(self.statemgr, TMASTERS, self.name)
+        try:
+            while not self._stopping.is_set():
+                try:
+                    await asyncio.to_thread(self.statemgr.claim, TMASTERS, self.name,
+                                            self.location)
+                    return True
+                except NodeExistsError as exc:
+                    log.warning("%s; waiting for it to go", exc)
+                    await holder.changed(1.0)
+            return False
+        finally:
+            holder.cancel()
+
+    def _publish(self, kind: str, message: Any) -> None:
+        """Write a node without blocking the loop (ZooKeeper may be away for a while);
+        writes of one node keep their order, and only the newest waiting one is written."""
+        self._pending[kind] = _copy(message)  # the writer's thread must not see it change
+        self._wake.set()
+
+    async def _write_state(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._pending:
+                kind = next(iter(self._pending))
+                message = self._pending.pop(kind)
+                try:
+                    await asyncio.to_thread(self.statemgr.put, kind, self.name, message)
+                except StateManagerError as exc:
+                    log.error("could not publish %s: %s; retrying", kind, exc)
+                    self._pending.setdefault(kind, message)
+                    await asyncio.sleep(1.0)
 
     def handle(self, link: MasterLink, message: Any) -> None:
         if isinstance(message, control_pb2.RegisterStreamManagerRequest):
@@ -87,7 +144,7 @@ class TopologyMaster:
             for task in message.tasks:
                 self.metrics[(task.component, task.task_id, task.container)] = task
         elif isinstance(message, control_pb2.ControllerRequest):
-            link.send(self._control(message))
+            spawn(self._answer(link, message), "controller request")
 
     def _register(self, link: MasterLink, req: Any) -> None:
         sid = req.stmgr.id
@@ -125,7 +182,7 @@ class TopologyMaster:
                                     component_index=inst.component_index,
                                     stmgr_id=stmgr_id(container.id))
         self.pplan = pplan
-        self.statemgr.put(PHYSICAL_PLANS, self.name, pplan)
+        self._publish(PHYSICAL_PLANS, pplan)
         for link, _ in self.stmgrs.values():
             link.send(control_pb2.RegisterStreamManagerResponse(
                 status=control_pb2.Status(ok=True), pplan=pplan))
@@ -152,7 +209,10 @@ class TopologyMaster:
         for link, _ in self.stmgrs.values():
             link.send(control_pb2.TopologyStateChange(state=self.state))
 
-    def _control(self, req: Any) -> control_pb2.ControllerResponse:
+    async def _answer(self, link: MasterLink, req: Any) -> None:
+        link.send(await self._control(req))
+
+    async def _control(self, req: Any) -> control_pb2.ControllerResponse:
         ok = control_pb2.Status(ok=True)
         if req.topology_name and req.topology_name != self.name:
             return control_pb2.ControllerResponse(status=control_pb2.Status(
@@ -164,12 +224,17 @@ class TopologyMaster:
                     ok=False, message="expected state RUNNING or PAUSED"))
             self.state = req.set_state
             self.topology.state = self.state
-            self.statemgr.put(TOPOLOGIES, self.name, self.topology)
             if self.pplan is not None:
                 self.pplan.topology.state = self.state
-                self.statemgr.put(PHYSICAL_PLANS, self.name, self.pplan)
+                self._publish(PHYSICAL_PLANS, self.pplan)
             if self.started:
                 self._broadcast_state()
+            try:  # answered once the state manager has it, so `list` agrees at once
+                await asyncio.to_thread(self.statemgr.put, TOPOLOGIES, self.name,
+                                        _copy(self.topology))
+            except StateManagerError as exc:
+                return control_pb2.ControllerResponse(status=control_pb2.Status(
+                    ok=False, message=f"the state changed but could not be saved: {exc}"))
             return control_pb2.ControllerResponse(status=ok, state=self.state)
         report = control_pb2.MetricsReport(all_ready=self.started)
         component = req.metrics.component if which == "metrics" else ""
@@ -182,3 +247,9 @@ class TopologyMaster:
         if link.stmgr is not None and self.stmgrs.get(link.stmgr, (None,))[0] is link:
             self.ready.discard(link.stmgr)
             log.warning("lost stream manager %s", link.stmgr)
+
+
+def _copy(message: Any) -> Any:
+    copy = type(message)()
+    copy.CopyFrom(message)
+    return copy

@@ -55,6 +55,43 @@ class KeySpout(Spout, _Recorder):
         self._record(event="fail", seq=msg_id)
 
 
+class ReplayingSpout(Spout, _Recorder):
+    """Emits seqs 0..test.count-1 (key = seq % test.keys) with msg ids, every
+    test.interval seconds, and emits a failed seq again (first): at-least-once from a
+    source that keeps what was not acked. Records emits, acks and fails."""
+
+    outputs = ["key", "seq"]
+
+    def open(self, config, context, collector):
+        self.count = config.get("test.count", 100)
+        self.keys = config.get("test.keys", 10)
+        self.interval = config.get("test.interval", 0)
+        self.next_seq = 0
+        self.replay = []
+        self._open_log(config, context, "spout")
+
+    def next_tuple(self):
+        if self.replay:
+            seq = self.replay.pop()
+        elif self.next_seq < self.count:
+            seq = self.next_seq
+            self.next_seq += 1
+            if self.interval:
+                time.sleep(self.interval)
+        else:
+            time.sleep(0.001)
+            return
+        self.collector.emit([f"k{seq % self.keys}", seq], msg_id=seq)
+        self._record(event="emit", seq=seq)
+
+    def ack(self, msg_id):
+        self._record(event="ack", seq=msg_id)
+
+    def fail(self, msg_id):
+        self.replay.append(msg_id)
+        self._record(event="fail", seq=msg_id)
+
+
 class EndlessSpout(Spout):
     """Emits [key, seq] as fast as it is allowed to, without msg ids."""
 

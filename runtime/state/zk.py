@@ -1,0 +1,227 @@
+"""State manager on ZooKeeper (kazoo), for topologies whose containers run on many hosts.
+
+The layout is the local one's, under a root: `zk://HOST:PORT[,HOST:PORT...]/ROOT`.
+The topology master's and the scheduler's locations are ephemeral nodes, gone when
+their process's session ends; a second master finds the node taken (NodeExistsError:
+another primary). After a session is lost, this client re-creates the ephemeral nodes it
+held. Every node is written under a digest identity (`user:password`): the owner may do
+anything, the world may only read; the topology's secret is the owner's only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from urllib.parse import parse_qs, urlsplit
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import (
+    KazooException,
+    NoAuthError,
+    NodeExistsError,
+    NoNodeError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.recipe.watchers import DataWatch
+from kazoo.retry import KazooRetry, RetryFailedError
+from kazoo.security import make_acl, make_digest_acl
+
+from ..errors import StateManagerError
+from . import base
+from .base import EPHEMERAL, KINDS, SECRETS, ZK_DIGEST_ENV, StateManager, Watch
+
+log = logging.getLogger("heronbridge.runtime.state.zk")
+
+SESSION_TIMEOUT_SECS = 10.0
+CONNECT_TIMEOUT_SECS = 15.0
+
+
+def parse_uri(uri: str) -> tuple[str, str, dict[str, str]]:
+    """`zk://h1:p1,h2:p2/root?session_timeout=10` -> (hosts, root, options)."""
+    parts = urlsplit(uri)
+    if parts.scheme != "zk" or not parts.netloc or parts.username or parts.password:
+        msg = (f"expected a ZooKeeper state location zk://HOST:PORT[,HOST:PORT]/ROOT "
+               f"(credentials go in ${ZK_DIGEST_ENV}, not the location), received {uri!r}")
+        raise StateManagerError(msg)
+    root = "/" + parts.path.strip("/") if parts.path.strip("/") else "/heronbridge"
+    options = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    return parts.netloc, root, options
+
+
+class ZooKeeperStateManager(StateManager):
+    def __init__(self, uri: str, credential: str | None = None) -> None:
+        hosts, self.root, options = parse_uri(uri)
+        self.uri = uri
+        self.hosts = hosts
+        credential = credential or os.environ.get(ZK_DIGEST_ENV)
+        user, sep, password = (credential or "").partition(":")
+        if not sep or not user or not password:
+            msg = (f"state {uri}: expected a ZooKeeper digest identity 'user:password' (in "
+                   f"${ZK_DIGEST_ENV} or the heronbridge home), received none")
+            raise StateManagerError(msg)
+        self.credential = credential
+        try:
+            session = float(options.get("session_timeout", SESSION_TIMEOUT_SECS))
+        except ValueError:
+            session = -1.0
+        if session <= 0:
+            msg = (f"state {uri}: expected session_timeout in seconds > 0, received "
+                   f"{options['session_timeout']!r}")
+            raise StateManagerError(msg)
+        self._session = session
+        self._own = make_digest_acl(user, password, all=True)
+        self._shared = [self._own, make_acl("world", "anyone", read=True)]
+        # Explicit retries: kazoo's default reconnect back-off grows to an hour.
+        self.zk = KazooClient(
+            hosts=hosts, timeout=session, auth_data=[("digest", credential)],
+            default_acl=self._shared,
+            connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0,
+                                        max_jitter=0.2),
+            command_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0,
+                                     max_jitter=0.2, deadline=session))
+        self._owned: dict[str, bytes] = {}  # ephemeral nodes this session holds
+        self._lost = False
+        self.zk.add_listener(self._state_changed)
+        try:
+            self.zk.start(timeout=CONNECT_TIMEOUT_SECS)
+        except KazooTimeoutError as exc:
+            self.zk.close()
+            msg = f"state {uri}: cannot reach ZooKeeper at {hosts} within {CONNECT_TIMEOUT_SECS}s"
+            raise StateManagerError(msg) from exc
+        for kind in KINDS:
+            self._call("create the folder", kind, "", self.zk.ensure_path, self._folder(kind))
+
+    # -- plumbing ---------------------------------------------------------------
+
+    def _folder(self, kind: str) -> str:
+        return f"{self.root}/{kind}"
+
+    def _path(self, kind: str, name: str) -> str:
+        if kind not in KINDS or not name or "/" in name or name.startswith("."):
+            msg = f"bad state node {kind}/{name}"
+            raise StateManagerError(msg)
+        return f"{self.root}/{kind}/{name}"
+
+    def _call(self, what: str, kind: str, name: str, fn: Callable, *args: object,
+              **kwargs: object) -> object:
+        try:
+            return self.zk.retry(fn, *args, **kwargs)
+        except (NoNodeError, NodeExistsError):
+            raise
+        except NoAuthError as exc:
+            msg = (f"state {self.uri}: not allowed to {what} {kind}/{name} (its ZooKeeper ACL "
+                   f"is another identity's; run as the topology's owner or set ${ZK_DIGEST_ENV})")
+            raise StateManagerError(msg) from exc
+        except RetryFailedError as exc:
+            msg = (f"state {self.uri}: ZooKeeper at {self.hosts} did not answer within "
+                   f"{self._session:g}s ({what} {kind}/{name})")
+            raise StateManagerError(msg) from exc
+        except KazooException as exc:
+            msg = f"state {self.uri}: cannot {what} {kind}/{name}: {type(exc).__name__} {exc}"
+            raise StateManagerError(msg) from exc
+
+    def _state_changed(self, state: str) -> None:
+        # Runs on kazoo's connection thread: never block here.
+        if state == KazooState.LOST:
+            self._lost = True
+            log.warning("state %s: ZooKeeper session lost", self.uri)
+        elif state == KazooState.SUSPENDED:
+            log.warning("state %s: ZooKeeper connection suspended; retrying", self.uri)
+        elif state == KazooState.CONNECTED and self._lost:
+            self._lost = False
+            self.zk.handler.spawn(self._restore)
+
+    def _restore(self) -> None:
+        """The server dropped our ephemeral nodes with the old session: put them back."""
+        for path, data in list(self._owned.items()):
+            kind, name = path.rsplit("/", 2)[-2:]
+            try:
+                self._create_ephemeral(path, data)
+                log.warning("state %s: re-created %s/%s after the session was lost",
+                            self.uri, kind, name)
+            except (base.NodeExistsError, StateManagerError) as exc:
+                self._owned.pop(path, None)
+                log.error("state %s: could not re-create %s/%s: %s", self.uri, kind, name, exc)
+
+    def _create_ephemeral(self, path: str, data: bytes) -> None:
+        kind, name = path.rsplit("/", 2)[-2:]
+        try:
+            self._call("create", kind, name, self.zk.create, path, data, ephemeral=True)
+        except NodeExistsError:
+            try:
+                _, stat = self._call("read", kind, name, self.zk.get, path)
+            except NoNodeError:  # its holder just went: try again
+                return self._create_ephemeral(path, data)
+            if stat.ephemeralOwner != self.zk.client_id[0]:
+                msg = (f"state {self.uri}: {kind}/{name} is held by another process (ZooKeeper "
+                       f"session {stat.ephemeralOwner:#x}): another primary")
+                raise base.NodeExistsError(msg) from None
+            self._call("write", kind, name, self.zk.set, path, data)
+        self._owned[path] = data
+        return None
+
+    # -- the StateManager interface ---------------------------------------------
+
+    def _read(self, kind: str, name: str) -> bytes | None:
+        try:
+            data, _ = self._call("read", kind, name, self.zk.get, self._path(kind, name))
+        except NoNodeError:
+            return None
+        return data
+
+    def _write(self, kind: str, name: str, data: bytes) -> None:
+        path = self._path(kind, name)
+        if kind in EPHEMERAL:
+            self._create_ephemeral(path, data)
+        elif kind == SECRETS:
+            # Always a fresh node, so that it never keeps an ACL wider than its owner's.
+            self.delete(kind, name)
+            self._call("create", kind, name, self.zk.create, path, data, acl=[self._own])
+        else:
+            try:
+                self._call("write", kind, name, self.zk.set, path, data)
+            except NoNodeError:
+                try:
+                    self._call("create", kind, name, self.zk.create, path, data)
+                except NodeExistsError:  # created meanwhile: ours is the newer value
+                    self._call("write", kind, name, self.zk.set, path, data)
+
+    def _claim(self, kind: str, name: str, data: bytes) -> None:
+        self._create_ephemeral(self._path(kind, name), data)
+
+    def delete(self, kind: str, name: str) -> None:
+        path = self._path(kind, name)
+        self._owned.pop(path, None)
+        try:
+            self._call("delete", kind, name, self.zk.delete, path)
+        except NoNodeError:
+            pass
+
+    def names(self, kind: str) -> list[str]:
+        try:
+            return sorted(self._call("list", kind, "*", self.zk.get_children,
+                                     self._folder(kind)))
+        except NoNodeError:
+            return []
+
+    def _watch(self, kind: str, name: str, changed: Callable[[bytes | None], None],
+               watch: Watch) -> None:
+        def fire(data: bytes | None, stat: object, *_: object) -> bool | None:
+            if watch.cancelled:
+                return False  # ends the DataWatch
+            changed(data if stat is not None else None)
+            return None
+
+        DataWatch(self.zk, self._path(kind, name), fire)
+
+    def child_env(self) -> dict[str, str]:
+        return {ZK_DIGEST_ENV: self.credential}
+
+    def close(self) -> None:
+        self._owned.clear()
+        try:
+            self.zk.stop()
+            self.zk.close()
+        except KazooException:
+            pass

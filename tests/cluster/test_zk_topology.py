@@ -1,0 +1,57 @@
+"""A topology whose state is on a real ZooKeeper server, its containers on three
+(simulated) hosts: `heronbridge list` shows each container's host, the ZooKeeper server
+dies and comes back mid-run and the topology survives it, and a stream manager killed
+afterwards is followed by its peers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+import pytest
+from test_e2e_hosts import (
+    COUNT,
+    HOSTS,
+    acked,
+    kill_a_stream_manager_and_check_no_id_is_lost,
+    spread_plan,
+)
+from testkit import HERONBRIDGE, Running, wait_until
+
+from heronbridge.runtime.scheduler import Home
+from heronbridge.runtime.state import TMASTERS
+
+pytestmark = [pytest.mark.cluster, pytest.mark.integration]
+
+
+def test_a_topology_on_zookeeper_survives_the_server_dying(zookeeper, tmp_path):
+    home = Home(tmp_path / "home", zookeeper.uri("heronbridge"))
+    state = home.open_state()
+    out = tmp_path / "out"
+    running = Running(spread_plan("on-zk", out), home, state)
+    running.hosts = HOSTS
+    try:
+        with running:
+            listed = subprocess.run(
+                [HERONBRIDGE, "list", "--home", str(home.root), "--state", home.state_uri],
+                capture_output=True, text=True, timeout=60, check=False,
+                env={**os.environ, "HERONBRIDGE_STATE": ""})
+            assert listed.returncode == 0, listed.stderr
+            for container, host in HOSTS.items():
+                assert f"{container} on {host}" in listed.stdout, listed.stdout
+            assert "on-zk" in listed.stdout and "RUNNING" in listed.stdout
+
+            wait_until(lambda: len(acked(out)) > 100, 30, "acks", on_timeout=running.logs)
+            zookeeper.stop(signal.SIGKILL)
+            during = len(acked(out))
+            wait_until(lambda: len(acked(out)) > during + 100, 30,
+                       "tuples to keep flowing without ZooKeeper", on_timeout=running.logs)
+            zookeeper.start()
+            assert state.get(TMASTERS, "on-zk") is not None  # the sessions survived
+            assert running.metrics()["record"]["execute-count"] > 0  # the CLI's path
+            kill_a_stream_manager_and_check_no_id_is_lost(running, state, out, container=2)
+        assert acked(out) == set(range(COUNT))
+        assert state.names("topologies") == []  # stopping cleared its nodes
+    finally:
+        state.close()
