@@ -14,6 +14,9 @@ and what to check.
       - {component: checker, kind: fail, every: 7}
       - {component: counter, task_index: 0, kind: exit, after: 100}
     checks: [parity, grouping, delivery, order]   # default: every check that applies
+    delivery: strict                      # compare each spout id's history across the
+                                          #   systems even after fails or replays (when
+                                          #   the topology replays deterministically)
     divergences:                          # known differences, each with its reason
       - {check: parity, subject: "sink/*", reason: "..."}
     migrated:                             # when the runtime runs the codemod's copy:
@@ -37,7 +40,8 @@ CHECKS = ("parity", "grouping", "delivery", "order", "latency", "throughput")
 RUN = "run"  # did each system finish the run: always checked, may carry a divergence
 FAULT_KINDS = {"fail": "every", "drop": "every", "exit": "after"}
 KEYS = ("name", "project", "topology", "environment", "config", "input", "faults", "checks",
-        "divergences", "migrated", "timeout", "quiet")
+        "delivery", "divergences", "migrated", "timeout", "quiet")
+DELIVERY_MODES = ("auto", "strict")  # auto: per-id histories compared only undisturbed
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class Scenario:
     files: dict[str, Path] = field(default_factory=dict)  # src/-relative path -> file
     faults: list[dict[str, Any]] = field(default_factory=list)  # as schema.FAULTS says
     checks: tuple[str, ...] | None = None  # None: every check that applies
+    delivery: str = "auto"  # one of DELIVERY_MODES
     divergences: list[Divergence] = field(default_factory=list)
     migrated_divergences: list[Divergence] = field(default_factory=list)
     timeout: float = 180.0
@@ -125,6 +130,9 @@ def load(path: str | Path) -> Scenario:
         if not isinstance(checks, list) or not all(c in CHECKS for c in checks):
             _bad(where, f"checks: a list among {list(CHECKS)}", checks)
         checks = tuple(checks)
+    delivery = data.get("delivery", "auto")
+    if delivery not in DELIVERY_MODES:
+        _bad(where, f"delivery: one of {list(DELIVERY_MODES)}", delivery)
     return Scenario(
         name=str(data.get("name") or path.stem),
         project=(base / str(data["project"])).resolve(),
@@ -136,6 +144,7 @@ def load(path: str | Path) -> Scenario:
                for k, v in _mapping(where, "input.files", inputs.get("files")).items()},
         faults=[_fault(where, f) for f in data.get("faults") or []],
         checks=checks,
+        delivery=delivery,
         divergences=[_divergence(where, d) for d in data.get("divergences") or []],
         migrated_divergences=_migrated(where, data.get("migrated")),
         timeout=float(data.get("timeout", 180)),

@@ -51,7 +51,7 @@ def analyse(run_dir: Path, scenario: Scenario, *, spark: SparkSession | None = N
             if "grouping" in wanted:
                 verdicts += grouping.check(traces, plan, exact=exact)
             if "delivery" in wanted and ledger is not None:
-                verdicts += ledger.check(faults=faults)
+                verdicts += ledger.check(faults=faults, strict=scenario.delivery == "strict")
             if "order" in wanted:
                 verdicts += order.check(traces, plan)
             measured = performance.measure(traces, plan)

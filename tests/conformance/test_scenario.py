@@ -43,6 +43,7 @@ faults:
   - {component: b, kind: fail, every: 7}
   - {component: c, task_index: 1, kind: exit, after: 10}
 checks: [parity, delivery]
+delivery: strict
 divergences:
   - {check: parity, subject: "b/*", reason: timing, system: storm}
 timeout: 60
@@ -55,6 +56,7 @@ quiet: 2
         {"component": "b", "task_index": None, "kind": "fail", "every": 7},
         {"component": "c", "task_index": 1, "kind": "exit", "after": 10}]
     assert s.checks == ("parity", "delivery")
+    assert s.delivery == "strict"
     assert s.divergences == [scenarios.Divergence("parity", "b/*", "timing", "storm")]
     assert (s.timeout, s.quiet) == (60.0, 2.0)
 
@@ -67,6 +69,7 @@ quiet: 2
     ("project: p\nfaults: [{component: b, kind: fail, after: 2}]\n", "fail fault with keys"),
     ("project: p\nfaults: [{component: b, kind: fail, every: 0}]\n", "whole number >= 1"),
     ("project: p\nchecks: [speed]\n", "checks: a list among"),
+    ("project: p\ndelivery: exact\n", "delivery: one of"),
     ("project: p\ndivergences: [{check: parity}]\n", "a check among"),
     ("project: p\ndivergences: [{check: parity, reason: r, system: flink}]\n",
      "system among"),

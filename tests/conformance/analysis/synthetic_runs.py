@@ -152,11 +152,13 @@ def simulate(system: str, words: tuple[str, ...] | list[str] = WORDS, *,
     return run
 
 
-def write(run_dir: Path, *runs: Run, reliable: bool = True) -> Path:
-    """plan.json and one trace file per task process (seq in write order); a record's
-    `_pid` puts it in that process's file, as after a restart."""
+def write(run_dir: Path, *runs: Run, reliable: bool = True,
+          topology: dict[str, Any] | None = None) -> Path:
+    """plan.json (`topology`, else this module's plan) and one trace file per task
+    process (seq in write order); a record's `_pid` puts it in that process's file, as
+    after a restart."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "plan.json").write_text(json.dumps(plan(reliable)))
+    (run_dir / "plan.json").write_text(json.dumps(topology or plan(reliable)))
     for run in runs:
         folder = run_dir / run.system / schema.TRACES
         folder.mkdir(parents=True, exist_ok=True)
@@ -173,6 +175,6 @@ def write(run_dir: Path, *runs: Run, reliable: bool = True) -> Path:
 
 
 def scenario(*, faults: list | None = None, checks: tuple[str, ...] | None = None,
-             divergences: list[Divergence] | None = None) -> Scenario:
+             divergences: list[Divergence] | None = None, delivery: str = "auto") -> Scenario:
     return Scenario(name="synthetic", project=Path("synthetic"), faults=faults or [],
-                    checks=checks, divergences=divergences or [])
+                    checks=checks, divergences=divergences or [], delivery=delivery)
