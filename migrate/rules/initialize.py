@@ -19,7 +19,7 @@ from ..attributes import ATTRIBUTES, SET_NAMES, value
 from ..rule import Rule, is_docstring
 
 PARAMS = ("config", "context")
-SELF_CONTEXT = cst.Attribute(cst.Name("self"), cst.Name("context"))
+SELF_CONTEXT = "self.context"  # what pystorm's context parameter becomes
 
 
 class InitializeRule(Rule):
@@ -34,7 +34,7 @@ class InitializeRule(Rule):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self._renames: dict[cst.Name, str | cst.BaseExpression] = {}
+        self._renames: dict[cst.Name, str] = {}  # a name, or SELF_CONTEXT
         self._context_used = False  # the initialize being visited reads its context
 
     def _prologue(self, context_used: bool = False) -> list[cst.BaseStatement]:
@@ -68,7 +68,7 @@ class InitializeRule(Rule):
         for param, new in zip(positional[1:], PARAMS, strict=True):
             old = param.name.value
             # pystorm's context parameter is self.context (Storm's context as a dict)
-            uses: str | cst.BaseExpression = SELF_CONTEXT if new == "context" else new
+            uses = SELF_CONTEXT if new == "context" else new
             references = [access.node for assignment in
                           (scope.assignments[old] if scope is not None else ())
                           for access in assignment.references
@@ -80,9 +80,9 @@ class InitializeRule(Rule):
             if old != new:
                 self._renames[param.name] = new
             for reference in references:
-                if uses is SELF_CONTEXT:
+                if uses == SELF_CONTEXT:
                     self._context_used = True
-                if old != new or uses is SELF_CONTEXT:
+                if old != new or uses == SELF_CONTEXT:
                     self._renames[reference] = uses
         return True
 
@@ -91,9 +91,10 @@ class InitializeRule(Rule):
         new = self._renames.get(original_node)
         if new is None:
             return updated_node
-        if isinstance(new, str):
-            return updated_node.with_changes(value=new)
-        return new.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        if new == SELF_CONTEXT:  # a new node each time: no node sits twice in the tree
+            return cst.Attribute(cst.Name("self"), cst.Name("context"),
+                                 lpar=updated_node.lpar, rpar=updated_node.rpar)
+        return updated_node.with_changes(value=new)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef,
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:
