@@ -20,18 +20,20 @@ def test_every_package_folder_is_listed_in_pyproject():
     assert found <= listed, f"add to pyproject.toml packages: {sorted(found - listed)}"
 
 
-# DESIGN.md's layers: the CLI -> compat, migrate, conformance -> shims.storm -> runtime.
+# DESIGN.md's layers: the CLI -> compat, migrate, conformance -> shims.storm -> runtime;
+# the CLI -> ui -> runtime.
 # Conformance runs what compat loads and migrate rewrites, so it may use both; nothing uses
 # the CLI, and every layer may use the leaf `heronbridge.errors` (the root exception).
 LAYERS = {"heronbridge": "cli", "runtime": "runtime", "shims": "shims", "compat": "compat",
-          "migrate": "migrate", "conformance": "conformance"}
+          "migrate": "migrate", "conformance": "conformance", "ui": "ui"}
 ALLOWED = {
     "runtime": set(),
     "shims": {"runtime"},
     "compat": {"shims", "runtime"},
     "migrate": {"shims", "runtime"},
     "conformance": {"compat", "migrate", "shims", "runtime"},
-    "cli": {"compat", "migrate", "conformance", "shims", "runtime"},
+    "ui": {"runtime"},  # a tracker: it reads the state manager and asks the masters
+    "cli": {"compat", "migrate", "conformance", "shims", "runtime", "ui"},
 }
 
 

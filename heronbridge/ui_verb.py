@@ -1,0 +1,89 @@
+"""The command line's `ui` verb: one web server for every topology the state manager
+knows (Heron's tracker API, Storm UI's REST API v1, Prometheus /metrics, a page)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+from heronbridge.runtime.scheduler import Home, pid_alive
+from heronbridge.runtime.state import open_state
+
+from .terminal import console
+
+STATE_ENV = "HERONBRIDGE_STATE"
+TOKEN_ENV = "HERONBRIDGE_UI_TOKEN"
+
+
+def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
+    ui = verbs.add_parser(
+        "ui", parents=parents, help="serve a web UI, Heron's tracker API, Storm UI's REST "
+        "API and Prometheus metrics for every topology",
+        description="Serve every topology the state manager knows: a web page (graph "
+                    "coloured by capacity and backpressure, per-task metrics, exceptions, "
+                    "logs, activate/deactivate/kill), Heron's tracker API, Storm UI's REST "
+                    "API v1 under /api/v1 and Prometheus metrics at /metrics. It listens on "
+                    "loopback unless --host says otherwise; then every request needs the "
+                    "token. The buttons that change a topology always need it.")
+    ui.add_argument("--port", type=int, default=8889, help="port (default: %(default)s; "
+                    "0 picks a free one)")
+    ui.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default: %(default)s)")
+    ui.add_argument("--state", metavar="URI", default=os.environ.get(STATE_ENV),
+                    help="the state manager to read: a folder, or zk://HOST:PORT/ROOT "
+                         f"[env: {STATE_ENV}] (default: the home's state/ folder)")
+    ui.add_argument("--token", default=os.environ.get(TOKEN_ENV),
+                    help=f"the token requests must carry [env: {TOKEN_ENV}] "
+                         "(default: a new random one, printed and kept in HOME/ui.json)")
+    ui.add_argument("--interval", type=float, default=3.0,
+                    help="seconds between two samples of each topology's metrics "
+                         "(default: %(default)s)")
+    ui.set_defaults(func=cmd_ui)
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    from heronbridge.ui.server import UIServer
+    from heronbridge.ui.tracker import Tracker
+
+    home = Home(Path(args.home))
+    state = open_state(args.state or home.state_uri)
+    tracker = Tracker(state, args.interval)
+    server = UIServer(tracker, home.root, args.host, args.port, args.token)
+    tracker.start()
+    server.publish()
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    threading.Thread(target=server.serve_forever, name="ui-http", daemon=True).start()
+    console.print(f"heronbridge ui: {server.url} (state {state.uri})")
+    console.print(f"token: {server.token}" + ("" if server.reads_need_token else
+                                              "  (needed for activate, deactivate, kill)"))
+    try:
+        stop.wait()
+    finally:
+        server.unpublish()
+        server.close()
+        tracker.stop()
+        state.close()
+    return 0
+
+
+def ui_address(home: Path | str) -> str | None:
+    """The URL of a `heronbridge ui` serving this home, if one is running."""
+    try:
+        found = json.loads((Path(home) / "ui.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return found.get("url") if pid_alive(int(found.get("pid", 0))) else None
+
+
+def print_ui_address(home: Path | str, topology: str) -> None:
+    """What `run` and `submit` print when a UI is running."""
+    url = ui_address(home)
+    if url:
+        console.print(f"UI: {url}topology/{topology}")

@@ -1,0 +1,78 @@
+"""Components for the UI's tests: a paced spout and bolts that can be made slow, or made
+to raise, while the topology runs, by creating a file in the folder `ui.flags` names."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from heronbridge.runtime import Bolt, Spout
+
+
+class Numbers(Spout):
+    """Emits [n] with a msg id, one every `ui.interval` seconds."""
+
+    outputs = ["n"]
+
+    def open(self, config, context, collector):
+        self.interval = config.get("ui.interval", 0.002)
+        self.n = 0
+
+    def next_tuple(self):
+        time.sleep(self.interval)
+        self.collector.emit([self.n], msg_id=self.n)
+        self.n += 1
+
+
+class Flags:
+    """Looks at the flag files at most every 0.1 s (not per tuple)."""
+
+    def _flags(self, config, context):
+        self.folder = Path(config["ui.flags"])
+        self.component = context.component_id
+        self.checked = 0.0
+        self.slow = False
+
+    def _check(self):
+        now = time.monotonic()
+        if now - self.checked < 0.1:
+            return
+        self.checked = now
+        self.slow = (self.folder / f"slow-{self.component}").exists()
+        raise_flag = self.folder / f"raise-{self.component}"
+        try:
+            raise_flag.unlink()  # once, in one task: the restarted task must not raise again
+        except FileNotFoundError:
+            return
+        msg = f"{self.component} was told to fail"
+        raise ValueError(msg)
+
+
+class Work(Bolt, Flags):
+    """Passes [n] on; sleeps 20 ms per tuple while `slow-COMPONENT` exists; raises once
+    when `raise-COMPONENT` appears."""
+
+    outputs = ["n"]
+
+    def prepare(self, config, context, collector):
+        self._flags(config, context)
+
+    def execute(self, tup):
+        self._check()
+        if self.slow:
+            time.sleep(0.02)
+        self.collector.emit([tup.values[0]], anchors=tup)
+        self.collector.ack(tup)
+
+
+class Sink(Bolt, Flags):
+    """Acks what it gets."""
+
+    def prepare(self, config, context, collector):
+        self._flags(config, context)
+
+    def execute(self, tup):
+        self._check()
+        if self.slow:
+            time.sleep(0.02)
+        self.collector.ack(tup)

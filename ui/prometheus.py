@@ -1,0 +1,187 @@
+"""Prometheus `/metrics`: every task's cumulative counters and latest gauges, labelled
+topology, component and task; each stream manager's, labelled topology and container.
+
+Names follow Prometheus' conventions: a `heronbridge_` prefix, base units (seconds,
+bytes), `_total` on counters. The complete-latency histogram is the runtime's sampled
+one (a representative spread of each ack batch), folded into powers-of-four buckets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from heronbridge.runtime.telemetry import (
+    ACK_COUNT,
+    BACKPRESSURE_MS,
+    BUCKETS_PER_OCTAVE,
+    BYTES_ROUTED,
+    COMPLETE_LATENCY,
+    DROPPED_FRAMES,
+    EMIT_COUNT,
+    ERROR_COUNT,
+    EXECUTE_COUNT,
+    EXECUTE_TIME_NS,
+    FAIL_COUNT,
+    MAX_CONNECTION_BUFFER,
+    NUM_BUCKETS,
+    OUT_QUEUE_BYTES,
+    PENDING,
+    RSS_BYTES,
+    TIMEOUT_COUNT,
+    TREES_ACKED,
+    TREES_EXPIRED,
+    TREES_FAILED,
+    TREES_PENDING,
+    TUPLES_ROUTED,
+)
+
+from .stats import STMGR, latency_sum_ms
+from .tracker import Tracker
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+TASK = ["topology", "component", "task"]
+STREAM_MANAGER = ["topology", "container"]
+
+# (name, help, counter key, scale to base units)
+TASK_COUNTERS = (
+    ("heronbridge_tuples_emitted", "Tuples emitted.", EMIT_COUNT, 1.0),
+    ("heronbridge_tuples_executed", "Tuples a bolt executed.", EXECUTE_COUNT, 1.0),
+    ("heronbridge_tuples_acked", "Tuples acked (spouts: trees completed).", ACK_COUNT, 1.0),
+    ("heronbridge_tuples_failed", "Tuples failed.", FAIL_COUNT, 1.0),
+    ("heronbridge_tuples_timed_out", "Spout tuple trees that timed out.", TIMEOUT_COUNT, 1.0),
+    ("heronbridge_execute_seconds", "Time spent in execute.", EXECUTE_TIME_NS, 1e-9),
+    ("heronbridge_errors", "Errors reported or raised.", ERROR_COUNT, 1.0),
+    ("heronbridge_backpressure_seconds", "Time the task's output was held back.",
+     BACKPRESSURE_MS, 1e-3),
+)
+TASK_GAUGES = (
+    ("heronbridge_task_resident_memory_bytes", "Resident memory of the task's process.",
+     RSS_BYTES),
+    ("heronbridge_spout_pending_tuples", "Spout tuples in flight.", PENDING),
+    ("heronbridge_task_output_queue_bytes", "Bytes the task has not sent yet.",
+     OUT_QUEUE_BYTES),
+)
+STMGR_COUNTERS = (
+    ("heronbridge_stmgr_frames_routed", "Frames routed.", TUPLES_ROUTED, 1.0),
+    ("heronbridge_stmgr_routed_bytes", "Bytes routed.", BYTES_ROUTED, 1.0),
+    ("heronbridge_stmgr_dropped_frames", "Frames dropped (peer gone).", DROPPED_FRAMES, 1.0),
+    ("heronbridge_stmgr_trees_acked", "Tuple trees completed.", TREES_ACKED, 1.0),
+    ("heronbridge_stmgr_trees_failed", "Tuple trees failed.", TREES_FAILED, 1.0),
+    ("heronbridge_stmgr_trees_expired", "Tuple trees timed out.", TREES_EXPIRED, 1.0),
+    ("heronbridge_stmgr_backpressure_seconds", "Time the container's spouts were paused.",
+     BACKPRESSURE_MS, 1e-3),
+)
+STMGR_GAUGES = (
+    ("heronbridge_stmgr_pending_trees", "Tuple trees in flight.", TREES_PENDING),
+    ("heronbridge_stmgr_max_connection_buffer_bytes", "Largest unsent buffer of a link.",
+     MAX_CONNECTION_BUFFER),
+    ("heronbridge_stmgr_resident_memory_bytes", "Resident memory of the stream manager.",
+     RSS_BYTES),
+)
+# Histogram bounds: every 8th bucket edge, i.e. 2^(2k) microseconds (256 us to ~18 min).
+_EDGES = list(range(4 * 8, NUM_BUCKETS + 1, 8))
+
+
+class TopologyCollector(Collector):
+    def __init__(self, tracker: Tracker) -> None:
+        self.tracker = tracker
+
+    def collect(self) -> Iterator[Metric]:
+        tops = self.tracker.all()
+        info = GaugeMetricFamily("heronbridge_topology_info", "A topology the state manager "
+                                 "knows (value 1).", labels=["topology", "id", "state"])
+        running = GaugeMetricFamily("heronbridge_topology_running",
+                                    "1 while the topology's spouts run, 0 when deactivated.",
+                                    labels=["topology"])
+        uptime = GaugeMetricFamily("heronbridge_topology_uptime_seconds",
+                                   "Seconds since the topology was submitted.",
+                                   labels=["topology"])
+        up = GaugeMetricFamily("heronbridge_topology_master_up", "1 if the last request to "
+                               "the topology master succeeded.", labels=["topology"])
+        for t in tops:
+            state = {1: "RUNNING", 2: "PAUSED", 3: "KILLED"}.get(t.state, "UNKNOWN")
+            info.add_metric([t.name, t.id, state], 1)
+            running.add_metric([t.name], 1 if t.running else 0)
+            uptime.add_metric([t.name], t.uptime)
+            up.add_metric([t.name], 1 if t.error is None and t.report is not None else 0)
+        yield from (info, running, uptime, up)
+        yield from self._tasks(tops)
+        yield from self._stmgrs(tops)
+
+    def _tasks(self, tops: list) -> Iterator[Metric]:
+        counters = [CounterMetricFamily(n, h, labels=TASK) for n, h, _, _ in TASK_COUNTERS]
+        gauges = [GaugeMetricFamily(n, h, labels=TASK) for n, h, _ in TASK_GAUGES]
+        restarts = CounterMetricFamily("heronbridge_task_restarts",
+                                       "Times the task's process was restarted.", labels=TASK)
+        latency = HistogramMetricFamily(
+            "heronbridge_complete_latency_seconds",
+            "Spout tuple tree completion time, from emit to ack (sampled).", labels=TASK)
+        for t in tops:
+            for task in t.report.tasks if t.report is not None else []:
+                if task.component == STMGR:
+                    continue
+                labels = [t.name, task.component, str(task.task_id)]
+                for family, (_, _, key, scale) in zip(counters, TASK_COUNTERS, strict=True):
+                    family.add_metric(labels, task.counters.get(key, 0.0) * scale)
+                for family, (_, _, key) in zip(gauges, TASK_GAUGES, strict=True):
+                    if key in task.gauges:
+                        family.add_metric(labels, task.gauges[key])
+                restarts.add_metric(labels, task.incarnation)
+                hist = task.histograms.get(COMPLETE_LATENCY) if task.histograms else None
+                if hist is not None:
+                    latency.add_metric(labels, *_buckets(list(hist.counts)))
+        yield from counters
+        yield from gauges
+        yield restarts
+        yield latency
+
+    def _stmgrs(self, tops: list) -> Iterator[Metric]:
+        counters = [CounterMetricFamily(n, h, labels=STREAM_MANAGER)
+                    for n, h, _, _ in STMGR_COUNTERS]
+        gauges = [GaugeMetricFamily(n, h, labels=STREAM_MANAGER) for n, h, _ in STMGR_GAUGES]
+        for t in tops:
+            for task in t.report.tasks if t.report is not None else []:
+                if task.component != STMGR:
+                    continue
+                labels = [t.name, str(task.container)]
+                for family, (_, _, key, scale) in zip(counters, STMGR_COUNTERS, strict=True):
+                    family.add_metric(labels, task.counters.get(key, 0.0) * scale)
+                for family, (_, _, key) in zip(gauges, STMGR_GAUGES, strict=True):
+                    if key in task.gauges:
+                        family.add_metric(labels, task.gauges[key])
+        yield from counters
+        yield from gauges
+
+
+def _buckets(counts: list[int]) -> tuple[list[tuple[str, float]], float]:
+    """Cumulative (le, count) pairs in seconds, and the sum of observations."""
+    out = []
+    seen = 0
+    start = 0
+    for edge in _EDGES:
+        seen += sum(counts[start:edge])
+        start = edge
+        out.append((f"{2 ** (edge / BUCKETS_PER_OCTAVE) / 1e6:g}", float(seen)))
+    seen += sum(counts[start:])
+    out.append(("+Inf", float(seen)))
+    return out, latency_sum_ms(counts) / 1000
+
+
+class Exposition:
+    """The text format of everything the tracker holds, rendered per scrape."""
+
+    def __init__(self, tracker: Tracker) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(TopologyCollector(tracker))
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

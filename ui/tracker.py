@@ -1,0 +1,216 @@
+"""The tracker: every topology the state manager knows, its plans, and its metrics.
+
+A sampler thread reads each topology's nodes and asks its master for the latest metrics
+every `interval` seconds (through `runtime.control`, the one way to reach a master), and
+appends them to the topology's history. Request handlers read the views it keeps
+without locks: a view's fields are reassigned, never edited in place.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from heronbridge.runtime import control
+from heronbridge.runtime.errors import RuntimeKernelError
+from heronbridge.runtime.plan.codec import topology_from_proto
+from heronbridge.runtime.plan.logical import LogicalPlan
+from heronbridge.runtime.proto import control_pb2, topology_pb2
+from heronbridge.runtime.state import (
+    EXECUTION_STATE,
+    PACKING_PLANS,
+    PHYSICAL_PLANS,
+    SCHEDULERS,
+    TMASTERS,
+    TOPOLOGIES,
+    StateManager,
+)
+
+from .history import History
+from .stats import LIVE_WINDOW, WIDTH, report_rows, task_stats
+
+log = logging.getLogger("heronbridge.ui")
+
+DEFAULT_INTERVAL = 3.0
+ASK_TIMEOUT = 2.0
+
+
+@dataclass
+class Nodes:
+    """What the state manager holds for one topology (any may be missing)."""
+
+    topology: Any = None
+    packing: Any = None
+    pplan: Any = None
+    execution: Any = None
+    tmaster: Any = None
+    scheduler: Any = None
+
+
+@dataclass
+class Topology:
+    """One topology as the tracker last saw it."""
+
+    name: str
+    nodes: Nodes
+    plan: LogicalPlan | None
+    history: History = field(default_factory=lambda: History(WIDTH))
+    report: control_pb2.MetricsReport | None = None
+    report_time: float = 0.0  # wall clock of `report`
+    error: str | None = None  # why the last metrics request failed
+
+    @property
+    def id(self) -> str:
+        return self.nodes.topology.id if self.nodes.topology is not None else ""
+
+    @property
+    def state(self) -> int:
+        t = self.nodes.topology
+        return t.state if t is not None else topology_pb2.STATE_UNSPECIFIED
+
+    @property
+    def running(self) -> bool:
+        return self.state == topology_pb2.RUNNING
+
+    @property
+    def submitted(self) -> float:
+        e = self.nodes.execution
+        return float(e.submission_time) if e is not None and e.submission_time else time.time()
+
+    @property
+    def uptime(self) -> float:
+        return max(0.0, (self.report_time or time.time()) - self.submitted)
+
+    @property
+    def cluster(self) -> str:
+        e = self.nodes.execution
+        return (e.cluster if e is not None else "") or "local"
+
+    @property
+    def environ(self) -> str:
+        e = self.nodes.execution
+        return (e.environ if e is not None else "") or "default"
+
+    @property
+    def role(self) -> str:
+        e = self.nodes.execution
+        return (e.submission_user if e is not None else "") or "heronbridge"
+
+    @property
+    def kinds(self) -> dict[str, str]:
+        """component -> "spout" | "bolt", spouts first then bolts, each sorted by name."""
+        if self.plan is None:
+            return {}
+        specs = sorted(self.plan.components.values(), key=lambda s: (not s.is_spout, s.name))
+        return {s.name: s.kind for s in specs}
+
+    @property
+    def spouts(self) -> set[str]:
+        return {n for n, k in self.kinds.items() if k == "spout"}
+
+    def stats(self, window: float | None) -> list:
+        """Every task's stats over the window (None: all-time); [] before any report."""
+        if self.report is None:
+            return []
+        return task_stats(self.report, self.history, self.uptime, window, self.report_time,
+                          self.spouts)
+
+    def live(self) -> list:
+        return self.stats(LIVE_WINDOW)
+
+
+class Tracker:
+    def __init__(self, state: StateManager, interval: float = DEFAULT_INTERVAL,
+                 workers: int = 4) -> None:
+        self.state = state
+        self.interval = interval
+        self.topologies: dict[str, Topology] = {}
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ui-poll")
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # -- lookup -----------------------------------------------------------------
+
+    def all(self) -> list[Topology]:
+        return sorted(self.topologies.values(), key=lambda t: t.name)
+
+    def find(self, key: str) -> Topology | None:
+        """By name, or by id (Storm's API names topologies by id)."""
+        found = self.topologies.get(key)
+        if found is None:
+            found = next((t for t in self.topologies.values() if t.id == key), None)
+        return found
+
+    # -- sampling ---------------------------------------------------------------
+
+    def start(self) -> None:
+        self.poll()
+        self._thread = threading.Thread(target=self._run, name="ui-tracker", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(self.interval + ASK_TIMEOUT + 1)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.poll()
+            except Exception:  # noqa: BLE001 - the tracker outlives any one bad poll
+                log.exception("polling the state manager failed")
+
+    def poll(self) -> None:
+        """Read every topology's nodes, then ask each running master for its metrics."""
+        names = set(self.state.names(TOPOLOGIES))
+        with self._lock:
+            for gone in set(self.topologies) - names:
+                del self.topologies[gone]
+        futures = [self._pool.submit(self.refresh, name) for name in sorted(names)]
+        for f in futures:
+            f.result()
+
+    def refresh(self, name: str) -> Topology | None:
+        """Re-read one topology's nodes and metrics now."""
+        try:
+            nodes = Nodes(*(self.state.get(kind, name) for kind in (
+                TOPOLOGIES, PACKING_PLANS, PHYSICAL_PLANS, EXECUTION_STATE, TMASTERS,
+                SCHEDULERS)))
+        except RuntimeKernelError as exc:
+            log.warning("topology %r: cannot read its state: %s", name, exc)
+            return None
+        if nodes.topology is None:
+            return None
+        with self._lock:
+            old = self.topologies.get(name)
+            if old is not None and old.id == nodes.topology.id:
+                view = Topology(name, nodes, old.plan, old.history, old.report,
+                                old.report_time, old.error)
+            else:  # new, or submitted again: a fresh history
+                view = Topology(name, nodes, topology_from_proto(nodes.topology))
+            self.topologies[name] = view
+        if nodes.tmaster is None:
+            view.error = "no topology master is running"
+            return view
+        try:
+            report = control.metrics(self.state, name, ASK_TIMEOUT)
+        except RuntimeKernelError as exc:
+            view.error = str(exc)
+            return view
+        now = time.time()
+        view.history.append(now, report_rows(report))
+        view.report, view.report_time, view.error = report, now, None
+        return view
+
+    # -- control ----------------------------------------------------------------
+
+    def set_running(self, topology: Topology, running: bool) -> int:
+        state = control.set_state(self.state, topology.name, running)
+        self.refresh(topology.name)
+        return state
