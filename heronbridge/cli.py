@@ -44,6 +44,8 @@ from .errors import HeronbridgeError
 from .migrate_verb import add_verb as add_migrate_verb
 from .status import RateLine, totals_from_report, totals_from_samples, totals_table
 from .terminal import console, out, parse_options
+from .ui_verb import add_verb as add_ui_verb
+from .ui_verb import print_ui_address
 
 
 class Prepared:
@@ -118,6 +120,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         running_since = time.monotonic()
         console.print(f"[bold]{plan.name}[/] running: every task registered in "
                       f"{took:.1f}s; logs in {launch.workdir}")
+        print_ui_address(home.root, plan.name)
         _watch(state, plan.name, launch, running_since, args.time, stop)
     finally:
         elapsed = time.monotonic() - running_since if running_since is not None else 0.0
@@ -175,6 +178,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     state_name = "deactivated" if args.deactivated else "running"
     out.print(f"submitted {plan.name} ({launch.topology_id}): {state_name}; logs in "
               f"{launch.workdir}")
+    print_ui_address(home.root, plan.name)
     return 0
 
 
@@ -321,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_migrate_verb(verbs)
     add_conformance_verbs(verbs, home)
     add_bench_verb(verbs, [home])
+    add_ui_verb(verbs, [home, state])
     return parser
 
 

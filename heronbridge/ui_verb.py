@@ -12,15 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from heronbridge.runtime.scheduler import Home, pid_alive
-from heronbridge.runtime.state import open_state
 
 from .terminal import console
 
-STATE_ENV = "HERONBRIDGE_STATE"
 TOKEN_ENV = "HERONBRIDGE_UI_TOKEN"
 
 
 def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """`parents`: the --home and --state options every verb shares."""
     ui = verbs.add_parser(
         "ui", parents=parents, help="serve a web UI, Heron's tracker API, Storm UI's REST "
         "API and Prometheus metrics for every topology",
@@ -34,9 +33,6 @@ def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
                     "0 picks a free one)")
     ui.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default: %(default)s)")
-    ui.add_argument("--state", metavar="URI", default=os.environ.get(STATE_ENV),
-                    help="the state manager to read: a folder, or zk://HOST:PORT/ROOT "
-                         f"[env: {STATE_ENV}] (default: the home's state/ folder)")
     ui.add_argument("--token", default=os.environ.get(TOKEN_ENV),
                     help=f"the token requests must carry [env: {TOKEN_ENV}] "
                          "(default: a new random one, printed and kept in HOME/ui.json)")
@@ -50,8 +46,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from heronbridge.ui.server import UIServer
     from heronbridge.ui.tracker import Tracker
 
-    home = Home(Path(args.home))
-    state = open_state(args.state or home.state_uri)
+    home = Home(Path(args.home), args.state)
+    state = home.open_state()
     tracker = Tracker(state, args.interval)
     server = UIServer(tracker, home.root, args.host, args.port, args.token)
     tracker.start()
