@@ -822,7 +822,12 @@ case("shell-and-java-declared-refusing", {
 }, todos=("HB006", "HB007", "HB007", "HB007", "HB007"), extra={})
 
 # A module with a direct-stream bolt beside a plain one: the module imports, the
-# topology using only the plain bolt is untouched, the other refuses to run.
+# topology using only the plain bolt is untouched, the other refuses to run. A whole
+# project (config.json): test_migrated_runs loads each of its topologies, migrated.
+PROJECT_CONFIG = '''
+    {"serializer": "json", "topology_specs": "topologies/", "virtualenv_specs": "virtualenvs/",
+     "envs": {"prod": {"options": {}}}}
+    '''
 case("direct-stream-beside-a-plain-bolt", {
     "src/bolts.py": '''
         from streamparse import Bolt, Stream
@@ -947,4 +952,4 @@ case("direct-stream-beside-a-plain-bolt", {
             # TODO(heronbridge:HB006): heronpy has no direct grouping: declared here as SHUFFLE, and this topology refuses to run until it groups by a key the emitter chooses (Grouping.fields)
             plain = Plain.spec(inputs={router["routed"]: Grouping.SHUFFLE})
         ''',
-}, todos=("HB005", "HB006", "HB006"))
+}, todos=("HB005", "HB006", "HB006"), extra={"config.json": PROJECT_CONFIG})

@@ -1,8 +1,9 @@
-"""The codemod's output runs: every example project migrated, each of its topologies loads
-on the runtime as heronpy with the original's components, or refuses to run with the
-text of a TODO marker the copy holds; and the attributes example, migrated, reads in
-every place the values the original read (`conform --migrated` checks the examples'
-runs against Storm: tests/conformance/test_examples_conform.py)."""
+"""The codemod's output runs: every example project (and rule case that is a whole project)
+migrated, each of its topologies loads on the runtime as heronpy with the original's
+components, or refuses to run with the text of a TODO marker the copy holds; and the
+attributes example, migrated, reads in every place the values the original read
+(`conform --migrated` checks the examples' runs against Storm:
+tests/conformance/test_examples_conform.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cases import CASES as ALL_CASES
+from test_rules import materialise
 from testkit import Running, read_jsonl, wait_until
 
 from heronbridge.compat import streamparse
@@ -23,15 +26,29 @@ pytestmark = pytest.mark.integration
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
 PROJECTS = sorted(p.parent for p in EXAMPLES.glob("*/config.json"))
-TOPOLOGIES = [(p.name, t.stem) for p in PROJECTS for t in sorted(p.glob("topologies/*.py"))]
+CASES = {c.name: c for c in ALL_CASES if "config.json" in {**c.before, **c.extra}}
+TOPOLOGIES = [(p.name, t.stem) for p in PROJECTS for t in sorted(p.glob("topologies/*.py"))] \
+    + [(name, Path(rel).stem) for name, c in CASES.items() for rel in sorted(c.before)
+       if rel.startswith("topologies/")]
 MARKER = re.compile(r"TODO\(heronbridge:HB\d{3}\): [^;]+")
 COPIES: dict[str, Path] = {}  # project -> its migrated copy, made once per session
+
+
+def original(project: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An example project, or a rule case that is a whole project, written out."""
+    if project not in CASES:
+        return EXAMPLES / project
+    root = tmp_path_factory.getbasetemp() / "cases" / project
+    if not root.exists():
+        case = CASES[project]
+        materialise(root, {**case.before, **case.extra})
+    return root
 
 
 def migrated(project: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     if project not in COPIES:
         copy = tmp_path_factory.mktemp("migrated") / project
-        shutil.copytree(EXAMPLES / project, copy,
+        shutil.copytree(original(project, tmp_path_factory), copy,
                         ignore=shutil.ignore_patterns("__pycache__", ".ruff_cache"))
         outcome = migrate(copy, jobs=1)
         assert outcome.changed and not outcome.failed, outcome.failed
@@ -47,8 +64,8 @@ def markers_in(root: Path) -> str:
                          ids=[f"{p}-{t}" for p, t in TOPOLOGIES])
 def test_each_migrated_topology_loads_or_refuses_with_its_marker(project, topology,
                                                                  tmp_path_factory, tmp_path):
-    original = streamparse.load_project(EXAMPLES / project, topology,
-                                        resources=tmp_path / "original")
+    before = streamparse.load_project(original(project, tmp_path_factory), topology,
+                                      resources=tmp_path / "original")
     copy = migrated(project, tmp_path_factory)
     try:
         heron = load_project(copy, topology, resources=tmp_path / "migrated")
@@ -60,8 +77,8 @@ def test_each_migrated_topology_loads_or_refuses_with_its_marker(project, topolo
         assert f"topology {topology!r}" in str(refused)
         return
     assert heron.plan.config.get("heronbridge.heronpy.inputs") is not None  # heronpy's
-    assert set(heron.plan.components) == set(original.plan.components)
-    for name, spec in original.plan.components.items():
+    assert set(heron.plan.components) == set(before.plan.components)
+    for name, spec in before.plan.components.items():
         assert heron.plan.components[name].parallelism == spec.parallelism, name
 
 
