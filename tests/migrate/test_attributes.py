@@ -71,6 +71,15 @@ def test_the_rules_know_every_attribute_pystorm_has():
     assert not wrong, wrong
 
 
+def test_the_rules_know_every_component_class_pystorm_has():
+    """A component class pystorm gains (newer pystorm has AsyncBolt) needs rules too."""
+    known = {cls for classes in PYSTORM.values() for cls in classes}
+    classes = {getattr(pystorm, n) for n in pystorm.__all__}
+    components = {c for c in classes if isinstance(c, type)
+                  and issubclass(c, pystorm.component.Component)}
+    assert components <= known, sorted(c.__name__ for c in components - known)
+
+
 def test_what_is_kept_is_there_under_heronpy():
     delegate = SimpleNamespace(logger=logging.getLogger("kept"))
     for name, attribute in ATTRIBUTES.items():
