@@ -278,7 +278,7 @@ class HeronAPI:
         component = self._component(t, q)
         try:
             start = int(_one(q, "starttime") or 0)
-            end = int(_one(q, "endtime") or time.time())
+            end = int(_one(q, "endtime") or time.time() + 1)
         except ValueError as exc:
             msg = f"starttime and endtime expect epoch seconds: {exc}"
             raise BadRequest(msg) from exc
@@ -361,7 +361,8 @@ def _deltas(points: list[Point], component: str,
             value = p.values[i * WIDTH + column]
             key = (container, task)
             if key in before:
-                out.setdefault(key, {})[int(p.ts)] = max(0.0, value - before[key])
+                series = out.setdefault(key, {})
+                series[int(p.ts)] = series.get(int(p.ts), 0.0) + max(0.0, value - before[key])
             before[key] = value
     return out
 

@@ -229,7 +229,8 @@ class StormAPI:
                 out.append({"errorTime": when, "errorHost": host, "errorPort": port,
                             "errorLapsedSecs": max(0, int(now - when)),
                             "errorWorkerLogLink": self.log_link(t, task.task_id),
-                            "error": e.stacktrace})
+                            # As Java prints it: the exception first, then the trace.
+                            "error": f"{e.class_name}: {e.message}\n{e.stacktrace}"})
         return sorted(out, key=lambda e: e["errorTime"])
 
     def _capacity(self, t: Topology) -> dict[str, ComponentStats]:
@@ -413,9 +414,9 @@ class StormAPI:
                     "processLatency": float_str(task.execute_ms)})
         return out
 
-    def operation(self, key: str, op: str) -> dict[str, Any]:
-        t = self.topology(key)
-        return {"topologyOperation": op, "topologyId": t.id, "status": "success"}
+    @staticmethod
+    def operation(topology_id: str, op: str) -> dict[str, Any]:
+        return {"topologyOperation": op, "topologyId": topology_id, "status": "success"}
 
 
 def _one_row(items: list) -> list:

@@ -123,6 +123,10 @@ class Topology:
         return self.stats(LIVE_WINDOW)
 
 
+def _newest(report: control_pb2.MetricsReport | None) -> int:
+    return max((t.timestamp_ms for t in report.tasks), default=0) if report is not None else -1
+
+
 class Tracker:
     def __init__(self, state: StateManager, interval: float = DEFAULT_INTERVAL,
                  workers: int = 4) -> None:
@@ -204,7 +208,8 @@ class Tracker:
             view.error = str(exc)
             return view
         now = time.time()
-        view.history.append(now, report_rows(report))
+        if _newest(report) != _newest(view.report):  # the master has heard something new
+            view.history.append(now, report_rows(report))
         view.report, view.report_time, view.error = report, now, None
         return view
 
