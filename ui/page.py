@@ -39,7 +39,7 @@ def state_name(t: Topology) -> str:
 
 
 def topology_data(t: Topology, home: Path | None) -> dict[str, Any]:
-    """What the topology page shows, as JSON: live rates and capacity over the last 10
+    """What the topology page shows, as JSON: live rates and capacity over the last 5
     seconds, totals over the topology's life."""
     live = by_component(t.live(), t.kinds)
     total = by_component(t.stats(None), t.kinds)
@@ -169,7 +169,7 @@ aria-label=token><button type=button data-action=activate>Activate</button><butt
 type=button data-action=deactivate>Deactivate</button><button type=button
 data-action=kill class=danger>Kill</button><span id=control-result></span></form></header>
 <main><p id=error class=error>{escape(t.error or "")}</p>
-<section><h2>Graph</h2><p class=legend>colour: capacity over the last 10 s
+<section><h2>Graph</h2><p class=legend>colour: capacity over the last 5 s
 (<span class=level-ok>&lt; {WARM}</span>, <span class=level-warm>&lt; {HOT}</span>,
 <span class=level-hot>&ge; {HOT}</span>); dashed: output held back by backpressure</p>
 {dag(t, data["components"])}</section>

@@ -33,7 +33,7 @@ STMGR = "__stmgr__"
 ALL_TIME = ":all-time"
 WINDOWS = ("600", "10800", "86400", ALL_TIME)  # Storm UI's windows, all-time last
 CAPACITY_WINDOW = 600.0  # Storm computes capacity over the last 10 minutes
-LIVE_WINDOW = 10.0  # what the page colours its graph by
+LIVE_WINDOW = 5.0  # what the page colours its graph by: a slow bolt shows in seconds
 
 # The columns each point of the history keeps per task, cumulative.
 COLUMNS = ("emitted", "executed", "acked", "failed", "timed_out", "exec_ns", "errors",
