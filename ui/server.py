@@ -226,8 +226,10 @@ class UIServer:
             reply = self._error(kind, exc, 400)
         except (UIError, RuntimeKernelError) as exc:
             reply = self._error(kind, exc, 500)
+        took = time.perf_counter() - started
+        reply.headers["Server-Timing"] = f"app;dur={took * 1000:.2f}"
         if kind == "heron":
-            reply.headers["x-process-time"] = f"{time.perf_counter() - started:.6f}"
+            reply.headers["x-process-time"] = f"{took:.6f}"
         if "token" in query and method == "GET" and self._token_ok(_one(query, "token")):
             reply.headers["Set-Cookie"] = (f"{COOKIE}={self.token}; HttpOnly; "
                                            "SameSite=Strict; Path=/")
