@@ -99,3 +99,24 @@ def bench_verb(tmp_path: Path, project: Path, *args: str,
                           check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text()), done.stdout
+
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+def start_chromium(window_size: str = "1400,1000"):
+    """Debian's headless Chromium under selenium (tox's conformance env installs both)."""
+    import shutil
+
+    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
+        pytest.fail(f"{CHROMIUM} and {CHROMEDRIVER} are needed (tox's conformance env "
+                    "installs Debian's chromium and chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                 f"--window-size={window_size}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)

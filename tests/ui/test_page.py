@@ -7,35 +7,21 @@ and confirmation) really stops the spouts. Screenshots go to $HERONBRIDGE_UI_SCR
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 from conftest import TOKEN
-from testkit import wait_until
+from testkit import start_chromium, wait_until
 
 from heronbridge.runtime import control
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-
 
 @pytest.fixture(scope="module")
 def browser():
-    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
-        pytest.fail(f"{CHROMIUM} and {CHROMEDRIVER} are needed (tox's conformance env "
-                    "installs Debian's chromium and chromium-driver)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                 "--window-size=1300,1500"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = start_chromium("1300,1500")
     yield driver
     driver.quit()
 

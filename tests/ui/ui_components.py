@@ -53,6 +53,7 @@ class Work(Bolt, Flags):
     when `raise-COMPONENT` appears."""
 
     outputs = ["n"]
+    passes_on = True
 
     def prepare(self, config, context, collector):
         self._flags(config, context)
@@ -61,18 +62,13 @@ class Work(Bolt, Flags):
         self._check()
         if self.slow:
             time.sleep(0.02)
-        self.collector.emit([tup.values[0]], anchors=tup)
+        if self.passes_on:
+            self.collector.emit([tup.values[0]], anchors=tup)
         self.collector.ack(tup)
 
 
-class Sink(Bolt, Flags):
-    """Acks what it gets."""
+class Sink(Work):
+    """The same, acking what it gets without passing it on."""
 
-    def prepare(self, config, context, collector):
-        self._flags(config, context)
-
-    def execute(self, tup):
-        self._check()
-        if self.slow:
-            time.sleep(0.02)
-        self.collector.ack(tup)
+    outputs = None
+    passes_on = False

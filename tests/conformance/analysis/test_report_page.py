@@ -4,10 +4,10 @@ written as report.html and JSON, then the page loaded in a real browser."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from synthetic_runs import scenario, simulate, write
+from testkit import start_chromium
 
 from heronbridge.conformance.analysis import FAIL, analyse
 from heronbridge.conformance.conform import Outcome, SystemRun
@@ -15,8 +15,6 @@ from heronbridge.conformance.report import REPORT_FILE, write_html, write_json
 from heronbridge.conformance.trace import schema
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]
-
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 
 @pytest.fixture(scope="module")
@@ -52,18 +50,7 @@ def test_the_page_and_json_say_what_failed(outcome, tmp_path):
 
 @pytest.fixture(scope="module")
 def browser():
-    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
-        pytest.fail(f"{CHROMIUM} and {CHROMEDRIVER} are needed (tox's conformance env "
-                    "installs Debian's chromium and chromium-driver)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                 "--window-size=1400,1000"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = start_chromium()
     yield driver
     driver.quit()
 
