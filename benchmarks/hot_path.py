@@ -41,7 +41,7 @@ def plan(acking: bool = True, count_tasks: int = 1):
 
 def receiver(plan, task, user, emitter):
     """An InstanceRunner wired to a component, without process or socket."""
-    runner = InstanceRunner("hot-path-id", task, 0, "", "")
+    runner = InstanceRunner("hot-path-id", task, 0, "", "", secret=b"")
     layout = TaskLayout.of(plan)
     runner.user = user
     runner.serializer = make_serializer("msgpack")

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import socket
+import ssl
 import time
 from collections.abc import Callable
+from typing import Any
 
+from .config import TopologyConfig
 from .errors import SchedulerError, where
+from .plan.codec import topology_from_proto
 from .proto import control_pb2, topology_pb2
-from .state import TMASTERS, StateManager
+from .state import TMASTERS, TOPOLOGIES, StateManager
+from .wire import auth, tls
 from .wire.frames import CONTROL, FrameAssembler, control_frame, parse_control
 
 
@@ -18,10 +23,18 @@ def ask_master(state: StateManager, name: str, request: control_pb2.ControllerRe
     if location is None:
         msg = f"{where(name)}: no topology master is running (is the topology submitted?)"
         raise SchedulerError(msg)
+    secret = state.get_secret(name)
+    topology = state.get(TOPOLOGIES, name)
+    if secret is None or topology is None:
+        msg = f"{where(name)}: no secret or topology in the state manager ({state.uri})"
+        raise SchedulerError(msg)
+    _, tls_dial = tls.contexts(TopologyConfig.read(topology_from_proto(topology).config,
+                                                   name).tls, name)
     request.topology_name = name
     deadline = time.monotonic() + timeout
     try:
-        with socket.create_connection((location.host, location.server_port), timeout) as sock:
+        with _connect(location, timeout, tls_dial) as sock:
+            auth.dial_sync(sock, secret, auth.CLI, timeout)
             sock.sendall(control_frame(request))
             assembler = FrameAssembler()
             while time.monotonic() < deadline:
@@ -34,12 +47,23 @@ def ask_master(state: StateManager, name: str, request: control_pb2.ControllerRe
                         reply = parse_control(memoryview(data)[start:end])
                         if isinstance(reply, control_pb2.ControllerResponse):
                             return reply
-    except OSError as exc:
+    except (OSError, auth.AuthError) as exc:
         msg = (f"{where(name)}: cannot reach its topology master at "
                f"{location.host}:{location.server_port}: {exc}")
         raise SchedulerError(msg) from exc
     msg = f"{where(name)}: the topology master did not answer within {timeout}s"
     raise SchedulerError(msg)
+
+
+def _connect(location: Any, timeout: float, context: ssl.SSLContext | None) -> socket.socket:
+    sock = socket.create_connection((location.host, location.server_port), timeout)
+    if context is None:
+        return sock
+    try:
+        return context.wrap_socket(sock)
+    except BaseException:
+        sock.close()
+        raise
 
 
 def set_state(state: StateManager, name: str, running: bool) -> int:

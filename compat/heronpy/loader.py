@@ -319,9 +319,9 @@ def load_file(path: str | Path, name: str | None = None,
 def file_plan(proto: Any, options: dict[str, Any] | None, python_path: list[str],
               main_module: str | None = None) -> LogicalPlan:
     """The plan of a topology outside a project: its own config under `options`, values
-    pickled between tasks as Heron pickles them (any Python object) unless the config
-    names another serializer."""
-    config = {rt.SERIALIZER: "pickle", **topology_config(proto), **(options or {})}
+    as msgpack between tasks (a format that cannot run code) unless the config names
+    another serializer; pickle, as Heron uses, carries any Python object when asked for."""
+    config = {rt.SERIALIZER: "msgpack", **topology_config(proto), **(options or {})}
     return plan_from_proto(proto, config, python_path, main_module)
 
 

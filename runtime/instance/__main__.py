@@ -7,6 +7,7 @@ import gc
 import logging
 import sys
 
+from ..wire.auth import secret_from_env
 from .runner import InstanceRunner
 
 
@@ -26,7 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     runner = InstanceRunner(args.topology_id, args.task, args.container,
-                            _address(args.stmgr), _address(args.metrics), args.incarnation)
+                            _address(args.stmgr), _address(args.metrics), secret_from_env(),
+                            args.incarnation)
     return runner.run()
 
 

@@ -12,6 +12,7 @@ import socket
 from collections import deque
 
 from ..errors import ProtocolError
+from ..wire import auth
 from ..wire.frames import FrameAssembler
 
 READ_SIZE = 256 << 10
@@ -36,12 +37,18 @@ class Connection:
         self._watched: set[int] = set()
 
     @classmethod
-    def connect(cls, address: str | tuple[str, int]) -> Connection:
+    def connect(cls, address: str | tuple[str, int], secret: bytes) -> Connection:
+        """Connect and prove the topology's secret (wire.auth) before any frame."""
         family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.connect(address)
-        if family == socket.AF_INET:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            sock.connect(address)
+            if family == socket.AF_INET:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            auth.dial_sync(sock, secret, auth.TASK)
+        except BaseException:
+            sock.close()
+            raise
         return cls(sock)
 
     def watch(self, fd: int) -> None:

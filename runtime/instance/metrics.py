@@ -6,6 +6,7 @@ import socket
 import time
 
 from ..proto import control_pb2
+from ..wire import auth
 from ..wire.frames import control_frame
 
 
@@ -13,8 +14,10 @@ class MetricsPublisher:
     """Best effort: metrics never block or crash the task; a lost sample is replaced by
     the next one, since counters are cumulative."""
 
-    def __init__(self, address: str, topology_id: str, component: str, task: int) -> None:
+    def __init__(self, address: str, topology_id: str, component: str, task: int,
+                 secret: bytes) -> None:
         self.address = address
+        self.secret = secret
         self.register = control_pb2.RegisterMetricsPublisher(
             topology_id=topology_id, component=component, task_id=task)
         self._sock: socket.socket | None = None
@@ -34,12 +37,14 @@ class MetricsPublisher:
     def _connect(self) -> socket.socket | None:
         if time.monotonic() < self._retry_at:
             return None
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(0.2)
             sock.connect(self.address)
+            auth.dial_sync(sock, self.secret, auth.TASK, timeout=1.0)
             sock.sendall(control_frame(self.register))
-        except OSError:
+        except (OSError, auth.AuthError):
+            sock.close()
             self._retry_at = time.monotonic() + 1.0
             return None
         self._sock = sock

@@ -44,6 +44,7 @@ from ..telemetry import (
     Histogram,
 )
 from ..wire import frames
+from ..wire.auth import AuthError
 from ..wire.serde import make_serializer
 from .connection import Connection, ConnectionLost
 from .emitter import BoltEmitter, SpoutEmitter, stream_table
@@ -62,8 +63,9 @@ BURST_SECS = 0.005
 
 class InstanceRunner:
     def __init__(self, topology_id: str, task: int, container: int, stmgr_address: Any,
-                 metrics_address: str, incarnation: int = 0) -> None:
+                 metrics_address: str, secret: bytes, incarnation: int = 0) -> None:
         self.topology_id = topology_id
+        self.secret = secret
         self.task = task
         self.container = container
         self.stmgr_address = stmgr_address
@@ -90,9 +92,9 @@ class InstanceRunner:
     def _register(self, deadline: float) -> control_pb2.RegisterInstanceResponse:
         while True:
             try:
-                self.conn = Connection.connect(self.stmgr_address)
+                self.conn = Connection.connect(self.stmgr_address, self.secret)
                 break
-            except OSError:
+            except (OSError, AuthError):  # not listening yet, or going away: try again
                 if time.monotonic() > deadline or self.stopping:
                     raise
                 time.sleep(0.05)
@@ -146,7 +148,7 @@ class InstanceRunner:
         self.emitter = kind(plan, self.task, serializer, self.conf.acking, local, self.context)
         self.is_spout = spec.is_spout
         self.metrics = MetricsPublisher(self.metrics_address, self.topology_id, self.component,
-                                        self.task)
+                                        self.task, self.secret)
         self.user.config = conf
         self.user.context = self.context
         self.user.collector = self.emitter

@@ -7,8 +7,12 @@ import logging
 import sys
 from pathlib import Path
 
+from ..config import TopologyConfig
+from ..plan.codec import topology_from_proto
 from ..state import TOPOLOGIES, open_state
+from ..wire import tls
 from ..wire.aio import run_loop
+from ..wire.auth import secret_from_env
 from .manager import MetricsManager
 
 
@@ -29,9 +33,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"topology {args.topology!r} is not in the state manager", file=sys.stderr)
         return 2
 
+    secret = secret_from_env()
+    conf = TopologyConfig.read(topology_from_proto(topology).config, args.topology)
+    _, tls_dial = tls.contexts(conf.tls, args.topology)
+
     async def start() -> int:
         return await MetricsManager(state, args.topology, topology.id, args.container,
-                                    Path(args.sink), args.interval).run()
+                                    Path(args.sink), args.interval, secret, tls_dial).run()
 
     return run_loop(start())
 

@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import signal
+import ssl
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..proto import control_pb2
 from ..state import TMASTERS, StateManager
 from ..state.follow import Follower
 from ..telemetry import merge_exceptions
+from ..wire import auth
 from ..wire.aio import FramedProtocol
 
 log = logging.getLogger("heronbridge.runtime.metrics_manager")
@@ -89,8 +91,11 @@ class PublisherLink(FramedProtocol):
 
 class MetricsManager:
     def __init__(self, state: StateManager, topology_name: str, topology_id: str,
-                 container: int, sink: Path, interval: float) -> None:
+                 container: int, sink: Path, interval: float, secret: bytes,
+                 tls_dial: ssl.SSLContext | None = None) -> None:
         self.statemgr = state
+        self.secret = secret
+        self.tls_dial = tls_dial
         self.name = topology_name
         self.topology_id = topology_id
         self.container = container
@@ -111,7 +116,9 @@ class MetricsManager:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
         server = await loop.create_unix_server(
-            lambda: PublisherLink(self), metrics_address(self.topology_id, self.container))
+            auth.listen(lambda: PublisherLink(self), self.secret, {auth.TASK, auth.STMGR},
+                        f"metrics manager {self.container}"),
+            metrics_address(self.topology_id, self.container))
         self.sink_path.parent.mkdir(parents=True, exist_ok=True)
         master: FramedProtocol | None = None
         self.master_location = Follower(self.statemgr, TMASTERS, self.name)
@@ -147,10 +154,14 @@ class MetricsManager:
         if master is None and location is not None \
                 and location.topology_id == self.topology_id:
             try:
-                _, master = await asyncio.get_running_loop().create_connection(
-                    FramedProtocol, location.host, location.server_port)
+                _, master = await auth.dial(FramedProtocol, self.secret, auth.METRICS,
+                                            host=location.host, port=location.server_port,
+                                            ssl_context=self.tls_dial)
                 self._connected_to = location
-            except OSError:
+            except (OSError, auth.AuthError) as exc:
+                if isinstance(exc, auth.AuthError):
+                    log.warning("topology master at %s:%d: %s", location.host,
+                                location.server_port, exc)
                 master = None
         if master is not None:
             master.send(control_pb2.MetricsPublish(tasks=list(self.fresh.values())))

@@ -15,9 +15,10 @@ from ..addresses import metrics_address, stmgr_address
 from ..config import TopologyConfig
 from ..errors import SchedulerError
 from ..plan.codec import topology_from_proto
-from ..state import PACKING_PLANS, TOPOLOGIES, StateManager
+from ..state import PACKING_PLANS, TOPOLOGIES, ZK_DIGEST_ENV, StateManager
 from ..state.follow import Follower
 from ..wire.aio import spawn
+from ..wire.auth import secret_env
 from .processes import argv_address, die_with_parent, module_command
 
 log = logging.getLogger("heronbridge.runtime.executor")
@@ -57,6 +58,16 @@ class Executor:
         self.logs.mkdir(parents=True, exist_ok=True)
         self.stopping = False
         self.topology_id = tid = topology.id
+        secret = state.get_secret(topology_name)
+        if secret is None:
+            msg = (f"topology {topology_name!r}: no secret in the state manager "
+                   f"({state.uri}); it was not submitted, or not by this user")
+            raise SchedulerError(msg)
+        # Children get the secret in their environment (readable by this user only), never
+        # on their command line; each takes it out of its environment at once.
+        self.env = {**os.environ, **secret_env(secret)}
+        # Tasks (user code) never open the state: they get no ZooKeeper identity.
+        self.task_env = {k: v for k, v in self.env.items() if k != ZK_DIGEST_ENV}
         common = ["--state", state.uri, "--topology", topology_name]
         self.children: list[Child] = []
         if container == 0:
@@ -90,7 +101,9 @@ class Executor:
                 f.flush()
             child.process = await asyncio.create_subprocess_exec(
                 *child.argv_for(child.incarnation), stdin=asyncio.subprocess.DEVNULL,
-                stdout=f, stderr=f, cwd=self.workdir, preexec_fn=die_with_parent())
+                stdout=f, stderr=f, cwd=self.workdir,
+                env=self.task_env if child.tier == 0 else self.env,
+                preexec_fn=die_with_parent())
         child.started_at = time.monotonic()
 
     async def _watch(self, child: Child) -> None:

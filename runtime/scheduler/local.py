@@ -109,6 +109,11 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
     """Validate and publish a topology; returns its id. Starts no process."""
     plan.validate()
     conf = TopologyConfig.read(plan.config, plan.name)
+    if conf.serializer == "pickle":
+        log.warning("%s: tuple values travel pickled (heronbridge.serializer=pickle), as "
+                    "asked: tasks unpickle only what an authenticated stream manager forwards, "
+                    "but whoever holds the topology's secret can run code in them; msgpack "
+                    "and json cannot run code", where(plan.name))
     running = running_scheduler(state, plan.name)
     if running is not None:
         on = "this machine" if running.host in ("", socket.gethostname()) else running.host

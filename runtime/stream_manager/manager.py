@@ -37,8 +37,8 @@ from ..telemetry import (
     TREES_PENDING,
     TUPLES_ROUTED,
 )
-from ..wire import frames
-from ..wire.aio import FramedProtocol, cancel, connect_unix, spawn
+from ..wire import auth, frames, tls
+from ..wire.aio import FramedProtocol, cancel, spawn
 from .acking import XorTracker
 
 log = logging.getLogger("heronbridge.runtime.stream_manager")
@@ -143,8 +143,10 @@ class MasterLink(FramedProtocol):
 
 
 class StreamManager:
-    def __init__(self, state: StateManager, topology_name: str, container: int) -> None:
+    def __init__(self, state: StateManager, topology_name: str, container: int,
+                 secret: bytes) -> None:
         self.statemgr = state
+        self.secret = secret
         topology = state.get(TOPOLOGIES, topology_name)
         packing = state.get(PACKING_PLANS, topology_name)
         if topology is None or packing is None:
@@ -154,6 +156,7 @@ class StreamManager:
         self.plan = topology_from_proto(topology)
         self.name = self.plan.name
         self.conf = TopologyConfig.read(self.plan.config, self.name)
+        self.tls_listen, self.tls_dial = tls.contexts(self.conf.tls, self.name)
         self.container = container
         self.id = stmgr_id(container)
         packing_plan = packing_from_proto(packing)
@@ -193,9 +196,13 @@ class StreamManager:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
         self.instance_server = await loop.create_unix_server(
-            lambda: InstanceLink(self), stmgr_address(self.topology_id, self.container))
+            auth.listen(lambda: InstanceLink(self), self.secret, {auth.TASK},
+                        f"{self.id} (tasks)"),
+            stmgr_address(self.topology_id, self.container))
         bind, self.host = host_address(self.conf.host)
-        self.peer_server = await loop.create_server(lambda: PeerServerLink(self), bind, 0)
+        self.peer_server = await loop.create_server(
+            auth.listen(lambda: PeerServerLink(self), self.secret, {auth.STMGR},
+                        f"{self.id} (peers)"), bind, 0, ssl=self.tls_listen)
         self.data_port = self.peer_server.sockets[0].getsockname()[1]
         log.info("%s of topology %r: local tasks %s, peers reach it at %s:%d", self.id,
                  self.name, sorted(self.local_tasks), self.host, self.data_port)
@@ -214,7 +221,6 @@ class StreamManager:
         return 0
 
     async def _master_session(self) -> None:
-        loop = asyncio.get_running_loop()
         master = Follower(self.statemgr, TMASTERS, self.name)
         try:
             while True:
@@ -223,9 +229,13 @@ class StreamManager:
                     await master.changed()
                     continue
                 try:
-                    _, link = await loop.create_connection(lambda: MasterLink(self),
-                                                           location.host, location.server_port)
-                except OSError:
+                    _, link = await auth.dial(lambda: MasterLink(self), self.secret, auth.STMGR,
+                                              host=location.host, port=location.server_port,
+                                              ssl_context=self.tls_dial)
+                except (OSError, auth.AuthError) as exc:
+                    if isinstance(exc, auth.AuthError):
+                        log.warning("%s: topology master at %s:%d: %s", self.id,
+                                    location.host, location.server_port, exc)
                     await master.changed(0.2)  # a new location, or this one again
                     continue
                 await self._registered_session(link, location, master)
@@ -303,15 +313,17 @@ class StreamManager:
         self.heartbeat()
 
     async def _connect_peer(self, peer: str, address: tuple[str, int]) -> None:
-        loop = asyncio.get_running_loop()
         while not self._stopping.is_set():
-            link = PeerClientLink(self)
-            link.cause = ("stmgr", peer)
             try:
-                await loop.create_connection(lambda link=link: link, *address)
-            except OSError:
+                _, link = await auth.dial(lambda: PeerClientLink(self), self.secret, auth.STMGR,
+                                          host=address[0], port=address[1],
+                                          ssl_context=self.tls_dial)
+            except (OSError, auth.AuthError) as exc:
+                if isinstance(exc, auth.AuthError):
+                    log.warning("%s: peer %s at %s:%d: %s", self.id, peer, *address, exc)
                 await asyncio.sleep(0.1)
                 continue
+            link.cause = ("stmgr", peer)
             self.peers[peer] = link
             link.send(control_pb2.StreamManagerHello(topology_id=self.topology_id,
                                                      stmgr_id=self.id))
@@ -552,8 +564,9 @@ class StreamManager:
             await asyncio.sleep(self.conf.metrics_interval_secs)
             if link is None or link.closed.done():
                 try:
-                    _, link = await connect_unix(FramedProtocol, address)
-                except OSError:
+                    _, link = await auth.dial(FramedProtocol, self.secret, auth.STMGR,
+                                              path=address)
+                except (OSError, auth.AuthError):
                     link = None
                     continue
             link.send(control_pb2.MetricsPublish(tasks=[self.metrics()]))

@@ -8,6 +8,7 @@ import sys
 
 from ..state import open_state
 from ..wire.aio import run_loop
+from ..wire.auth import secret_from_env
 from .master import TopologyMaster
 
 
@@ -20,8 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
+    secret = secret_from_env()
+
     async def start() -> int:
-        return await TopologyMaster(open_state(args.state), args.topology).run()
+        return await TopologyMaster(open_state(args.state), args.topology, secret).run()
 
     return run_loop(start())
 

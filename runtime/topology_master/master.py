@@ -27,6 +27,7 @@ from ..state import (
     StateManager,
 )
 from ..state.follow import Follower
+from ..wire import auth, tls
 from ..wire.aio import FramedProtocol, cancel, spawn
 
 log = logging.getLogger("heronbridge.runtime.topology_master")
@@ -48,9 +49,18 @@ class MasterLink(FramedProtocol):
         self.master.link_lost(self)
 
 
+# What each kind of dialer may send the master.
+ALLOWED = {
+    auth.STMGR: (control_pb2.RegisterStreamManagerRequest, control_pb2.StreamManagerHeartbeat),
+    auth.METRICS: (control_pb2.MetricsPublish,),
+    auth.CLI: (control_pb2.ControllerRequest,),
+}
+
+
 class TopologyMaster:
-    def __init__(self, state: StateManager, topology_name: str) -> None:
+    def __init__(self, state: StateManager, topology_name: str, secret: bytes) -> None:
         self.statemgr = state
+        self.secret = secret
         self.topology = state.get(TOPOLOGIES, topology_name)
         self.packing = state.get(PACKING_PLANS, topology_name)
         if self.topology is None or self.packing is None:
@@ -58,6 +68,7 @@ class TopologyMaster:
             raise SchedulerError(msg)
         self.name = topology_name
         self.conf = TopologyConfig.read(topology_from_proto(self.topology).config, self.name)
+        self.tls_listen, _ = tls.contexts(self.conf.tls, self.name)
         self.expected = {stmgr_id(c.id) for c in self.packing.containers}
         self.stmgrs: dict[str, tuple[MasterLink, plans_pb2.StreamManagerInfo]] = {}
         self.ready: set[str] = set()
@@ -75,7 +86,9 @@ class TopologyMaster:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
         bind, host = host_address(self.conf.host)
-        server = await loop.create_server(lambda: MasterLink(self), bind, 0)
+        server = await loop.create_server(
+            auth.listen(lambda: MasterLink(self), self.secret, set(ALLOWED), "topology master"),
+            bind, 0, ssl=self.tls_listen)
         port = server.sockets[0].getsockname()[1]
         self.location = plans_pb2.TopologyMasterLocation(
             topology_name=self.name, topology_id=self.topology.id, host=host, server_port=port)
@@ -136,6 +149,11 @@ class TopologyMaster:
                     await asyncio.sleep(1.0)
 
     def handle(self, link: MasterLink, message: Any) -> None:
+        if not isinstance(message, ALLOWED.get(link.role, ())):
+            log.warning("refused %s from a %s link; closing it", type(message).__name__,
+                        link.role)
+            link.transport.close()
+            return
         if isinstance(message, control_pb2.RegisterStreamManagerRequest):
             self._register(link, message)
         elif isinstance(message, control_pb2.StreamManagerHeartbeat):

@@ -18,6 +18,8 @@ log = logging.getLogger("heronbridge.runtime.wire")
 class FramedProtocol(asyncio.Protocol):
     """Splits the byte stream into frames and hands them to `frames_received`."""
 
+    role: str | None = None  # who the peer proved to be (wire.auth), e.g. "stmgr"
+
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self._assembler = FrameAssembler()
@@ -61,20 +63,6 @@ def run_loop(main: Coroutine[Any, Any, int]) -> int:
     except ImportError:
         return asyncio.run(main)
     return uvloop.run(main)
-
-
-async def connect_unix(factory: Any, address: str) -> tuple[asyncio.Transport, Any]:
-    """Connect to a Unix socket, abstract names included (uvloop cannot dial those)."""
-    import socket
-
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.setblocking(False)
-    try:
-        await asyncio.get_running_loop().sock_connect(sock, address)
-    except OSError:
-        sock.close()
-        raise
-    return await asyncio.get_running_loop().create_unix_connection(factory, sock=sock)
 
 
 def spawn(coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task:

@@ -74,7 +74,7 @@ def test_a_topology_class_becomes_a_plan_with_hosts_streams_groupings_and_config
     # Config: heronpy's strings auto-typed back; other values pickled, then unpickled.
     assert plan.config["topology.stmgrs"] == 2 and plan.config["my.flag"] is True
     assert plan.config["my.ratio"] == 0.5 and plan.config["topology.max.spout.pending"] == 100
-    assert plan.config["heronbridge.serializer"] == "pickle"
+    assert plan.config["heronbridge.serializer"] == "msgpack"
     assert component_view(plan.component_config("judge"))["my.list"] == [1, (2, 3)]
     assert judge.config["topology.tick.tuple.freq.secs"] == 2 and judge.config["mine"] == "yes"
     assert plan.python_path == [str(tmp_path)]
