@@ -92,6 +92,9 @@ class LocalFileStateManager(StateManager):
             with self._lock:
                 self._watches = [w for w in self._watches if not w.watch.cancelled]
                 watches = list(self._watches)
+                if not watches:  # nothing left to follow: the next watch starts a poller
+                    self._poller = None
+                    return
             for polled in watches:
                 polled.check()
             self._wake.wait(POLL_SECS)

@@ -33,3 +33,35 @@ def test_a_node_of_the_wrong_type_or_corrupt_is_refused(tmp_path):
     (tmp_path / "topologies" / "wc").write_bytes(b"\xff\xff\xff")
     with pytest.raises(StateManagerError, match="is not a valid Topology"):
         state.get(TOPOLOGIES, "wc")
+
+
+def test_a_local_watch_sees_every_change_and_the_deletion(tmp_path):
+    import queue
+
+    state = LocalFileStateManager(tmp_path)
+    seen: queue.Queue = queue.Queue()
+    watch = state.watch(TOPOLOGIES, "wc", lambda m: seen.put(m and m.id))
+    assert seen.get(timeout=5) is None  # at once, for a missing node
+    for version in ("wc-1", "wc-2"):
+        state.put(TOPOLOGIES, "wc", topology_pb2.Topology(id=version))
+        assert seen.get(timeout=5) == version
+    (tmp_path / "topologies" / "wc").write_bytes(b"\xff\xff\xff")  # corrupt: skipped
+    state.delete(TOPOLOGIES, "wc")
+    assert seen.get(timeout=5) is None
+    watch.cancel()
+    state.claim(TMASTERS, "wc", plans_pb2.TopologyMasterLocation(server_port=1))
+    state.claim(TMASTERS, "wc", plans_pb2.TopologyMasterLocation(server_port=2))  # no sessions
+    assert state.wait_for(TMASTERS, "wc", 5).server_port == 2
+    state.put(TOPOLOGIES, "wc", topology_pb2.Topology(id="wc-3"))
+    with pytest.raises(queue.Empty):
+        seen.get(timeout=0.3)
+
+
+def test_the_zookeeper_identity_is_made_once_and_kept_private(tmp_path):
+    from heronbridge.runtime.scheduler import Home
+
+    home = Home(tmp_path / "home")
+    identity = home.zookeeper_identity()
+    user, _, password = identity.partition(":")
+    assert user and len(password) >= 24 and home.zookeeper_identity() == identity
+    assert (home.root / "zookeeper-digest").stat().st_mode & 0o777 == 0o600
