@@ -55,7 +55,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    threading.Thread(target=server.serve_forever, name="ui-http", daemon=True).start()
+    server.start()
     console.print(f"heronbridge ui: {server.url} (state {state.uri})")
     console.print(f"token: {server.token}" + ("" if server.reads_need_token else
                                               "  (needed for activate, deactivate, kill)"))

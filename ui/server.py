@@ -82,6 +82,7 @@ class UIServer:
         self.prometheus = Exposition(tracker)
         self.routes = self._routes()
         self._thread: threading.Thread | None = None
+        self._serving = threading.Event()
 
     @property
     def url(self) -> str:
@@ -92,17 +93,20 @@ class UIServer:
     # -- life -----------------------------------------------------------------------
 
     def start(self) -> UIServer:
-        """Serve from a background thread (tests, benchmarks)."""
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="ui-http",
+        """Serve from a background thread."""
+        self._serving.set()
+        self._thread = threading.Thread(target=self.serve_forever, name="ui-http",
                                         daemon=True)
         self._thread.start()
         return self
 
     def serve_forever(self) -> None:
+        self._serving.set()
         self.httpd.serve_forever()
 
     def close(self) -> None:
-        self.httpd.shutdown()
+        if self._serving.is_set():  # shutdown() waits for a loop that must be running
+            self.httpd.shutdown()
         self.httpd.server_close()
         self.httpd.pool.shutdown(wait=False, cancel_futures=True)
 

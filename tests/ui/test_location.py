@@ -1,0 +1,39 @@
+"""Where `run` and `submit` find a running UI: HOME/ui.json, written by the server (owner
+only), trusted while the pid in it is alive."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from heronbridge.runtime.state import open_state
+from heronbridge.ui.server import UIServer, is_loopback
+from heronbridge.ui.tracker import Tracker
+from heronbridge.ui_verb import print_ui_address, ui_address
+
+
+def test_the_server_publishes_its_address_for_run_and_submit(tmp_path, capsys):
+    home = tmp_path / "home"
+    tracker = Tracker(open_state(str(home / "state")))
+    server = UIServer(tracker, home, port=0, token="t0k3n")
+    try:
+        path = server.publish()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600  # it holds the token
+        saved = json.loads(path.read_text())
+        assert saved["token"] == "t0k3n" and saved["pid"] == os.getpid()
+        assert ui_address(home) == server.url
+        print_ui_address(home, "words")
+        assert f"UI: {server.url}topology/words" in capsys.readouterr().err
+        path.write_text(json.dumps({**saved, "pid": 2**22 + 12345}))  # no such process
+        assert ui_address(home) is None
+        server.unpublish()  # not ours any more: left alone
+        assert path.exists()
+    finally:
+        server.close()
+    assert ui_address(tmp_path / "nowhere") is None
+
+
+def test_loopback_is_recognised():
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("10.1.2.3")
