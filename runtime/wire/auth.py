@@ -39,6 +39,7 @@ NONCE = 32
 MAC = hashlib.sha256().digest_size
 OK = b"\x01"
 HANDSHAKE_SECS = 5.0
+MAX_HANDSHAKE = 1024  # bytes a listener buffers before the dialer has proved itself
 SECRET_ENV = "HERONBRIDGE_TOPOLOGY_SECRET"
 
 TASK = "task"
@@ -172,6 +173,9 @@ class _Listening(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.buf += data
         try:
+            if len(self.buf) > MAX_HANDSHAKE:
+                msg = f"expected a handshake, received {len(self.buf)} bytes of something else"
+                raise AuthError(msg)
             if self.hello is None:
                 parsed = _parse_hello(self.buf)
                 if parsed is None:
@@ -278,6 +282,8 @@ async def dial(factory: Callable[[], Any], secret: bytes, role: str, *,
     Raises OSError when nothing listens, AuthError when the handshake fails."""
     loop = asyncio.get_running_loop()
     dialing = _Dialing(factory, secret, role)
+    # Read the outcome even if nobody waits for it any more (after a timeout).
+    dialing.done.add_done_callback(lambda f: f.cancelled() or f.exception())
     if path is not None:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.setblocking(False)
