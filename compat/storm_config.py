@@ -5,9 +5,36 @@ from __future__ import annotations
 from typing import Any
 
 from heronbridge.runtime import config as rt
+from heronbridge.runtime.errors import where
+
+from . import CompatError
 
 ACKER_EXECUTORS = "topology.acker.executors"
 WORKERS = "topology.workers"
+
+
+# Storm's keys that the runtime derives its own from: (key, what it expects, minimum).
+COUNTS = ((ACKER_EXECUTORS, "an integer >= 0", 0), (WORKERS, "an integer >= 1", 1))
+
+
+def check_storm_options(storm_options: dict[str, Any], topology: str) -> dict[str, Any]:
+    """Storm's keys the runtime reads, checked under the names the user wrote (a count
+    given as a string, as CLIs and YAML give it, is read as Storm reads it)."""
+    out = dict(storm_options)
+    for key, what, minimum in COUNTS:
+        value = out.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            try:
+                value = int(value.strip())
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            msg = f"{where(topology)}: config {key!r} expects {what}, received {out[key]!r}"
+            raise CompatError(msg)
+        out[key] = value
+    return out
 
 
 def runtime_config(storm_options: dict[str, Any], serializer: str) -> dict[str, Any]:

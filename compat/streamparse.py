@@ -34,7 +34,7 @@ from heronbridge.runtime.plan.logical import (
 from heronbridge.shims.storm import keys, logs
 
 from . import CompatError
-from .storm_config import acker_tasks, runtime_config
+from .storm_config import acker_tasks, check_storm_options, runtime_config
 
 IN_PROCESS = "heronbridge.shims.storm.inprocess:PystormComponent"
 SUBPROCESS = "heronbridge.shims.storm.subprocess:ShellComponent"
@@ -89,11 +89,7 @@ def read_project(path: str | Path, name: str | None = None,
     config_file = root / "config.json"
     if not config_file.is_file():
         _no_project(root)
-    try:
-        config = json.loads(config_file.read_text())
-    except json.JSONDecodeError as exc:
-        msg = f"{str(config_file)!r} is not valid JSON: {exc}"
-        raise CompatError(msg) from exc
+    config = _read_config(config_file)
     specs_dir = root / config.get("topology_specs", "topologies/")
     name, topology_file = _topology_file(specs_dir, name)
     env_name, env_config = _env(config, env, config_file)
@@ -118,7 +114,8 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
     components = {}
     with project_imports(topology_file.parent, root / "src"):
         topology = _import_topology(topology_file, name)
-        storm_options = resolve_options(options or {}, files.env_config, topology.config or {})
+        storm_options = check_storm_options(
+            resolve_options(options or {}, files.env_config, topology.config or {}), name)
         spouts = set(topology.thrift_spouts)
         for spec in topology.specs:
             components[spec.name] = _component(name, spec, spec.name in spouts, env_name,
@@ -140,8 +137,30 @@ def topology_name(path: str | Path, name: str | None = None) -> str:
     config_file = root / "config.json"
     if not config_file.is_file():
         return _no_project(root)
-    config = json.loads(config_file.read_text())
+    config = _read_config(config_file)
     return _topology_file(root / config.get("topology_specs", "topologies/"), name)[0]
+
+
+def _read_config(config_file: Path) -> dict[str, Any]:
+    """config.json: a JSON object whose `envs`, where present, maps names to objects."""
+    try:
+        config = json.loads(config_file.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        msg = f"{str(config_file)!r} is not valid JSON: {exc}"
+        raise CompatError(msg) from exc
+    if not isinstance(config, dict):
+        msg = (f"{str(config_file)!r}: expected a JSON object (streamparse's config.json), "
+               f"received {type(config).__name__} {json.dumps(config)[:80]}")
+        raise CompatError(msg)
+    envs = config.get("envs", {})
+    bad = [k for k, v in envs.items() if not isinstance(v, dict)] \
+        if isinstance(envs, dict) else None
+    if bad is None or bad:
+        got = envs if bad is None else {k: envs[k] for k in bad}
+        msg = (f"{str(config_file)!r}: expected 'envs' to map environment names to objects, "
+               f"received {json.dumps(got)[:120]}")
+        raise CompatError(msg)
+    return config
 
 
 def _no_project(root: Path) -> Any:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config import TopologyConfig
 from ..errors import PlanError, where
 
 DEFAULT_STREAM = "default"
@@ -173,8 +174,11 @@ class LogicalPlan:
         if not any(c.is_spout for c in self.components.values()):
             msg = f"{where(topo)}: expected at least one spout, received none"
             raise PlanError(msg)
+        TopologyConfig.read(self.config, topo)
         for name, spec in self.components.items():
             _validate_component(self, name, spec)
+            # A bad per-component value is refused here, not found by its task at start.
+            TopologyConfig.read(self.component_config(name), topo, name)
         for name, tasks in self.reserved.items():
             if name in self.components or not isinstance(tasks, int) or tasks < 0:
                 msg = f"{where(topo, name)}: reserved system component clashes or has bad size"

@@ -126,3 +126,50 @@ class Sets(Topology):
     assert "emitted values the json serializer cannot encode" in text and "{2}" in text
     calm = [r for k, rows in read_jsonl(out).items() if k.startswith("seen-calm") for r in rows]
     assert len({r["pid"] for r in calm}) == 1  # the other bolt was never disturbed
+
+
+@pytest.mark.parametrize(("option", "expected"), [
+    ("topology.acker.executors=abc",
+     "config 'topology.acker.executors' expects an integer >= 0, received 'abc'"),
+    ("topology.workers=abc", "config 'topology.workers' expects an integer >= 1, received 'abc'"),
+    ("topology.workers=0", "config 'topology.workers' expects an integer >= 1, received 0"),
+])
+def test_a_bad_storm_count_is_named_as_the_user_wrote_it(tmp_path, option, expected):
+    result = run(tmp_path, "--project", str(PROJECT), "-n", "acking", "-o", option)
+    assert result.returncode == 1
+    assert f"topology 'acking': {expected}" in result.stderr
+    assert "Traceback" not in result.stderr and "topology.stmgrs" not in result.stderr
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("{not json", "is not valid JSON"),
+    ("[1, 2]", "expected a JSON object (streamparse's config.json), received list [1, 2]"),
+    ('{"envs": {"prod": 3}}', "expected 'envs' to map environment names to objects, "
+                              'received {"prod": 3}'),
+])
+def test_a_config_json_that_is_not_a_project_config(tmp_path, text, expected):
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT, project)
+    (project / "config.json").write_text(text)
+    result = run(tmp_path, "--project", str(project), "-n", "acking")
+    assert result.returncode == 1
+    assert expected in result.stderr and "config.json" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_bad_per_component_config_is_refused_before_anything_starts(tmp_path):
+    project = project_with(tmp_path, "badconf", """
+from parts.bolts import PassBolt
+from parts.spouts import NumberSpout
+from streamparse import Topology
+
+
+class BadConf(Topology):
+    numbers = NumberSpout.spec(config={"topology.max.spout.pending": "lots"})
+    passing = PassBolt.spec(inputs=[numbers])
+""")
+    result = run(tmp_path, "--project", str(project), "-n", "badconf")
+    assert result.returncode == 1
+    assert "topology 'badconf', component 'numbers': config 'topology.max.spout.pending' " \
+           "expects" in result.stderr and "received 'lots'" in result.stderr
+    assert not (tmp_path / "topologies" / "badconf").exists()  # refused before submit
