@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import ConformanceError, plan_file
+from . import ConformanceError, inputs, plan_file
 from .scenario import RUN, Scenario
 from .trace import schema
 
@@ -35,6 +35,9 @@ class SystemRun:
     records: int = 0
     logs: Path | None = None
     startup: float | None = None  # seconds from launch to the first emit
+    bytes: int = 0  # of trace files
+    spout_tasks: int = 0
+    stopped: int = 0  # spout tasks the run's bound stopped
 
 
 @dataclass
@@ -45,6 +48,13 @@ class Outcome:
     analysis: Any  # heronbridge.conformance.analysis.Analysis
     run_verdicts: list[Any] = field(default_factory=list)
     migration: Any = None  # the codemod's outcome, when the runtime ran the migrated copy
+    conditions: list[str] = field(default_factory=list)  # how the runs were made alike
+
+    @property
+    def notes(self) -> list[str]:
+        """What the reader should know besides the verdicts: how the runs were bounded
+        and seeded, and what the analysis did not judge, and why."""
+        return [*self.conditions, *self.analysis.notes]
 
     @property
     def verdicts(self) -> list[Any]:
@@ -74,6 +84,7 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
     project = load_project(scenario.project, scenario.topology, scenario.environment,
                            scenario.storm_options(), False, run_dir / "storm" / "resources")
     plan_file.write(project.plan, run_dir)
+    inputs.write(run_dir, inputs.scan_project(project))
 
     runs: dict[str, SystemRun] = {}
     if storm_from is not None:
@@ -86,6 +97,10 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
             project, scenario, run_dir, install=install,
             on_progress=lambda snap: show(schema.STORM, _progress(snap))))
         _save_run(runs[schema.STORM], run_dir)
+    if scenario.seconds is not None:
+        # Storm's spouts stopped on time: the runtime's stop at the same emits, so that
+        # both compare the same prefix of each spout's output.
+        scenario = dataclasses.replace(scenario, counts=_counts(run_dir, project.plan))
     runtime_project, migration = scenario.project, None
     if migrated:
         show(schema.RUNTIME, "migrating a copy of the project to heronpy")
@@ -101,7 +116,8 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
     show("analysis", "comparing the traces on Spark")
     analysis = analyse(run_dir, scenario, spark=spark, spark_master=spark_master)
     run_verdicts = [_run_verdict(Verdict, scenario, runs)]
-    return Outcome(scenario, run_dir, runs, analysis, run_verdicts, migration)
+    return Outcome(scenario, run_dir, runs, analysis, run_verdicts, migration,
+                   _conditions(scenario, runs))
 
 
 RUN_FILE = "run.json"  # how Storm's run went, beside its traces
@@ -174,19 +190,50 @@ def _timed(system: str, run: Callable[[], Any]) -> SystemRun:
     return SystemRun(system, bool(result.finished), time.monotonic() - began, explanation,
                      snapshot.records if snapshot is not None else 0,
                      getattr(result, "java_log", None) or getattr(result, "workdir", None),
-                     None if first is None else max(0.0, first - result.started))
+                     None if first is None else max(0.0, first - result.started),
+                     *((snapshot.bytes, snapshot.spout_tasks, snapshot.stopped)
+                       if snapshot is not None else ()))
 
 
 def _progress(snapshot: Any) -> str:
-    return (f"{snapshot.records:,} trace records, {snapshot.pending:,} spout tuples pending, "
-            f"quiet {snapshot.quiet_for:.1f}s")
+    return snapshot.line()
+
+
+def _counts(run_dir: Path, plan: Any) -> dict[str, list[int | None]]:
+    """{spout: emits per task index} where Storm's bound stopped a spout task."""
+    from .trace.progress import Progress
+
+    stops = Progress(run_dir / schema.STORM / schema.TRACES).stops()
+    return {spout: [by_index.get(i) for i in range(plan.components[spout].parallelism)]
+            for spout, by_index in stops.items() if spout in plan.components}
+
+
+def _conditions(scenario: Scenario, runs: dict[str, SystemRun]) -> list[str]:
+    found = []
+    bounds = [f"{scenario.tuples:,} emits" if scenario.tuples is not None else "",
+              f"{scenario.seconds:g} seconds" if scenario.seconds is not None else ""]
+    bound = " or ".join(b for b in bounds if b)
+    if bound:
+        stopped = ", ".join(f"{s}: {r.stopped} of {r.spout_tasks}" for s, r in runs.items()
+                            if r.spout_tasks)
+        found.append(f"each spout task was asked for tuples until {bound} (spout tasks "
+                     f"stopped so: {stopped or 'none'}), then the topology drained"
+                     + ("; the runtime's stopped at the emits Storm's had made"
+                        if scenario.counts else ""))
+    if scenario.seed is not None:
+        found.append(f"Python's random (and numpy's, where a component's module imports "
+                     f"it) was seeded per task from seed {scenario.seed}, the component and "
+                     "the task's index, and string hashing fixed, alike on both systems")
+    return found
 
 
 def _run_verdict(verdict_type: type, scenario: Scenario, runs: dict[str, SystemRun]) -> Any:
     def said(run: SystemRun) -> str:
         if run.finished:
             up = "" if run.startup is None else f", first emit after {run.startup:.1f}s"
-            return f"finished in {run.seconds:.1f}s ({run.records:,} records{up})"
+            bound = f", {run.stopped} of {run.spout_tasks} spout tasks stopped by the " \
+                "bound" if run.stopped else ""
+            return f"finished in {run.seconds:.1f}s ({run.records:,} records{up}{bound})"
         return f"did not finish: {run.explanation}"
 
     storm, runtime = runs[schema.STORM], runs[schema.RUNTIME]

@@ -42,6 +42,7 @@ def write_json(outcome: Any, path: Path) -> None:
         "runs": {s: {**asdict(r), "logs": str(r.logs) if r.logs else None}
                  for s, r in outcome.runs.items()},
         "verdicts": [asdict(v) for v in outcome.verdicts],
+        "notes": outcome.notes,
     }, indent=2))
 
 
@@ -56,9 +57,11 @@ def write_html(outcome: Any) -> Path:
     runs = "\n".join(
         f"<tr><td>{_e(s)}</td><td>{'yes' if r.finished else 'no'}</td>"
         f"<td>{r.seconds:.1f}</td><td>{_seconds(r.startup)}</td><td>{r.records:,}</td>"
+        f"<td>{r.bytes:,}</td>"
         f"<td>{_e(r.explanation)}</td>"
         f"<td>{_link(outcome.run_dir, r.logs)}</td></tr>"
         for s, r in outcome.runs.items())
+    notes = "\n".join(f"<li>{_e(n)}</li>" for n in outcome.notes)
     plots = "\n".join(f'<figure><img alt="{_e(title)}" src="data:image/png;base64,{png}">'
                       f"<figcaption>{_e(title)}</figcaption></figure>"
                       for title, png in _plots(stats))
@@ -81,9 +84,12 @@ figure {{ display: inline-block; margin: 0 2em 2em 0; }}
 <p id="summary" class="{'ok' if outcome.ok else 'failed'}">{_e(verdict)}: topology
 {_e(_topology(outcome))}, Apache Storm and the runtime, written
 {datetime.now().isoformat(timespec='seconds')}.</p>
+<ul id="notes">
+{notes}
+</ul>
 <h2>Runs</h2>
 <table id="runs"><tr><th>system</th><th>finished</th><th>seconds</th>
-<th>first emit after (s)</th><th>trace records</th>
+<th>first emit after (s)</th><th>trace records</th><th>trace bytes</th>
 <th>explanation</th><th>logs</th></tr>
 {runs}
 </table>

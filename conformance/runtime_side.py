@@ -8,10 +8,12 @@ own, so that a run never meets the user's topologies).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from heronbridge.shims.storm.subprocess import child_argv
 
 from . import ConformanceError, plan_file
 from .scenario import Scenario, input_files
-from .trace import schema
+from .trace import schema, seed
 from .trace.hook import HOOK_PATH, check_faults
 from .trace.progress import Progress, Snapshot
 from .trace.proxy import proxy_argv
@@ -86,36 +88,39 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
     progress = Progress(traces)
     snapshot = progress.poll()
     finished = False
-    try:
+    hashing = seed.hash_env(scenario.seed) if scenario.seed is not None else {}
+    with _environ(hashing):
         try:
-            launch.start(max(1.0, deadline - time.monotonic()))
-        except RuntimeKernelError as exc:
-            msg = f"topology {name!r} on the runtime: {exc} (logs in {launch.workdir})"
-            raise ConformanceError(msg) from exc
-        while time.monotonic() < deadline:
-            time.sleep(POLL_SECS)
-            launch.check()
-            snapshot = progress.poll()
-            if on_progress is not None:
-                on_progress(snapshot)
-            if snapshot.done(scenario.quiet):
-                finished = True
-                break
-    finally:
-        launch.stop()
+            try:
+                launch.start(max(1.0, deadline - time.monotonic()))
+            except RuntimeKernelError as exc:
+                msg = f"topology {name!r} on the runtime: {exc} (logs in {launch.workdir})"
+                raise ConformanceError(msg) from exc
+            while time.monotonic() < deadline:
+                time.sleep(POLL_SECS)
+                launch.check()
+                snapshot = progress.poll()
+                if on_progress is not None:
+                    on_progress(snapshot)
+                if snapshot.done(scenario.quiet):
+                    finished = True
+                    break
+        finally:
+            launch.stop()
     run = RuntimeRun(name, started, time.time(), finished, snapshot, traces, launch.workdir)
     if not finished:
         msg = (f"topology {name!r} on the runtime (scenario {scenario.name!r}): expected "
                f"its traces to settle (no spout message pending, {scenario.quiet:g}s "
-               f"quiet) within {scenario.timeout:g}s, received: {snapshot.summary()}; "
-               f"logs in {launch.workdir}")
+               f"quiet) within {scenario.timeout:g}s, received: {snapshot.summary()}"
+               f"{snapshot.endless()}; logs in {launch.workdir}")
         raise RuntimeTimeout(msg, run)
     return run
 
 
 def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
           multilang: bool) -> Project:
-    hook_conf = {schema.TRACE_DIR: str(traces), schema.FAULTS: list(scenario.faults)}
+    hook_conf = {schema.TRACE_DIR: str(traces), schema.FAULTS: list(scenario.faults),
+                 schema.BOUND: scenario.bound(), schema.SEED: scenario.seed}
     options = {**scenario.storm_options(), **hook_conf}
     if not multilang:
         options[keys.HOOK] = HOOK_PATH
@@ -142,6 +147,22 @@ def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
         spec.config[keys.COMMAND] = argv[0]
         spec.config[keys.SCRIPT] = shlex.join(argv[1:])
     return project
+
+
+@contextlib.contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    """`values` in this process's environment while the topology runs: every process it
+    starts (restarts included) inherits them."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _install_files(scenario: Scenario, resources: Path, name: str) -> None:

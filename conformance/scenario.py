@@ -22,6 +22,12 @@ and what to check.
     migrated:                             # when the runtime runs the codemod's copy:
       divergences:                        #   differences a TODO marker of that rule
         - {check: run, marker: HB006, reason: "..."}   # in the copy explains
+    tuples: 5000                          # each spout task is asked for tuples until it
+                                          #   has emitted this many (default DEFAULT_TUPLES;
+                                          #   0: until it stops by itself) ...
+    seconds: 30                           # ... or for this long (default: no limit)
+    seed: 0                               # random (and numpy) seeded per task from this;
+                                          #   false: not seeded
     timeout: 180                          # seconds each system may take, at most
     quiet: 5                              # seconds without trace activity that end a run
 """
@@ -40,7 +46,9 @@ CHECKS = ("parity", "grouping", "delivery", "order", "latency", "throughput")
 RUN = "run"  # did each system finish the run: always checked, may carry a divergence
 FAULT_KINDS = {"fail": "every", "drop": "every", "exit": "after"}
 KEYS = ("name", "project", "topology", "environment", "config", "input", "faults", "checks",
-        "delivery", "divergences", "migrated", "timeout", "quiet")
+        "delivery", "divergences", "migrated", "tuples", "seconds", "seed", "timeout",
+        "quiet")
+DEFAULT_TUPLES = 10_000  # per spout task: a few seconds of tuples on Storm's local mode
 DELIVERY_MODES = ("auto", "strict")  # auto: per-id histories compared only undisturbed
 
 
@@ -67,13 +75,28 @@ class Scenario:
     delivery: str = "auto"  # one of DELIVERY_MODES
     divergences: list[Divergence] = field(default_factory=list)
     migrated_divergences: list[Divergence] = field(default_factory=list)
+    tuples: int | None = DEFAULT_TUPLES  # None: spouts are asked until they stop
+    seconds: float | None = None
+    seed: int | None = 0  # None: random numbers are not seeded
     timeout: float = 180.0
     quiet: float = 5.0
     source: Path | None = None  # the YAML file, if any
+    # Set by a run, not by the file: {spout: [emits per task index, None where the task
+    # was not stopped]} of Storm's run, which the runtime's spouts then follow.
+    counts: dict[str, list[int | None]] | None = None
 
     def storm_options(self) -> dict[str, Any]:
         """What both systems get on top of the project's own options."""
         return {**self.options, **self.config}
+
+    def bound(self) -> dict[str, Any]:
+        """The tracing hook's bound option (trace/schema.BOUND)."""
+        found = {"tuples": self.tuples, "seconds": self.seconds, "counts": self.counts}
+        return {k: v for k, v in found.items() if v is not None}
+
+    @property
+    def bounded(self) -> bool:
+        return self.tuples is not None or self.seconds is not None or bool(self.counts)
 
 
 def input_files(files: Mapping[str, Path],
@@ -98,6 +121,18 @@ def default(project: str | Path, topology: str | None = None) -> Scenario:
     """The scenario of a bare `heronbridge conform`: the project as it is, every check."""
     path = Path(project).resolve()
     return Scenario(name=topology or path.name, project=path, topology=topology)
+
+
+def bounded(scenario: Scenario, tuples: int | None = None,
+            seconds: float | None = None) -> Scenario:
+    """`scenario` with the command line's bound over its own (0: no bound of that kind)."""
+    where = f"scenario {scenario.name!r}"
+    changes: dict[str, Any] = {}
+    if tuples is not None:
+        changes["tuples"] = _count(where, "--tuples", tuples, int)
+    if seconds is not None:
+        changes["seconds"] = _count(where, "--seconds", seconds, float)
+    return replace(scenario, **changes)
 
 
 def load(path: str | Path) -> Scenario:
@@ -147,10 +182,31 @@ def load(path: str | Path) -> Scenario:
         delivery=delivery,
         divergences=[_divergence(where, d) for d in data.get("divergences") or []],
         migrated_divergences=_migrated(where, data.get("migrated")),
+        tuples=_count(where, "tuples", data.get("tuples", DEFAULT_TUPLES), int),
+        seconds=_count(where, "seconds", data.get("seconds"), float),
+        seed=_seed(where, data.get("seed", 0)),
         timeout=float(data.get("timeout", 180)),
         quiet=float(data.get("quiet", 5)),
         source=path,
     )
+
+
+def _count(where: str, key: str, value: Any, kind: type) -> Any:
+    """A bound: a positive number, or None (0 and null: no bound)."""
+    if value is None or value == 0:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or \
+            (kind is int and not float(value).is_integer()):
+        _bad(where, f"{key}: a {'whole ' if kind is int else ''}number >= 0", value)
+    return kind(value)
+
+
+def _seed(where: str, value: Any) -> int | None:
+    if value is False or value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        _bad(where, "seed: a whole number, or false", value)
+    return value
 
 
 def _fault(where: str, fault: Any) -> dict[str, Any]:

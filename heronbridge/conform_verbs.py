@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from . import extras
@@ -44,6 +45,14 @@ def add_verbs(verbs: Any, home: argparse.ArgumentParser) -> None:
     conform.add_argument("--migrated", action="store_true",
                          help="on the runtime, run a copy of the project migrated to heronpy "
                               "by `heronbridge migrate` (kept under the run dir)")
+    conform.add_argument("--tuples", type=int, metavar="N",
+                         help="ask each spout task for tuples until it has emitted N, on "
+                              "both systems, then let the topology drain (default: the "
+                              "scenario's, else 10,000; 0: until the spouts stop by "
+                              "themselves)")
+    conform.add_argument("--seconds", type=float, metavar="S",
+                         help="... or for S seconds (Storm's; the runtime's spouts then stop "
+                              "at the emits Storm's made)")
     conform.add_argument("--storm-from", metavar="DIR",
                          help="take Storm's side from an earlier run dir of the same "
                               "scenario instead of running Storm again")
@@ -73,6 +82,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
         scenario = scenarios.load(args.scenario)
     else:
         scenario = scenarios.default(args.project or ".", args.name)
+    scenario = scenarios.bounded(scenario, args.tuples, args.seconds)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_dir = Path(args.out) if args.out else \
         Path(args.home) / "conformance" / f"{scenario.name}-{stamp}"
@@ -94,6 +104,8 @@ def cmd_conform(args: argparse.Namespace) -> int:
                           display=display, migrated=args.migrated,
                           storm_from=Path(args.storm_from) if args.storm_from else None)
     out.print(verdict_table(outcome))
+    for note in outcome.notes:
+        console.print(f"[dim]note:[/] {escape(note)}")
     if outcome.migration is not None:
         summary = outcome.migration.summary()
         console.print(f"migrated copy: {summary['changed']} files rewritten, "

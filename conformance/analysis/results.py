@@ -40,6 +40,7 @@ class SystemStats:
 class Analysis:
     verdicts: list[Verdict]
     stats: dict[str, SystemStats]  # by system; a system without traces has none
+    notes: list[str] = field(default_factory=list)  # what was not judged, and why
 
     @property
     def ok(self) -> bool:

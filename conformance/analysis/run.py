@@ -8,7 +8,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from .. import ConformanceError
+from .. import ConformanceError, inputs
 from ..scenario import CHECKS, Scenario
 from ..trace import schema
 from . import delivery, divergences, grouping, order, parity, performance, topology
@@ -32,6 +32,7 @@ def analyse(run_dir: Path, scenario: Scenario, *, spark: SparkSession | None = N
     faults = bool(scenario.faults)
     parts = trace_files.partitions(
         [p for system in schema.SYSTEMS for p in trace_files.files(run_dir, system)])
+    notes: list[str] = []
     with using(spark, spark_master) as session, tuned(session, parts):
         try:
             traces = trace_files.load(session, run_dir, parts)
@@ -46,12 +47,17 @@ def analyse(run_dir: Path, scenario: Scenario, *, spark: SparkSession | None = N
                 ledger = delivery.Ledger(traces, plan)
             # Undisturbed runs are compared exactly; see parity's docstring.
             exact = not faults and (ledger is None or ledger.same_replays())
+            unrepeatable: frozenset[str] = frozenset()
             if "parity" in wanted:
-                verdicts += parity.check(traces, plan, exact=exact)
+                judged = parity.check(traces, plan, exact=exact, reads=inputs.read(run_dir))
+                verdicts += judged.verdicts
+                notes += judged.notes()
+                unrepeatable = frozenset(judged.unjudged)
             if "grouping" in wanted:
-                verdicts += grouping.check(traces, plan, exact=exact)
+                verdicts += grouping.check(traces, plan, exact=exact, unrepeatable=unrepeatable)
             if "delivery" in wanted and ledger is not None:
-                verdicts += ledger.check(faults=faults, strict=scenario.delivery == "strict")
+                verdicts += ledger.check(faults=faults, strict=scenario.delivery == "strict",
+                                         unrepeatable=unrepeatable)
             if "order" in wanted:
                 verdicts += order.check(traces, plan)
             measured = performance.measure(traces, plan)
@@ -63,16 +69,17 @@ def analyse(run_dir: Path, scenario: Scenario, *, spark: SparkSession | None = N
         finally:
             traces.unpersist()
     verdicts = divergences.apply(verdicts, scenario.divergences, wanted)
-    return Analysis(verdicts, {s: m.stats for s, m in measured.items()})
+    return Analysis(verdicts, {s: m.stats for s, m in measured.items()}, notes)
 
 
 def _unreadable(traces: trace_files.Traces, scenario: Scenario) -> list[Verdict]:
-    """Lines that are not records: expected only from a process a fault killed."""
+    """Trace blocks cut short or unreadable: expected only from a process a fault killed."""
     if not traces.unreadable:
         return []
     said = {s: NO_TRACES if s not in traces.systems else
-            f"{traces.unreadable.get(s, 0):,} unreadable lines" for s in schema.SYSTEMS}
+            f"{traces.unreadable.get(s, 0):,} unreadable blocks" for s in schema.SYSTEMS}
     killed = any(f["kind"] == "exit" for f in scenario.faults)
     return [Verdict("parity", "trace files", said[schema.STORM], said[schema.RUNTIME],
                     INFO if killed else FAIL,
-                    "lines of the trace files that are not JSON records; they are left out")]
+                    "blocks of the trace files that are cut short or do not decode (a "
+                    "process killed while writing); their records are left out")]

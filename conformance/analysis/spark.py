@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +28,9 @@ def session(master: str | None = None) -> SparkSession:
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.sql.session.timeZone", "UTC")
+               # The Python workers that turn trace blocks into Parquet import this
+               # package: not a folder of the same name in the JVM's working directory.
+               .config("spark.executorEnv.PYTHONSAFEPATH", "1")
                .config("spark.log.level", "ERROR")
                # Recording the Python call site of every column expression costs
                # JVM round trips that outweigh the analysis of a small trace set.
@@ -35,10 +39,13 @@ def session(master: str | None = None) -> SparkSession:
         # An embedded driver serves nobody else: keep its ports on loopback (the
         # variable also spares the warning about the host name), and its log quiet.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        # Its Python workers convert the traces: this interpreter has what they need.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = (builder.config("spark.driver.host", "127.0.0.1")
                    .config("spark.driver.bindAddress", "127.0.0.1")
                    .config("spark.driver.extraJavaOptions",
                            f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"))
+
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -1,73 +1,46 @@
 """The trace files of both systems as one cached Spark DataFrame, and each system's tasks.
 
+The driver reads only the files' heads (see `trace.tracefile`): the tasks, when each
+file began, where each block lies, and what was cut short. The blocks themselves are
+turned into Parquet by Spark's Python workers, a chunk of blocks each, in parallel
+(`columns.convert`), and Spark reads the Parquet: no record passes through the driver.
+
 Values and msg ids stay the hook's canonical JSON text, so that equal values compare
-equal as strings. Records are ordered within a task by `ord`: (the time of the first record in the
-record's file, its seq), since a restarted task writes a new file and seq restarts.
+equal as strings. Records are ordered within a task by `ord`: (the time the record's
+file was opened, its seq), since a restarted task writes a new file and seq restarts.
 """
 
 from __future__ import annotations
 
-import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    ArrayType,
-    BooleanType,
-    DoubleType,
-    LongType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-)
 
-from ..trace import schema
+from ..trace import schema, tracefile
+from . import columns
 
-CORRUPT = "_corrupt_record"
+CHUNK_BYTES = 16 << 20  # trace bytes per Parquet file (and conversion task)
 BYTES_PER_PARTITION = 64 << 20
-
-RECORD = StructType([
-    StructField("t", DoubleType()),
-    StructField("seq", LongType()),
-    StructField("ev", StringType()),
-    StructField("component", StringType()),
-    StructField("task", LongType()),
-    StructField("pid", LongType()),
-    StructField("tasks", MapType(StringType(), ArrayType(LongType()))),
-    StructField("id", StringType()),
-    StructField("src", StringType()),
-    StructField("stream", StringType()),
-    StructField("src_task", LongType()),
-    StructField("values", StringType()),
-    StructField("anchors", ArrayType(StringType())),
-    StructField("direct", LongType()),
-    StructField("msg_id", StringType()),
-    StructField("targets", ArrayType(LongType())),
-    StructField("injected", BooleanType()),
-    StructField("msg", StringType()),
-    StructField("reason", StringType()),
-    StructField(CORRUPT, StringType()),
-])
+COLUMNS = "columns"  # <run dir>/columns/: the Parquet files of the last analysis
 
 
 @dataclass
 class Traces:
-    records: DataFrame  # the readable records: RECORD's fields plus system, file, ord
-    cached: DataFrame  # every line as read, kept in memory while the checks run
+    records: DataFrame  # columns.SCHEMA's fields plus ord
     systems: tuple[str, ...]  # the systems that left trace files
     tasks: dict[str, dict[str, list[int]]]  # system -> component -> sorted task ids
-    unreadable: dict[str, int]  # system -> lines that are not a record
+    unreadable: dict[str, int]  # system -> blocks that are cut short or do not decode
     span: dict[str, tuple[float, float]]  # system -> (first, last) record time
 
     def unpersist(self) -> None:
-        self.cached.unpersist()
+        self.records.unpersist()
 
 
 def files(run_dir: Path, system: str) -> list[Path]:
-    return sorted((Path(run_dir) / system / schema.TRACES).glob("*.jsonl"))
+    return tracefile.files(Path(run_dir) / system / schema.TRACES)
 
 
 def partitions(paths: list[Path]) -> int:
@@ -78,52 +51,42 @@ def partitions(paths: list[Path]) -> int:
 
 
 def load(spark: SparkSession, run_dir: Path, parts: int = 1) -> Traces:
+    run_dir = Path(run_dir).resolve()
+    out = run_dir / COLUMNS
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
     found = {system: files(run_dir, system) for system in schema.SYSTEMS}
-    paths = [p for system in schema.SYSTEMS for p in found[system]]
-    if paths:
-        raw = (spark.read.schema(RECORD).option("mode", "PERMISSIVE")
-               .option("columnNameOfCorruptRecord", CORRUPT).json([str(p) for p in paths])
-               .withColumn("file", F.col("_metadata.file_path")))
-    else:
-        raw = spark.createDataFrame([], RECORD).withColumn("file", F.lit(None).cast("string"))
-    # Spark names files by URI: match them on their last three parts, decoded.
-    tail = f"(({'|'.join(schema.SYSTEMS)})/{schema.TRACES}/[^/]*)$"
-    began = F.from_json(F.lit(json.dumps({"/".join(p.parts[-3:]): _began(p) for p in paths})),
-                        "map<string,double>")
-    records = (raw.withColumn("file", F.url_decode("file"))
-               .withColumn("system", F.regexp_extract("file", tail, 2))
-               .withColumn("ord", F.struct(
-                   F.coalesce(F.try_element_at(began, F.regexp_extract("file", tail, 1)),
-                              F.lit(0.0)).alias("file_t"),
-                   F.col("seq").alias("seq")))
-               .coalesce(parts)
-               .cache())
-    # One small collect: per task, its times and unreadable lines, and the tasks each
-    # handshake named (a task's component mates, with those that never wrote a record).
-    named = (records.filter(F.col("ev") == schema.START)
-             .select("system", F.explode("tasks").alias("component", "ids"))
-             .select("system", "component", F.explode("ids").alias("task")))
-    per_task = records.groupBy("system", "component", "task").agg(
-        F.count_if(F.col(CORRUPT).isNotNull() | F.col("ev").isNull()).alias("bad"),
-        F.min("t").alias("first"), F.max("t").alias("last"))
-    rows = per_task.unionByName(named, allowMissingColumns=True).collect()
+    chunks: list[columns.Chunk] = []
     tasks: dict[str, dict[str, set[int]]] = {}
     unreadable: dict[str, int] = {}
     span: dict[str, tuple[float, float]] = {}
-    for row in rows:
-        system = row["system"]
-        if row["bad"]:
-            unreadable[system] = unreadable.get(system, 0) + row["bad"]
-        if row["first"] is not None:
-            first, last = span.get(system, (row["first"], row["last"]))
-            span[system] = (min(first, row["first"]), max(last, row["last"]))
-        if row["task"] is not None and row["component"] is not None and \
-                row["component"] != schema.SYSTEM_COMPONENT:
+    for system, paths in found.items():
+        for path in paths:
+            scan = tracefile.Scan(path)
+            scan.more(keep=True)
+            if scan.bad or scan.unread or scan.file is None:
+                unreadable[system] = unreadable.get(system, 0) + 1
+            if scan.file is None:
+                continue
+            head = scan.file
             comps = tasks.setdefault(system, {})
-            comps.setdefault(row["component"], set()).add(row["task"])
+            comps.setdefault(str(head["component"]), set()).add(int(head["task"]))
+            for component, ids in (head.get("tasks") or {}).items():
+                if component != schema.SYSTEM_COMPONENT:
+                    comps.setdefault(component, set()).update(ids)
+            if scan.blocks:
+                first, last = span.get(system, (head["t"], scan.blocks[-1].head["t1"]))
+                span[system] = (min(first, head["t"]), max(last, scan.blocks[-1].head["t1"]))
+            chunks += _chunks(system, path, scan, out)
+    written = _convert(spark, chunks, unreadable)
+    if written:
+        raw = spark.read.schema(_spark_schema()).parquet(*written)
+    else:
+        raw = spark.createDataFrame([], _spark_schema())
+    records = (raw.withColumn("ord", F.struct(F.col("file_t"), F.col("seq")))
+               .coalesce(parts).cache())
     return Traces(
-        records=records.filter(F.col(CORRUPT).isNull() & F.col("ev").isNotNull()),
-        cached=records,
+        records=records,
         systems=tuple(s for s in schema.SYSTEMS if found[s]),
         tasks={s: {c: sorted(ids) for c, ids in comps.items()} for s, comps in tasks.items()},
         unreadable=unreadable,
@@ -131,15 +94,42 @@ def load(spark: SparkSession, run_dir: Path, parts: int = 1) -> Traces:
     )
 
 
-def _began(path: Path) -> float:
-    """The time of a file's first record: orders a restarted task's files."""
-    with path.open("rb") as lines:
-        for line in lines:
-            try:
-                return float(json.loads(line)["t"])
-            except (ValueError, KeyError, TypeError):
-                continue
-    return 0.0
+def _chunks(system: str, path: Path, scan: tracefile.Scan, out: Path) -> list[columns.Chunk]:
+    head = scan.file
+    name = f"{system}/{schema.TRACES}/{path.name}"
+    found, blocks, size = [], [], 0
+    for frame in scan.blocks:
+        blocks.append((frame.body_offset, frame.body_length, int(frame.head["seq"])))
+        size += frame.body_length
+        if size >= CHUNK_BYTES or frame is scan.blocks[-1]:
+            target = out / f"{system}-{path.stem}-{len(found)}.parquet"
+            found.append(columns.Chunk(system, str(path), name, float(head["t"]),
+                                       str(head["component"]), int(head["task"]),
+                                       tuple(blocks), str(target)))
+            blocks, size = [], 0
+    return found
+
+
+def _convert(spark: SparkSession, chunks: list[columns.Chunk],
+             unreadable: dict[str, int]) -> list[str]:
+    """Each chunk to Parquet in Spark's Python workers; the files written."""
+    if not chunks:
+        return []
+    slices = min(len(chunks), max(1, spark.sparkContext.defaultParallelism))
+    results = spark.sparkContext.parallelize(chunks, slices).map(columns.convert).collect()
+    written = []
+    for chunk, (path, n, bad) in zip(chunks, results, strict=True):
+        if bad:
+            unreadable[chunk.system] = unreadable.get(chunk.system, 0) + bad
+        if n:
+            written.append(path)
+    return written
+
+
+def _spark_schema() -> str:
+    kinds = {"string": "string", "double": "double", "int64": "bigint", "bool": "boolean",
+             "list<item: string>": "array<string>", "list<item: int64>": "array<bigint>"}
+    return ", ".join(f"`{f.name}` {kinds[str(f.type)]}" for f in columns.SCHEMA)
 
 
 def inputs(records: DataFrame) -> DataFrame:

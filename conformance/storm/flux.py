@@ -3,7 +3,7 @@ where a run on Storm's local mode needs it.
 
 - options: the project's, resolved as `sparse run` does (scenario's included), with
   message timeouts on (LocalCluster turns them off), plain round-robin shuffle, one
-  worker, and the tracing hook's trace folder and faults;
+  worker, and the tracing hook's trace folder, faults, bound and seed;
 - commands: `streamparse_run` gets `-s <serializer>` as `sparse run` gives it, and every
   shell component runs under the tracing proxy;
 - direct streams: Flux's shell wrappers declare every stream regular, so a component with
@@ -65,7 +65,10 @@ def flux_topology(project: Any, scenario: Scenario, traces: Path,
 def run_config(options: dict[str, Any], scenario: Scenario, traces: Path,
                uses_direct: bool = False) -> dict[str, Any]:
     config = {**options, **RUN_OPTIONS, schema.TRACE_DIR: str(traces),
-              schema.FAULTS: [dict(f) for f in scenario.faults]}
+              schema.FAULTS: [dict(f) for f in scenario.faults],
+              schema.BOUND: scenario.bound()}
+    if scenario.seed is not None:
+        config[schema.SEED] = scenario.seed
     if uses_direct:
         # A serializer the user chose stays; the log check explains what it may do.
         config.setdefault(MULTILANG_SERIALIZER, DIRECT_EMIT_SERIALIZER)

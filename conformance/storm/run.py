@@ -7,8 +7,6 @@ files), `topology.yaml` (the Flux topology), `java.log` (the JVM's output), `tra
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import shutil
 import sys
@@ -19,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scenario import Scenario
-from ..trace import schema
+from ..trace import seed
 from ..trace.progress import Progress, Snapshot
 from .flux import flux_topology, write_flux
 from .install import StormInstall, fetch
@@ -79,6 +77,8 @@ def run_on_storm(project: Any, scenario: Scenario, run_dir: Path, *,
     env = dict(os.environ)
     # Storm starts `streamparse_run` (and `python`) by name: this interpreter's first.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    if scenario.seed is not None:
+        env.update(seed.hash_env(scenario.seed))
 
     progress = Progress(traces)
     watch = LogWatch(java_log)
@@ -116,25 +116,13 @@ def run_on_storm(project: Any, scenario: Scenario, run_dir: Path, *,
     run = StormRun(started, ended, finished, snapshot, java_log, flux, exit_code=exit_code)
     if not finished:
         trap = diagnose(_read(java_log, cut), exit_code, install.version)
-        exits = injected_exits(traces)
+        exits = progress.exits()
         if exits and trap is not None and trap.kind in DEATHS:
             trap = injected_exit(exits, trap)
         run.trap = trap
         run.explanation = _explain(project.name, scenario, trap, fatal, exit_code, snapshot,
                                    java_log)
     return run
-
-
-def injected_exits(traces: Path) -> list[tuple[str, int]]:
-    """(component, task) of every exit record: tasks an exit fault ended."""
-    found = []
-    for path in sorted(traces.glob("*.jsonl")):
-        for line in _read(path, -1).splitlines():
-            if f'"ev":"{schema.EXIT}"' in line:
-                with contextlib.suppress(ValueError):
-                    record = json.loads(line)
-                    found.append((record["component"], record["task"]))
-    return found
 
 
 def _grace(storm: LocalStorm) -> None:
@@ -170,4 +158,4 @@ def _explain(topology: str, scenario: Scenario, trap: Trap | None, fatal: str | 
                 f"done; {snapshot.summary()} (log: {java_log})")
     return (f"{where}: expected the traces to show the topology done (nothing pending, "
             f"quiet for {scenario.quiet:g}s) within {scenario.timeout:g}s, received "
-            f"{snapshot.summary()} (log: {java_log})")
+            f"{snapshot.summary()}{snapshot.endless()} (log: {java_log})")

@@ -1,53 +1,71 @@
 """The tracing hook: sees every multilang message between Storm's side and one task,
-writes what the task did as trace records (see `schema`), and injects faults.
+writes what the task did as trace records (see `schema`, `tracefile`), injects faults,
+stops a spout at the run's bound, and seeds the task's random numbers.
 
 The same class runs on both systems: in-process on the runtime (named by the topology
 option `heronbridge.storm.hook`), and inside the multilang proxy (`proxy.py`) wherever a
 component is a subprocess, on Storm or on the runtime.
+
+A record costs the task an append to a list: a thread of the hook writes the list as
+one block every FLUSH_SECS (or at BLOCK_ROWS records), with a head that sums the task up
+so far (records per event, msg ids pending, the latest activity) for the progress
+reader, which then never reads the records themselves.
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import os
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from .. import ConformanceError
-from . import schema
+from . import schema, seed, tracefile
+from .tracefile import CODE
 
 FAULT_COUNTS = {"fail": "every", "drop": "every", "exit": "after"}
 HOOK_PATH = "heronbridge.conformance.trace.hook:TraceHook"
+FLUSH_SECS = 0.2
+BLOCK_ROWS = 4096
+PENDING_SHOWN = 5
+SYNC = {"command": "sync"}
+
+START, RECV, EMIT, ACK, FAIL = (CODE[e] for e in (schema.START, schema.RECV, schema.EMIT,
+                                                  schema.ACK, schema.FAIL))
+INJECTED_FAIL, DROP, EXIT, STOP = (CODE[e] for e in (tracefile.INJECTED_FAIL, schema.DROP,
+                                                     schema.EXIT, schema.STOP))
+SPOUT_EVENTS = {"ack": CODE[schema.SPOUT_ACK], "fail": CODE[schema.SPOUT_FAIL],
+                "activate": CODE[schema.ACTIVATE], "deactivate": CODE[schema.DEACTIVATE]}
+ERROR = CODE[schema.ERROR]
+canonical = schema.canonical_bytes
 
 
-def _text(value: Any) -> str:
-    """canonical(value), also for values only a Python component could hold (in-process,
-    before any serializer): those are traced by their repr rather than lost."""
-    try:
-        return schema.canonical(value)
-    except (TypeError, ValueError):
-        return schema.canonical(json.loads(json.dumps(value, default=repr)))
-
-
-def read_faults(value: Any, where: str) -> list[dict[str, Any]]:
-    """The faults option as a list of fault mappings (it may arrive as JSON text)."""
+def read_option(value: Any, kind: type, what: str, where: str) -> Any:
+    """An option that may arrive as JSON text (through a command line or Flux)."""
     if value is None or value == "":
-        return []
+        return None
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            msg = f"{where}: expected {schema.FAULTS} to be a JSON list, received {value!r}"
+            msg = f"{where}: expected {what} as JSON, received {value!r}"
             raise ConformanceError(msg) from exc
-    if not isinstance(value, list):
-        msg = f"{where}: expected {schema.FAULTS} to be a list of faults, received {value!r}"
+    if not isinstance(value, kind):
+        msg = f"{where}: expected {what}, received {value!r}"
         raise ConformanceError(msg)
     return value
+
+
+def read_faults(value: Any, where: str) -> list[dict[str, Any]]:
+    """The faults option as a list of fault mappings (it may arrive as JSON text)."""
+    return read_option(value, list, f"{schema.FAULTS} to be a list of faults", where) or []
 
 
 def check_faults(faults: list[dict[str, Any]], tasks: dict[str, list[int]],
@@ -88,32 +106,52 @@ def _hard_exit() -> None:
 
 
 class TraceHook:
-    """A `MessageHook` (heronbridge.shims.storm.inprocess) that traces and injects faults.
+    """A `MessageHook` (heronbridge.shims.storm.inprocess) that traces, injects faults,
+    bounds spouts and seeds.
 
     `conf` supplies the options when the handshake's conf lacks them (the runtime does
     not show its own `heronbridge.*` options to components); `exit_process` ends the
-    component's process for an `exit` fault (default: this process, at once).
+    component's process for an `exit` fault (default: this process, at once); `seeded`
+    is called at the handshake, before the component sees it, with the task's seed (or
+    None when the run does not seed): by default it seeds this process.
     """
 
     def __init__(self, conf: dict[str, Any] | None = None, *,
-                 exit_process: Callable[[], Any] | None = None) -> None:
+                 exit_process: Callable[[], Any] | None = None,
+                 seeded: Callable[[int | None], Any] | None = None) -> None:
         self.conf = dict(conf or {})
         self.exit_process = exit_process or _hard_exit
+        self.seeded = seeded or _seed_here
         self.lock = threading.Lock()
         self.component: str | None = None
         self.task: int | None = None
+        self.index = 0  # the task's place among its component's tasks
         self.topology: str | None = None
         self.tasks: dict[str, list[int]] = {}
+        self.is_spout = False
         self.trace_dir: Path | None = None
-        self.file: TextIO | None = None
-        self.early: list[dict[str, Any]] = []  # records before the pid is known
-        self.seq = 0
-        self.awaiting: deque[dict[str, Any]] = deque()  # emits waiting for their targets
+        self.writer: tracefile.Writer | None = None
+        self.rows: list[Any] = []  # records not yet written
+        self.seq = 0  # records written
+        self.totals: Counter[int] = Counter()
+        self.active: float | None = None  # the latest record that is activity
+        self.ticks: set[str] = set()  # tick tuple ids: neither they nor their acks count
+        self.pending: set[bytes] = set()  # a spout's msg ids without a callback yet
+        self.first_emit: float | None = None
+        self.last_emit: float | None = None
+        self.awaiting: deque[list[Any]] = deque()  # emits waiting for their targets
         self.faults: list[dict[str, Any]] = []  # those for this task
         self.received = 0  # input tuples seen (not ticks, not heartbeats)
         self.handed = 0  # input tuples passed on to the component
         self.exit_after: int | None = None
+        self.limit: int | None = None  # emits from next_tuple before the spout stops
+        self.seconds: float | None = None  # ... or seconds from its first next_tuple
+        self.began: float | None = None
+        self.emitted = 0  # emits from next_tuple so far
+        self.in_next = False
+        self.stopped: dict[str, Any] | None = None
         self.started = False
+        self.closed = threading.Event()
 
     # -- MessageHook ------------------------------------------------------------------
 
@@ -121,35 +159,45 @@ class TraceHook:
         with self.lock:
             if not self.started:
                 self.started = True
-                self._handshake(msg)
-                return [msg], []
-            if isinstance(msg, list):  # the task ids of an emit that asked for them
+                task_seed = self._handshake(msg)
+            elif isinstance(msg, list):  # the task ids of an emit that asked for them
                 if self.awaiting:
-                    record = self.awaiting.popleft()
-                    record["targets"] = list(msg)
-                    self._write(record)
+                    row = self.awaiting.popleft()
+                    row[tracefile.TARGETS] = list(msg)
+                    self._add(row)
                 return [msg], []
-            if not isinstance(msg, dict):
+            elif not isinstance(msg, dict):
                 return [msg], []
-            if "command" in msg:
-                self._spout_command(msg)
-                return [msg], []
-            return self._tuple(msg)
+            elif "command" in msg:
+                return self._spout_command(msg)
+            else:
+                return self._tuple(msg)
+        self.seeded(task_seed)  # outside the lock: the proxy starts the component here
+        return [msg], []
 
     def up(self, msg: Any) -> list[Any]:
         with self.lock:
             if isinstance(msg, dict):
                 self._from_component(msg)
-            return [msg]
+        return [msg]
 
     def close(self) -> None:
-        """Write what is still waiting (emits whose targets never came) and close."""
         with self.lock:
             self._close()
 
+    def flush(self) -> None:
+        """Write what is buffered now (it is written every FLUSH_SECS anyway)."""
+        with self.lock:
+            self._flush()
+
+    @property
+    def answering(self) -> bool:
+        """The bound stopped this spout: the hook answers `next` itself."""
+        return self.stopped is not None
+
     # -- down -------------------------------------------------------------------------
 
-    def _handshake(self, msg: Any) -> None:
+    def _handshake(self, msg: Any) -> int | None:
         if not isinstance(msg, dict) or not isinstance(msg.get("context"), dict):
             text = f"expected the handshake {{conf, context, pidDir}} first, received {msg!r}"
             raise ConformanceError(text)
@@ -174,42 +222,84 @@ class TraceHook:
         # A spout reads no user component (on Storm it does read the ackers' streams);
         # whether other components are spouts only they can tell.
         sources = context.get("source->stream->grouping") or {}
-        spouts = set() if any(not str(s).startswith("__") for s in sources) \
-            else {self.component}
-        check_faults(faults, self.tasks, spouts, where)
+        self.is_spout = not any(not str(s).startswith("__") for s in sources)
+        check_faults(faults, self.tasks, {self.component} if self.is_spout else set(), where)
         mine = self.tasks.get(self.component, [self.task])
-        index = mine.index(self.task) if self.task in mine else None
+        self.index = mine.index(self.task) if self.task in mine else 0
         self.faults = [f for f in faults if f["component"] == self.component and
-                       f.get("task_index") in (None, index)]
+                       f.get("task_index") in (None, self.index)]
         trace_dir = option(schema.TRACE_DIR)
         self.trace_dir = Path(trace_dir) if trace_dir else None
         exits = [f["after"] for f in self.faults if f["kind"] == "exit"]
         if exits and not self._exited_before():
             self.exit_after = min(exits)
+        if self.is_spout:
+            self._bound(read_option(option(schema.BOUND), dict, f"{schema.BOUND} to be a "
+                                    "mapping", where) or {})
+        base = read_option(option(schema.SEED), int, f"{schema.SEED} to be a whole number",
+                           where)
+        return None if base is None else seed.task_seed(base, self.component, self.index)
+
+    def _bound(self, bound: dict[str, Any]) -> None:
+        counts = (bound.get("counts") or {}).get(self.component)
+        if counts is not None and self.index < len(counts) and counts[self.index] is not None:
+            self.limit = int(counts[self.index])
+        elif bound.get("tuples") is not None:
+            self.limit = int(bound["tuples"])
+        if bound.get("seconds") is not None and counts is None:
+            self.seconds = float(bound["seconds"])
 
     def _exited_before(self) -> bool:
         """An exit fault ends a task once: a restarted task that finds its earlier
         incarnation's exit record in the traces keeps running."""
         if self.trace_dir is None or not self.trace_dir.is_dir():
             return False
-        for path in self.trace_dir.glob(f"{self.component}-{self.task}-*.jsonl"):
-            try:
-                if '"ev":"exit"' in path.read_text(errors="replace"):
-                    return True
-            except OSError:
-                continue
+        for path in self.trace_dir.glob(f"{self.component}-{self.task}-*{tracefile.SUFFIX}"):
+            scan = tracefile.Scan(path)
+            scan.more()
+            if scan.last is not None and scan.last.totals.get(schema.EXIT):
+                return True
         return False
 
-    def _spout_command(self, msg: dict[str, Any]) -> None:
+    def _spout_command(self, msg: dict[str, Any]) -> tuple[list[Any], list[Any]]:
         command = msg.get("command")
-        if command == "ack":
-            self._record(schema.SPOUT_ACK, msg_id=_text(msg.get("id")))
-        elif command == "fail":
-            self._record(schema.SPOUT_FAIL, msg_id=_text(msg.get("id")))
-        elif command == "activate":
-            self._record(schema.ACTIVATE)
-        elif command == "deactivate":
-            self._record(schema.DEACTIVATE)
+        if command == "next":
+            if self.stopped is None and (self.limit is not None or self.seconds is not None):
+                self._maybe_stop()
+            if self.stopped is not None:
+                return [], [SYNC]
+            self.in_next = True
+            return [msg], []
+        code = SPOUT_EVENTS.get(command)
+        if code is not None:
+            now = time.time()
+            if command in ("ack", "fail"):
+                msg_id = canonical(msg.get("id"))
+                self.pending.discard(msg_id)
+                self._add((now, code, msg_id))
+            else:
+                self._add((now, code))
+                if command == "deactivate":
+                    # What a task does last when its topology stops: the process may
+                    # then end at once (os._exit), before the next block.
+                    self._flush()
+            self.active = now
+        return [msg], []
+
+    def _maybe_stop(self) -> None:
+        now = time.time()
+        if self.began is None:
+            self.began = now
+        if self.limit is not None and self.emitted >= self.limit:
+            reason = "tuples"
+        elif self.seconds is not None and now - self.began >= self.seconds:
+            reason = "seconds"
+        else:
+            return
+        self.stopped = {"emits": self.emitted, "reason": reason}
+        self._add((now, STOP, None, None, None, None, None, None, None, None, reason,
+                   {"emits": self.emitted}))
+        self.active = now
 
     def _tuple(self, msg: dict[str, Any]) -> tuple[list[Any], list[Any]]:
         stream = msg.get("stream")
@@ -217,20 +307,25 @@ class TraceHook:
             self._maybe_exit()
             return [msg], []
         tup_id = str(msg.get("id"))
-        self._record(schema.RECV, id=tup_id, src=msg.get("comp"), stream=stream,
-                     src_task=msg.get("task"), values=_text(msg.get("tuple")))
-        self._maybe_exit()
-        if msg.get("comp") == schema.SYSTEM_COMPONENT and stream == schema.TICK_STREAM:
+        now = time.time()
+        src = msg.get("comp")
+        self._add((now, RECV, tup_id, stream, canonical(msg.get("tuple")), src,
+                   msg.get("task")))
+        if src == schema.SYSTEM_COMPONENT and stream == schema.TICK_STREAM:
+            self.ticks.add(tup_id)
+            self._maybe_exit()
             return [msg], []
+        self.active = now
+        self._maybe_exit()
         self.received += 1
         for fault in self.faults:
             kind = fault["kind"]
             if kind == "exit" or self.received % fault["every"]:
                 continue
             if kind == "fail":
-                self._record(schema.FAIL, id=tup_id, injected=True)
+                self._add((now, INJECTED_FAIL, tup_id))
                 return [], [{"command": "fail", "id": msg.get("id")}]
-            self._record(schema.DROP, id=tup_id)
+            self._add((now, DROP, tup_id))
             return [], []
         self.handed += 1
         return [msg], []
@@ -240,8 +335,10 @@ class TraceHook:
         component has had them (in-process, it has processed them)."""
         if self.exit_after is None or self.handed < self.exit_after:
             return
-        self._record(schema.EXIT, reason=f"injected: exit after {self.exit_after} input "
-                     f"tuples")
+        now = time.time()
+        self._add((now, EXIT, None, None, None, None, None, None, None, None,
+                   f"injected: exit after {self.exit_after} input tuples"))
+        self.active = now
         self._close()
         self.exit_process()
 
@@ -250,27 +347,47 @@ class TraceHook:
     def _from_component(self, msg: dict[str, Any]) -> None:
         command = msg.get("command")
         if command == "emit":
-            direct = msg.get("task")
-            record = self._make(schema.EMIT, stream=msg.get("stream") or "default",
-                                values=_text(msg.get("tuple")),
-                                anchors=[str(a) for a in _anchors(msg.get("anchors"))],
-                                direct=direct,
-                                msg_id=_text(msg["id"]) if msg.get("id") is not None else None,
-                                targets=None)
-            if record is None:
-                return
-            if direct is None and msg.get("need_task_ids", True):
-                self.awaiting.append(record)  # written when Storm's side answers
+            self._emit(msg)
+        elif command == "sync":
+            self.in_next = False
+        elif command in ("ack", "fail"):
+            tup_id = str(msg.get("id"))
+            now = time.time()
+            self._add((now, ACK if command == "ack" else FAIL, tup_id))
+            if tup_id in self.ticks:
+                self.ticks.discard(tup_id)
             else:
-                self._write(record)
-        elif command == "ack":
-            self._record(schema.ACK, id=str(msg.get("id")), injected=False)
-        elif command == "fail":
-            self._record(schema.FAIL, id=str(msg.get("id")), injected=False)
+                self.active = now
         elif command == "error":
-            self._record(schema.ERROR, msg=str(msg.get("msg")))
+            now = time.time()
+            self._add((now, ERROR, None, None, None, None, None, None, None, None,
+                       str(msg.get("msg"))))
+            self.active = now
+            self._flush()  # a component that reports an error may be about to die
         elif command is None and "pid" in msg:
             self._open(int(msg["pid"]))
+
+    def _emit(self, msg: dict[str, Any]) -> None:
+        now = time.time()
+        direct = msg.get("task")
+        msg_id = None if msg.get("id") is None else canonical(msg["id"])
+        anchors = msg.get("anchors")
+        if anchors is not None and not isinstance(anchors, list):
+            # Storm accepts one id as well as a list
+            anchors = list(anchors) if isinstance(anchors, tuple) else [anchors]
+        row = [now, EMIT, msg_id, msg.get("stream") or "default", canonical(msg.get("tuple")),
+               None, None, [str(a) for a in anchors] if anchors else [], direct, None]
+        self.active = self.last_emit = now
+        if self.first_emit is None:
+            self.first_emit = now
+        if self.in_next:
+            self.emitted += 1
+        if msg_id is not None and self.is_spout:
+            self.pending.add(msg_id)
+        if direct is None and msg.get("need_task_ids", True):
+            self.awaiting.append(row)  # written when Storm's side answers
+        else:
+            self._add(row)
 
     # -- records ----------------------------------------------------------------------
 
@@ -279,54 +396,60 @@ class TraceHook:
         parts += [f"component {self.component!r}", f"task {self.task}"]
         return ", ".join(parts) + " (tracing hook)"
 
-    def _make(self, ev: str, **fields: Any) -> dict[str, Any] | None:
+    def _add(self, row: Any) -> None:
         if self.trace_dir is None:
-            return None
-        return {"t": time.time(), "seq": None, "ev": ev, "component": self.component,
-                "task": self.task, **fields}
-
-    def _record(self, ev: str, **fields: Any) -> None:
-        record = self._make(ev, **fields)
-        if record is not None:
-            self._write(record)
-
-    def _write(self, record: dict[str, Any] | None) -> None:
-        if record is None:
             return
-        if self.file is None:
-            self.early.append(record)
-            return
-        record["seq"] = self.seq
-        self.seq += 1
-        self.file.write(json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n")
+        self.rows.append(row)
+        if len(self.rows) >= BLOCK_ROWS:
+            self._flush()
 
     def _open(self, pid: int) -> None:
-        if self.trace_dir is None or self.file is not None:
+        if self.trace_dir is None or self.writer is not None:
             return
         self.trace_dir.mkdir(parents=True, exist_ok=True)
-        path = self.trace_dir / schema.trace_file_name(self.component, self.task, pid)
-        # Line-buffered: every record is on disk before the next message, whatever
-        # ends the process.
-        self.file = path.open("a", buffering=1, encoding="utf-8")
+        now = time.time()
+        self.writer = tracefile.Writer(
+            self.trace_dir / tracefile.file_name(self.component, self.task, pid),
+            {"component": self.component, "task": self.task, "pid": pid, "t": now,
+             "spout": self.is_spout, "topology": self.topology, "tasks": self.tasks})
+        self.rows.insert(0, (now, START, None, None, None, None, None, None, None, None, None,
+                             {"pid": pid, "tasks": self.tasks}))
+        self.active = self.active or now
         atexit.register(self.close)
-        early, self.early = self.early, []
-        self._write(self._make(schema.START, pid=pid, tasks=self.tasks))
-        for record in early:
-            self._write(record)
+        threading.Thread(target=self._flusher, name="trace-flush", daemon=True).start()
+
+    def _flusher(self) -> None:
+        while not self.closed.wait(FLUSH_SECS):
+            with self.lock:
+                self._flush()
+
+    def _flush(self) -> None:
+        """Write the records so far as one block (the lock is held)."""
+        if self.writer is None or not self.rows:
+            return
+        rows, self.rows = self.rows, []
+        self.totals.update(map(itemgetter(1), rows))
+        head = {"n": len(rows), "seq": self.seq, "t1": rows[-1][0], "active": self.active,
+                "totals": {tracefile.EVENTS[c]: n for c, n in self.totals.items()},
+                "pending": len(self.pending),
+                "pending_ids": [i.decode() for i in itertools.islice(self.pending,
+                                                                      PENDING_SHOWN)],
+                "first_emit": self.first_emit, "last_emit": self.last_emit,
+                "emitted": self.emitted, "stopped": self.stopped}
+        self.seq += len(rows)
+        self.writer.block(head, rows)
 
     def _close(self) -> None:
         while self.awaiting:
-            self._write(self.awaiting.popleft())
-        if self.file is not None:
-            self.file.flush()
-            self.file.close()
-            self.file = None
-            self.trace_dir = None  # nothing more is written after close
+            self._add(self.awaiting.popleft())
+        self.closed.set()
+        if self.writer is not None:
+            self._flush()
+            self.writer.close()
+            self.writer = None
+        self.trace_dir = None  # nothing more is written after close
 
 
-def _anchors(anchors: Any) -> list[Any]:
-    if anchors is None:
-        return []
-    if isinstance(anchors, (list, tuple)):
-        return list(anchors)
-    return [anchors]  # Storm accepts one id as well as a list
+def _seed_here(task_seed: int | None) -> None:
+    if task_seed is not None:
+        seed.seed_process(task_seed)

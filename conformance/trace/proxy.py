@@ -3,8 +3,9 @@ the component's own process:
 
     python -m heronbridge.conformance.trace.proxy --serializer json -- CMD ARG...
 
-starts CMD as its child, relays the protocol's messages both ways through a `TraceHook`
-and exits with the child's exit code. Storm's side writes to a bolt while the bolt is
+starts CMD as its child once the handshake has come (with the task's seed, see `seed`),
+relays the protocol's messages both ways through a `TraceHook` and exits with the
+child's exit code. Storm's side writes to a bolt while the bolt is
 emitting, so each direction has its own thread. Nothing but protocol messages is ever
 written to stdout.
 """
@@ -18,16 +19,19 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 from heronbridge.runtime.scheduler.processes import die_with_parent
 from heronbridge.shims.storm.protocol import framing
 
 from .. import ConformanceError
+from . import seed
 from .hook import TraceHook
 
 MODULE = "heronbridge.conformance.trace.proxy"
 READ_SIZE = 1 << 16
+IDLE_SECS = 0.005  # after answering a stopped spout's `next`
 
 
 def proxy_argv(argv: list[str], serializer: str,
@@ -46,24 +50,34 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 class Proxy:
+    """The component starts once the handshake has come through the hook: the hook then
+    knows the task, and so the seed its random numbers get (see `seed`). It starts from
+    the main thread, which outlives the relays: the component dies with the thread that
+    started it (PR_SET_PDEATHSIG)."""
+
     def __init__(self, argv: list[str], serializer: str, conf: dict[str, Any]) -> None:
         self.argv = argv
         self.serializer = serializer
         self.out_lock = threading.Lock()  # both directions answer Storm's side
+        self.child: subprocess.Popen[bytes] | None = None
+        self.hook = TraceHook(conf, exit_process=self.kill, seeded=self.start_child)
+
+    def start_child(self, task_seed: int | None) -> None:
+        env = dict(os.environ)
+        if task_seed is not None:
+            env = seed.child_env(task_seed, env)
         try:
             # If the proxy dies, even by SIGKILL, the component goes too.
-            self.child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            self.child = subprocess.Popen(self.argv, stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, env=env,
                                           preexec_fn=die_with_parent())
         except OSError as exc:
-            msg = f"cannot start {' '.join(argv)!r} under the tracing proxy: {exc}"
+            msg = f"cannot start {' '.join(self.argv)!r} under the tracing proxy: {exc}"
             raise ConformanceError(msg) from exc
-        self.hook = TraceHook(conf, exit_process=self.kill)
-        self.to_child = self.child.stdin.fileno()
-        self.from_child = self.child.stdout.fileno()
 
     def kill(self, code: int = 1) -> None:
         """End the component hard, and the proxy with it (non-zero: it did not finish)."""
-        if self.child.poll() is None:
+        if self.child is not None and self.child.poll() is None:
             self.child.kill()
         os._exit(code)
 
@@ -73,20 +87,39 @@ class Proxy:
             with self.out_lock:
                 _write_all(1, data)
 
-    def down(self) -> None:
+    def handshake(self, frames: Any) -> list[Any] | None:
+        """Read up to the handshake and pass it on (the hook starts the component): the
+        messages that came after it, or None when Storm's side went away first."""
+        while True:
+            chunk = os.read(0, READ_SIZE)
+            if not chunk:
+                return None
+            msgs = frames.feed(chunk)
+            if msgs:
+                break
+        self._down(msgs[0], frames)
+        return msgs[1:]
+
+    def _down(self, msg: Any, frames: Any) -> None:
+        mine, back = self.hook.down(msg)
+        if mine:
+            _write_all(self.child.stdin.fileno(), b"".join(frames.encode(m) for m in mine))
+        self._to_storm(back, frames.encode)
+        if back and not mine and self.hook.answering:
+            time.sleep(IDLE_SECS)  # as a spout with nothing to emit would
+
+    def down(self, frames: Any, early: list[Any]) -> None:
         """Storm's side -> the component. EOF closes the component's stdin, as Storm's
         side going away would."""
-        frames = framing(self.serializer)
         try:
+            for msg in early:
+                self._down(msg, frames)
             while True:
                 chunk = os.read(0, READ_SIZE)
                 if not chunk:
                     break
                 for msg in frames.feed(chunk):
-                    mine, back = self.hook.down(msg)
-                    if mine:
-                        _write_all(self.to_child, b"".join(frames.encode(m) for m in mine))
-                    self._to_storm(back, frames.encode)
+                    self._down(msg, frames)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the component went away; the other direction sees it end
         except Exception as exc:
@@ -100,9 +133,10 @@ class Proxy:
     def up(self) -> None:
         """The component -> Storm's side; returns when the component closes its stdout."""
         frames = framing(self.serializer)
+        from_child = self.child.stdout.fileno()
         try:
             while True:
-                chunk = os.read(self.from_child, READ_SIZE)
+                chunk = os.read(from_child, READ_SIZE)
                 if not chunk:
                     return
                 for msg in frames.feed(chunk):
@@ -125,7 +159,15 @@ class Proxy:
             self.kill(128 + signum)
 
         signal.signal(signal.SIGTERM, on_term)
-        threading.Thread(target=self.down, name="proxy-down", daemon=True).start()
+        frames = framing(self.serializer)
+        try:
+            early = self.handshake(frames)
+        except Exception as exc:
+            self._fail(exc)
+        if early is None:
+            return 1  # Storm's side went away before the handshake
+        threading.Thread(target=self.down, args=(frames, early), name="proxy-down",
+                         daemon=True).start()
         up = threading.Thread(target=self.up, name="proxy-up", daemon=True)
         up.start()
         up.join()
@@ -147,11 +189,7 @@ def main(args: list[str] | None = None) -> int:
         conf = json.loads(opts.conf)
     except json.JSONDecodeError:
         parser.error(f"--conf: expected a JSON object, received {opts.conf!r}")
-    try:
-        return Proxy(argv, opts.serializer, conf).run()
-    except ConformanceError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 1
+    return Proxy(argv, opts.serializer, conf).run()
 
 
 if __name__ == "__main__":

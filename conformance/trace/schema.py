@@ -1,9 +1,8 @@
 """What a trace holds: the files, the records and the options that steer the hook.
 
-Layout: `<run dir>/<system>/traces/<component>-<task>-<pid>.jsonl`, one file per task
-process (a restarted task starts a new file), with `<system>` `storm` or `runtime`.
-
-Every record is one JSON object on one line with these keys:
+Layout: `<run dir>/<system>/traces/<component>-<task>-<pid>.trace`, one file per task
+process (a restarted task starts a new file), with `<system>` `storm` or `runtime`, in
+the binary format `tracefile` describes. Every record has these keys:
 
     t          wall-clock seconds (time.time()) when the hook saw the message
     seq        position in this file, from 0
@@ -31,12 +30,17 @@ and, per event:
     error        the component reported an error: msg
     drop         an injected fault swallowed an input tuple: id
     exit         an injected fault is about to end the component's process: reason
+    stop         the run's bound stopped a spout task: from now on the hook answers
+                 Storm's side's `next` itself: emits (from next_tuple, so far), reason
+                 ("tuples" or "seconds")
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+import msgspec
 
 STORM = "storm"
 RUNTIME = "runtime"
@@ -50,6 +54,14 @@ TRACE_DIR = "heronbridge.conformance.trace.dir"  # where this system's trace fil
 # "kind": "fail" | "drop" | "exit", "every": n (fail, drop: the n-th, 2n-th ... input
 # tuple) or "after": n (exit: once n input tuples have been handed to the component)}.
 FAULTS = "heronbridge.conformance.faults"
+# How long each spout task is asked for tuples: {"tuples": n or null (emits from
+# next_tuple), "seconds": s or null (from its first next_tuple), "counts": {component:
+# [emits per task index]} or null (an earlier run's own stops, which win)}.
+BOUND = "heronbridge.conformance.bound"
+# Python's random (and numpy's, where imported) is seeded per task with a seed made
+# from this number, the component and the task's index: the same on both systems.
+# null: not seeded.
+SEED = "heronbridge.conformance.seed"
 
 # Events.
 START = "start"
@@ -64,17 +76,26 @@ DEACTIVATE = "deactivate"
 ERROR = "error"
 DROP = "drop"
 EXIT = "exit"
+STOP = "stop"
 
 SYSTEM_COMPONENT = "__system"
 TICK_STREAM = "__tick"
 HEARTBEAT_STREAM = "__heartbeat"
 
 
+_canonical = msgspec.json.Encoder(order="sorted").encode
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The one text for a value on both systems, as UTF-8: after the multilang JSON
+    round trip, equal values give equal text (Storm's maps lose key order, so keys are
+    sorted). A value JSON cannot hold as it is (keys that are not strings, objects only
+    an in-process component could emit) is taken as JSON would carry it."""
+    try:
+        return _canonical(value)
+    except (TypeError, ValueError, OverflowError):
+        return _canonical(json.loads(json.dumps(value, default=repr)))
+
+
 def canonical(value: Any) -> str:
-    """The one text for a value on both systems: after the multilang JSON round trip,
-    equal values give equal text (Storm's maps lose key order, so keys are sorted)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def trace_file_name(component: str, task: int, pid: int) -> str:
-    return f"{component}-{task}-{pid}.jsonl"
+    return canonical_bytes(value).decode()

@@ -83,8 +83,9 @@ def test_a_heronpy_project_refuses_multilang_and_reports_import_errors(tmp_path)
 
 def traced_run(path: Path, root: Path) -> list[dict]:
     """Run a project until every number has its last spout callback; its trace records."""
-    from testkit import Running, read_jsonl, wait_until
+    from testkit import Running, wait_until
 
+    from heronbridge.conformance.trace import tracefile
     from heronbridge.conformance.trace.hook import HOOK_PATH
     from heronbridge.conformance.trace.schema import TRACE_DIR
     from heronbridge.runtime.scheduler import Home
@@ -98,7 +99,7 @@ def traced_run(path: Path, root: Path) -> list[dict]:
                            "resources")
 
     def records() -> list[dict]:
-        return sorted((r for rows in read_jsonl(traces).values() for r in rows),
+        return sorted((r for path in tracefile.files(traces) for r in tracefile.read(path)),
                       key=lambda r: (r["t"], r["seq"]))
 
     def settled() -> bool:

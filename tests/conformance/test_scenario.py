@@ -46,6 +46,9 @@ checks: [parity, delivery]
 delivery: strict
 divergences:
   - {check: parity, subject: "b/*", reason: timing, system: storm}
+tuples: 500
+seconds: 20
+seed: 4
 timeout: 60
 quiet: 2
 """))
@@ -59,6 +62,8 @@ quiet: 2
     assert s.delivery == "strict"
     assert s.divergences == [scenarios.Divergence("parity", "b/*", "timing", "storm")]
     assert (s.timeout, s.quiet) == (60.0, 2.0)
+    assert (s.tuples, s.seconds, s.seed) == (500, 20.0, 4)
+    assert s.bound() == {"tuples": 500, "seconds": 20.0} and s.bounded
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -77,6 +82,10 @@ quiet: 2
     ("project: p\nmigrated: {divergences: [{check: run, reason: r}]}\n", "marker: HBnnn"),
     ("project: p\nmigrated: {known: []}\n", "'divergences'"),
     ("project: [\n", "not valid YAML"),
+    ("project: p\ntuples: -1\n", "tuples: a whole number >= 0"),
+    ("project: p\ntuples: 2.5\n", "tuples: a whole number >= 0"),
+    ("project: p\nseconds: soon\n", "seconds: a number >= 0"),
+    ("project: p\nseed: lucky\n", "seed: a whole number, or false"),
 ])
 def test_a_bad_scenario_is_refused_with_what_was_expected(tmp_path, text, expected):
     path = write(tmp_path, text)
@@ -89,6 +98,19 @@ def test_the_default_scenario_is_the_project_as_it_is(tmp_path):
     s = scenarios.default(tmp_path, "wc")
     assert (s.project, s.topology, s.faults, s.checks, s.name) == \
         (tmp_path.resolve(), "wc", [], None, "wc")
+    # bounded and seeded unless told otherwise
+    assert (s.tuples, s.seconds, s.seed) == (scenarios.DEFAULT_TUPLES, None, 0)
+
+
+def test_the_command_line_s_bound_overrides_the_scenario_s(tmp_path):
+    s = scenarios.load(write(tmp_path, "project: p\ntuples: 0\nseed: false\n"))
+    assert (s.tuples, s.seed, s.bounded) == (None, None, False)
+    assert scenarios.bounded(s, 100, None).tuples == 100
+    both = scenarios.bounded(scenarios.default(tmp_path), 0, 2.5)
+    assert (both.tuples, both.seconds) == (None, 2.5)
+    assert scenarios.bounded(s).tuples is None
+    with pytest.raises(ConformanceError, match="--tuples: a whole number >= 0"):
+        scenarios.bounded(s, -3)
 
 
 @pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd", "data/../../x", "a/../b"])

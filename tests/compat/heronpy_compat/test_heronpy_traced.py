@@ -9,6 +9,7 @@ import pytest
 from heronpy_kit import Hosted, build_plan
 from hp_components import JudgeBolt, NumberSpout
 
+from heronbridge.conformance.trace import tracefile
 from heronbridge.conformance.trace.hook import HOOK_PATH
 from heronbridge.conformance.trace.schema import FAULTS, TRACE_DIR
 from heronbridge.runtime.api.tuple import tick_tuple
@@ -34,9 +35,10 @@ def traced(tmp_path, faults=None):
         TRACE_DIR: str(tmp_path), FAULTS: json.dumps(faults or [])})
 
 
-def records(tmp_path, component):
-    (path,) = tmp_path.glob(f"{component}-*.jsonl")
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
+def records(hosted, tmp_path, component):
+    hosted.host.tracer.hook.flush()  # the hook writes its records in blocks
+    (path,) = tmp_path.glob(f"{component}-*{tracefile.SUFFIX}")
+    rows = list(tracefile.read(path))
     for row in rows:
         assert set(row) == COMMON | SHAPES[row["ev"]], row
     return rows
@@ -47,7 +49,7 @@ def test_a_traced_bolt_records_what_it_received_emitted_acked_and_failed(tmp_pat
     for n in (1, 3):
         bolt.receive("numbers", [n, f"k{n}"], root=10 + n, edge=n)
     bolt.host.execute(tick_tuple(1))
-    rows = records(tmp_path, "judge")
+    rows = records(bolt, tmp_path, "judge")
     assert [r["ev"] for r in rows] == ["start", "recv", "emit", "ack", "recv", "emit", "fail",
                                        "recv"]
     start, recv, emit, ack = rows[:4]
@@ -70,7 +72,7 @@ def test_an_injected_fail_reaches_the_runtime_and_the_bolt_never_sees_the_tuple(
                   "judge")
     for n in (1, 2, 4):
         bolt.receive("numbers", [n, "k"], root=n, edge=n)
-    rows = records(tmp_path, "judge")
+    rows = records(bolt, tmp_path, "judge")
     assert [(r["ev"], r.get("injected")) for r in rows if r["ev"] in ("ack", "fail")] == \
         [("ack", False), ("fail", True), ("ack", False)]
     assert bolt.settled()["fail"] == [2]
@@ -85,7 +87,7 @@ def test_a_traced_spout_records_commands_emits_and_callbacks(tmp_path):
     spout.host.ack(0)
     spout.host.fail(1)
     spout.host.deactivate()
-    rows = records(tmp_path, "numbers")
+    rows = records(spout, tmp_path, "numbers")
     assert [r["ev"] for r in rows] == ["start", "activate", "emit", "emit", "spout_ack",
                                        "spout_fail", "deactivate"]
     emit = rows[2]
@@ -99,7 +101,7 @@ def test_a_traced_spout_records_commands_emits_and_callbacks(tmp_path):
 def test_need_task_ids_go_through_the_hook_as_the_targets_of_the_emit(tmp_path):
     spout = Hosted(traced(tmp_path), "numbers")
     assert spout.user.emit([5, "k0"], tup_id=5, need_task_ids=True) == [2]
-    emit = [r for r in records(tmp_path, "numbers") if r["ev"] == "emit"][-1]
+    emit = [r for r in records(spout, tmp_path, "numbers") if r["ev"] == "emit"][-1]
     assert emit["targets"] == [2]
 
 
@@ -108,5 +110,5 @@ def test_a_component_error_is_reported_through_the_hook_before_the_task_dies(tmp
     bolt.user.process = lambda tup: 1 / 0
     with pytest.raises(ZeroDivisionError):
         bolt.receive("numbers", [1, "k1"])
-    error = records(tmp_path, "judge")[-1]
+    error = records(bolt, tmp_path, "judge")[-1]
     assert error["ev"] == "error" and "ZeroDivisionError" in error["msg"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from heronbridge.conformance.scenario import Divergence, Scenario
-from heronbridge.conformance.trace import schema
+from heronbridge.conformance.trace import schema, tracefile
 
 WORDS = ("the quick brown fox jumps over the lazy dog while the dog sleeps and the fox "
          "runs over a hill of the old town").split()
@@ -168,9 +168,11 @@ def write(run_dir: Path, *runs: Run, reliable: bool = True,
             files.setdefault((record["component"], record["task"], pid), []).append(
                 {k: v for k, v in record.items() if not k.startswith("_")})
         for (component, task, pid), records in files.items():
-            lines = [json.dumps({**r, "seq": seq}) for seq, r in enumerate(records)]
-            name = schema.trace_file_name(component, task, pid)
-            (folder / name).write_text("\n".join(lines) + "\n")
+            start = next((r for r in records if r["ev"] == schema.START), {})
+            head = {"component": component, "task": task, "pid": pid,
+                    "t": records[0]["t"], "tasks": start.get("tasks", {})}
+            tracefile.write_records(folder / tracefile.file_name(component, task, pid),
+                                    head, records, block_rows=7)
     return run_dir
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from synthetic_runs import WORDS, Run, scenario, simulate, write
 
+from heronbridge.conformance import inputs
 from heronbridge.conformance.analysis import (
     FAIL,
     INFO,
@@ -21,7 +22,7 @@ from heronbridge.conformance.analysis import (
     analyse,
 )
 from heronbridge.conformance.scenario import CHECKS, Divergence
-from heronbridge.conformance.trace import schema
+from heronbridge.conformance.trace import schema, tracefile
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 
@@ -321,15 +322,15 @@ def test_checks_the_scenario_leaves_out_yield_nothing(tmp_path, spark):
     assert result.ok
 
 
-def test_unreadable_lines_fail_unless_a_fault_killed_a_process(tmp_path, spark):
+def test_unreadable_blocks_fail_unless_a_fault_killed_a_process(tmp_path, spark):
     write(tmp_path, simulate(schema.STORM), simulate(schema.RUNTIME))
     victim = next((tmp_path / schema.RUNTIME / schema.TRACES).glob("sink-*"))
-    with victim.open("a") as out:
-        out.write('{"t": 1700000000.5, "seq": 99, "ev": "re')
+    with victim.open("ab") as out:  # a block cut short, as by a process killed mid-write
+        out.write(tracefile.FRAME.pack(4, 100) + b"\x80\x90\x91\x00")
     result = analyse(tmp_path, scenario(), spark=spark)
 
     verdict = one(result, "parity", "trace files")
-    assert (verdict.verdict, verdict.runtime) == (FAIL, "1 unreadable lines")
+    assert (verdict.verdict, verdict.runtime) == (FAIL, "1 unreadable blocks")
     assert failing(result) == [("parity", "trace files")]
     killed = [{"component": "sink", "task_index": 0, "kind": "exit", "after": 3}]
     assert one(analyse(tmp_path, scenario(faults=killed), spark=spark),
@@ -359,3 +360,31 @@ def test_an_example_sized_run_takes_seconds(tmp_path, spark):
     assert result.ok, failing(result)
     assert result.stats[schema.STORM].tuples == 8 * len(WORDS) * 8
     assert took < 30
+
+
+def test_a_spout_that_reads_the_clock_falls_back_to_the_checks_that_hold_anyway(tmp_path,
+                                                                                 spark):
+    other = [w if i % 5 else "clock" for i, w in enumerate(WORDS)]
+    write(tmp_path, simulate(schema.STORM), simulate(schema.RUNTIME, other))
+    inputs.write(tmp_path, {"words": ["time.time() (spouts/words.py:9)"]})
+    result = analyse(tmp_path, scenario(), spark=spark)
+
+    assert result.ok, failing(result)
+    parity = {v.subject: v for v in result.verdicts if v.check == "parity"}
+    assert {v.verdict for v in parity.values()} == {INFO}
+    assert "words's code reads time.time() (spouts/words.py:9)" in \
+        parity["words/default"].detail
+    assert "input comes from a spout whose output cannot be repeated (words)" in \
+        parity["counter/default"].detail
+    assert one(result, "grouping", "words -> counter (fields word)").verdict == PASS
+    assert one(result, "delivery", "words").verdict == PASS
+    assert [n for n in result.notes if "cannot be repeated" in n] == [
+        "words emitted different values on the two systems, and its code reads time.time() "
+        "(spouts/words.py:9): its input cannot be repeated, so parity is not judged for "
+        "counter, every, router, sink, spread, tally, total, words; grouping, delivery and "
+        "order are (they hold whatever the input)"]
+
+    inputs.write(tmp_path, {"words": []})  # nothing explains it: parity fails
+    strict = analyse(tmp_path, scenario(), spark=spark)
+    assert ("parity", "words/default") in failing(strict)
+    assert "reads no clock or outside source" in one(strict, "parity", "words/default").detail

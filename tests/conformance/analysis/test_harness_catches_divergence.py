@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 HERE = Path(__file__).resolve().parent
 SCENARIO = Scenario(name="wordcount", project=HERE.parents[2] / "examples" / "storm_topologies"
                     / "wordcount", config={"topology.message.timeout.secs": 5},
-                    quiet=3.0, timeout=150.0)
+                    tuples=2000, quiet=3.0, timeout=150.0)
 FIELDS = "word_spout -> count_bolt (fields word)"
 
 

@@ -16,7 +16,7 @@ from testkit import storm_leftovers
 from heronbridge.compat.streamparse import load_project
 from heronbridge.conformance.scenario import Scenario
 from heronbridge.conformance.storm import run_on_storm, traps
-from heronbridge.conformance.trace import schema
+from heronbridge.conformance.trace import schema, tracefile
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 
@@ -32,8 +32,8 @@ def storm_run(project_dir: Path, run_dir: Path, install, **kw):
 
 
 def traces(run_dir: Path) -> list[dict]:
-    return [json.loads(line) for path in sorted((run_dir / "storm" / "traces").glob("*.jsonl"))
-            for line in path.read_text().splitlines() if line.strip()]
+    return [r for path in tracefile.files(run_dir / "storm" / "traces")
+            for r in tracefile.read(path)]
 
 
 def component_pids(records: list[dict]) -> set[int]:
@@ -42,7 +42,8 @@ def component_pids(records: list[dict]) -> set[int]:
 
 def test_wordcount_is_traced_on_every_component_and_ends_by_its_traces(
         tmp_path, storm_install):
-    scenario, run = storm_run(EXAMPLES / "wordcount", tmp_path, storm_install)
+    scenario, run = storm_run(EXAMPLES / "wordcount", tmp_path, storm_install,
+                              options={"wordcount.rounds": 1})
     assert run.finished, run.explanation
     assert run.snapshot.done(scenario.quiet)
     assert run.explanation == "" and run.trap is None

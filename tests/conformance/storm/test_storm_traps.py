@@ -117,14 +117,18 @@ def test_the_log_watch_ignores_a_clean_log(tmp_path):
 
 
 def test_an_injected_exit_is_the_scenarios_doing(tmp_path):
-    from heronbridge.conformance.storm.run import injected_exits
+    from heronbridge.conformance.trace import tracefile
+    from heronbridge.conformance.trace.progress import Progress
 
-    (tmp_path / "checker-2-4242.jsonl").write_text(
-        '{"t":1.0,"seq":0,"ev":"start","component":"checker","task":2,"pid":4242,"tasks":{}}\n'
-        '{"t":2.0,"seq":1,"ev":"exit","component":"checker","task":2,"reason":"injected"}\n')
-    (tmp_path / "numbers-3-4243.jsonl").write_text(
-        '{"t":1.0,"seq":0,"ev":"start","component":"numbers","task":3,"pid":4243,"tasks":{}}\n')
-    exits = injected_exits(tmp_path)
+    def trace(component: str, task: int, pid: int, *records: dict) -> None:
+        tracefile.write_records(tmp_path / tracefile.file_name(component, task, pid),
+                                {"component": component, "task": task, "pid": pid,
+                                 "t": 1.0}, list(records))
+
+    trace("checker", 2, 4242, {"t": 1.0, "ev": "start", "pid": 4242, "tasks": {}},
+          {"t": 2.0, "ev": "exit", "reason": "injected"})
+    trace("numbers", 3, 4243, {"t": 1.0, "ev": "start", "pid": 4243, "tasks": {}})
+    exits = Progress(tmp_path).exits()
     assert exits == [("checker", 2)]
     death = traps.diagnose(log("bolt_raised.log"), None, "2.8.3")
     trap = traps.injected_exit(exits, death)

@@ -8,11 +8,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from testkit import read_jsonl
 
 from heronbridge.conformance import ConformanceError, plan_file
 from heronbridge.conformance.runtime_side import RuntimeTimeout, run_on_runtime
 from heronbridge.conformance.scenario import Scenario
+from heronbridge.conformance.trace import tracefile
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +27,7 @@ def scenario(count: int, faults: list | None = None, **kw) -> Scenario:
 
 
 def events(traces: Path) -> list[dict]:
-    return sorted((r for rows in read_jsonl(traces).values() for r in rows),
+    return sorted((r for path in tracefile.files(traces) for r in tracefile.read(path)),
                   key=lambda r: r["t"])
 
 
@@ -60,7 +60,7 @@ def test_every_number_is_traced_as_the_topology_handled_it(tmp_path, multilang):
     starts = of(records, "numbers", "start") + of(records, "checker", "start")
     assert len(starts) == 2 and all(r["tasks"]["__acker"] == [1] for r in starts)
     assert {p.name for p in run.traces.iterdir()} == \
-        {f"{r['component']}-{r['task']}-{r['pid']}.jsonl" for r in starts}
+        {tracefile.file_name(r["component"], r["task"], r["pid"]) for r in starts}
     # The README's rule: multiples of 31 fail four times (then the spout gives up),
     # other multiples of 7 fail once, everything else is acked at once.
     expected = {n: ["emit", "spout_fail"] * 4 if n % 31 == 0 else
@@ -108,7 +108,7 @@ def test_an_exit_fault_restarts_the_task_once_with_a_new_trace_file(tmp_path):
     assert len(exits) == 1 and run.snapshot.exits == 1
     starts = of(records, "checker", "start")
     assert len(starts) == 2 and starts[0]["pid"] != starts[1]["pid"]
-    assert len(list(run.traces.glob("checker-*.jsonl"))) == 2
+    assert len(list(run.traces.glob(f"checker-*{tracefile.SUFFIX}"))) == 2
     # the first process handled twelve tuples, then took one more and ended
     first = [r for r in of(records, "checker", "recv") if r["t"] <= exits[0]["t"]]
     assert len(first) == 13
@@ -130,3 +130,19 @@ def test_a_fault_on_a_spout_is_refused_before_anything_runs(tmp_path):
         run_on_runtime(PROJECT, scenario(5, [{"component": "numbers", "kind": "fail",
                                                "every": 2}]), tmp_path)
     assert not (tmp_path / "runtime" / "home").exists()
+
+
+def test_a_bound_stops_the_spout_and_the_run_drains(tmp_path):
+    run = run_on_runtime(PROJECT, scenario(10_000, tuples=25), tmp_path)
+    assert run.finished and run.snapshot.stopped == run.snapshot.spout_tasks == 1
+    records = events(run.traces)
+    (stop,) = of(records, "numbers", "stop")
+    assert (stop["emits"], stop["reason"]) == (25, "tuples")
+    assert set(spout_story(records)) == set(range(25))  # then replays only, and settled
+
+
+def test_a_time_limit_with_spouts_still_emitting_says_how_to_bound_the_run(tmp_path):
+    with pytest.raises(RuntimeTimeout) as err:
+        run_on_runtime(PROJECT, scenario(10**9, tuples=None, timeout=8), tmp_path)
+    text = str(err.value)
+    assert "spouts were still emitting" in text and "--tuples N" in text

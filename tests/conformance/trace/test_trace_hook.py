@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from heronbridge.conformance import ConformanceError
-from heronbridge.conformance.trace import schema
+from heronbridge.conformance.trace import schema, seed, tracefile
 from heronbridge.conformance.trace.hook import TraceHook
 
 TASKS = {"__acker": [1], "counter": [2, 3], "spout": [4]}
@@ -54,8 +54,11 @@ def started(tmp_path: Path, hs: dict, faults: list | None = None, **kw) -> Trace
     return hook
 
 
-def records(tmp_path: Path, name: str) -> list[dict]:
-    return [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
+def records(hook: TraceHook, folder: Path, name: str) -> list[dict]:
+    """The records of trace file `name` (without its suffix), once `hook` has written
+    what it holds."""
+    hook.flush()
+    return list(tracefile.read(folder / f"{name}{tracefile.SUFFIX}"))
 
 
 def test_bolt_messages_become_records_and_pass_through_unchanged(tmp_path):
@@ -78,7 +81,7 @@ def test_bolt_messages_become_records_and_pass_through_unchanged(tmp_path):
     hook.up({"command": "fail", "id": "99"})
     hook.up({"command": "log", "msg": "hello", "level": 2})
     hook.up({"command": "error", "msg": "boom"})
-    got = records(tmp_path, f"counter-3-{PID}.jsonl")
+    got = records(hook, tmp_path, f"counter-3-{PID}")
     assert [r["seq"] for r in got] == list(range(len(got)))
     assert all(r["component"] == "counter" and r["task"] == 3 for r in got)
     strip = [{k: v for k, v in r.items() if k not in ("t", "seq", "component", "task")}
@@ -111,7 +114,7 @@ def test_task_id_replies_go_to_the_emits_that_asked_in_order(tmp_path):
         hook.up({"command": "emit", "tuple": [n], "anchors": []})
     for targets in ([2], [3], [2, 3]):
         hook.down(targets)
-    emits = [r for r in records(tmp_path, f"counter-2-{PID}.jsonl") if r["ev"] == "emit"]
+    emits = [r for r in records(hook, tmp_path, f"counter-2-{PID}") if r["ev"] == "emit"]
     assert [(r["values"], r["targets"]) for r in emits] == \
         [("[0]", [2]), ("[1]", [3]), ("[2]", [2, 3])]
 
@@ -128,7 +131,7 @@ def test_spout_commands_and_reliable_emits(tmp_path):
     hook.down({"command": "ack", "id": 7})
     hook.down({"command": "fail", "id": {"k": ["v"]}})
     hook.down({"command": "deactivate", "id": ""})
-    got = records(tmp_path, f"spout-4-{PID}.jsonl")
+    got = records(hook, tmp_path, f"spout-4-{PID}")
     assert [(r["ev"], r.get("msg_id"), r.get("targets")) for r in got] == [
         ("start", None, None), ("activate", None, None), ("emit", "7", None),
         ("emit", '{"k":["v"]}', [2]), ("emit", None, None), ("spout_ack", "7", None),
@@ -142,7 +145,7 @@ def test_options_missing_from_the_handshake_come_from_the_hook_conf(tmp_path):
     hook.down(handshake("counter", 2))
     hook.up({"pid": 5})
     assert hook.down(tup("1", [1])) == ([], [])
-    assert [r["ev"] for r in records(tmp_path, "counter-2-5.jsonl")] == \
+    assert [r["ev"] for r in records(hook, tmp_path, "counter-2-5")] == \
         ["start", "recv", "drop"]
 
 
@@ -157,7 +160,7 @@ def test_fail_fault_fails_every_nth_input_tuple_ticks_and_heartbeats_aside(tmp_p
             back += answer
     assert [m for m in delivered if not m.startswith(("t", "-"))] == ["1", "2", "4", "5", "7"]
     assert back == [{"command": "fail", "id": "3"}, {"command": "fail", "id": "6"}]
-    got = records(tmp_path, f"counter-2-{PID}.jsonl")
+    got = records(hook, tmp_path, f"counter-2-{PID}")
     injected = [(r["ev"], r["id"]) for r in got if r.get("injected")]
     assert injected == [("fail", "3"), ("fail", "6")]
     evs = [(r["ev"], r.get("id")) for r in got]
@@ -170,7 +173,7 @@ def test_drop_fault_swallows_every_nth_and_answers_nothing(tmp_path):
     results = [hook.down(tup(str(n), [n])) for n in range(1, 5)]
     assert [len(mine) for mine, _ in results] == [1, 0, 1, 0]
     assert all(back == [] for _, back in results)
-    got = records(tmp_path, f"counter-2-{PID}.jsonl")
+    got = records(hook, tmp_path, f"counter-2-{PID}")
     assert [(r["ev"], r.get("id")) for r in got if r["ev"] in ("recv", "drop")] == \
         [("recv", "1"), ("recv", "2"), ("drop", "2"), ("recv", "3"), ("recv", "4"),
          ("drop", "4")]
@@ -203,7 +206,7 @@ def test_exit_fault_records_flushes_and_ends_the_process_once_per_task(tmp_path)
     assert calls == []
     with pytest.raises(Exited):
         hook.down(HEARTBEAT)
-    got = records(tmp_path, f"counter-2-{PID}.jsonl")
+    got = records(hook, tmp_path, f"counter-2-{PID}")
     assert [r["ev"] for r in got] == ["start", "recv", "recv", "exit", "emit"]
     assert got[-1]["targets"] is None
     # the restarted task (a new process) keeps running
@@ -225,7 +228,7 @@ def test_exit_fault_counts_tuples_handed_on_and_records_the_one_that_ends_it(tmp
         hook.down(tup(str(n), [n]))
     with pytest.raises(Exited):
         hook.down(tup("4", [4]))
-    got = records(tmp_path, f"counter-2-{PID}.jsonl")
+    got = records(hook, tmp_path, f"counter-2-{PID}")
     assert [(r["ev"], r.get("id")) for r in got][-2:] == [("recv", "4"), ("exit", None)]
 
 
@@ -267,10 +270,11 @@ def test_faults_given_as_json_text_in_the_handshake_conf(tmp_path):
     hook.down(handshake("counter", 2, {schema.FAULTS: faults, schema.TRACE_DIR: str(tmp_path)}))
     hook.up({"pid": 3})
     assert hook.down(tup("1", [1])) == ([], [])
-    assert (tmp_path / "counter-2-3.jsonl").is_file()
+    hook.flush()
+    assert (tmp_path / f"counter-2-3{tracefile.SUFFIX}").is_file()
 
 
-def test_two_threads_emitting_at_once_leave_whole_ordered_lines(tmp_path):
+def test_two_threads_emitting_at_once_leave_whole_ordered_records(tmp_path):
     hook = started(tmp_path, handshake("counter", 2))
     per_thread = 500
 
@@ -283,8 +287,109 @@ def test_two_threads_emitting_at_once_leave_whole_ordered_lines(tmp_path):
         t.start()
     for t in threads:
         t.join()
-    got = records(tmp_path, f"counter-2-{PID}.jsonl")
+    got = records(hook, tmp_path, f"counter-2-{PID}")
     assert [r["seq"] for r in got] == list(range(2 * per_thread + 1))
     values = [json.loads(r["values"]) for r in got[1:]]
     for name in "ab":
         assert [v[1] for v in values if v[0] == name] == list(range(per_thread))
+
+
+NEXT = {"command": "next", "id": ""}
+SYNC = {"command": "sync"}
+
+
+def next_tuple(hook: TraceHook, *emits: int) -> tuple[list, list]:
+    """One `next` as Storm's side sends it; the spout (if asked) emits `emits`."""
+    mine, back = hook.down(NEXT)
+    if mine:
+        for n in emits:
+            hook.up({"command": "emit", "tuple": [n], "id": n, "need_task_ids": False})
+        hook.up(SYNC)
+    return mine, back
+
+
+def test_a_spout_is_stopped_after_its_bound_and_still_replays(tmp_path):
+    hook = started(tmp_path, spout_handshake({schema.BOUND: {"tuples": 3}}))
+    assert next_tuple(hook, 0, 1) == ([NEXT], [])
+    hook.down({"command": "fail", "id": 0})  # a replay is no new emit
+    hook.up({"command": "emit", "tuple": [0], "id": 0, "need_task_ids": False})
+    hook.up(SYNC)
+    assert next_tuple(hook, 2, 3) == ([NEXT], [])  # the call that passes the bound ends
+    assert next_tuple(hook) == ([], [SYNC])  # from now on the hook answers
+    assert next_tuple(hook) == ([], [SYNC])
+    assert hook.answering
+    hook.down({"command": "ack", "id": 3})
+    got = records(hook, tmp_path, f"spout-4-{PID}")
+    assert [(r["ev"], r.get("emits"), r.get("reason")) for r in got
+            if r["ev"] in ("stop", "spout_ack")] == [("stop", 4, "tuples"),
+                                                     ("spout_ack", None, None)]
+    assert sum(r["ev"] == "emit" for r in got) == 5
+
+
+def test_a_spout_is_stopped_after_its_seconds(tmp_path, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("heronbridge.conformance.trace.hook.time.time", lambda: clock[0])
+    hook = started(tmp_path, spout_handshake({schema.BOUND: {"seconds": 2}}))
+    assert next_tuple(hook, 0) == ([NEXT], [])
+    clock[0] += 1.5
+    assert next_tuple(hook, 1) == ([NEXT], [])
+    clock[0] += 1
+    assert next_tuple(hook) == ([], [SYNC])
+    stop = [r for r in records(hook, tmp_path, f"spout-4-{PID}") if r["ev"] == "stop"]
+    assert [(r["emits"], r["reason"]) for r in stop] == [(2, "seconds")]
+
+
+def test_counts_from_an_earlier_run_bound_each_task_by_its_index(tmp_path):
+    bound = {"seconds": 1, "counts": {"counter": [None, 1]}}
+    hooks = [started(tmp_path / str(task), handshake("counter", task, {schema.BOUND: bound},
+                                                     {}))
+             for task in (2, 3)]
+    for hook in hooks:
+        for n in range(3):
+            next_tuple(hook, n)
+    assert [h.answering for h in hooks] == [False, True]  # index 0: no count, no seconds
+
+
+def test_bolts_are_never_bounded(tmp_path):
+    hook = started(tmp_path, handshake("counter", 2, {schema.BOUND: {"tuples": 1}}))
+    for n in range(3):
+        assert hook.down(tup(str(n), [n]))[0]
+        hook.up({"command": "emit", "tuple": [n], "anchors": [str(n)], "need_task_ids": False})
+    assert not hook.answering
+
+
+def test_each_task_gets_its_seed_from_its_index_before_the_component_sees_the_handshake(
+        tmp_path):
+    seen = []
+    for task in (2, 3):
+        hook = TraceHook({schema.TRACE_DIR: str(tmp_path), schema.SEED: 7},
+                         seeded=seen.append)
+        hook.down(handshake("counter", task))
+    assert seen == [seed.task_seed(7, "counter", 0), seed.task_seed(7, "counter", 1)]
+    assert len(set(seen)) == 2
+    unseeded = []
+    TraceHook({}, seeded=unseeded.append).down(handshake("counter", 2))
+    assert unseeded == [None]
+
+
+def test_in_process_the_hook_seeds_random(tmp_path):
+    import random
+
+    TraceHook({schema.SEED: 3}).down(handshake("counter", 3))
+    drawn = [random.random() for _ in range(3)]
+    random.seed(seed.task_seed(3, "counter", 1))
+    assert drawn == [random.random() for _ in range(3)]
+
+
+def test_block_heads_sum_the_task_up_for_progress(tmp_path):
+    hook = started(tmp_path, spout_handshake())
+    next_tuple(hook, 1, 2, 3)
+    hook.down({"command": "ack", "id": 2})
+    hook.flush()
+    scan = tracefile.Scan(tmp_path / f"spout-4-{PID}{tracefile.SUFFIX}")
+    scan.more()
+    head = scan.last
+    assert scan.file["spout"] is True and scan.file["tasks"] == TASKS
+    assert head.totals == {"start": 1, "emit": 3, "spout_ack": 1}
+    assert (head.pending, sorted(head.pending_ids), head.emitted) == (2, ["1", "3"], 3)
+    assert head.first_emit <= head.last_emit <= head.active

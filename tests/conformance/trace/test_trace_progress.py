@@ -1,98 +1,126 @@
-"""Reading a run's progress from trace files that are still being written."""
+"""Reading a run's progress from the heads of trace files that are still being written."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
+from heronbridge.conformance.trace import schema, tracefile
+from heronbridge.conformance.trace.hook import TraceHook
 from heronbridge.conformance.trace.progress import Progress
 
-
-def line(ev: str, component: str = "spout", task: int = 4, t: float | None = None,
-         **fields) -> str:
-    record = {"t": time.time() if t is None else t, "seq": 0, "ev": ev,
-              "component": component, "task": task, **fields}
-    return json.dumps(record) + "\n"
+TASKS = {"counter": [2, 3], "spout": [4, 5]}
 
 
-def append(path: Path, text: str) -> None:
-    with path.open("a") as f:
-        f.write(text)
+def writer(folder: Path, component: str, task: int, pid: int, t: float | None = None,
+           spout: bool = False) -> tracefile.Writer:
+    folder.mkdir(parents=True, exist_ok=True)
+    return tracefile.Writer(folder / tracefile.file_name(component, task, pid),
+                            {"component": component, "task": task, "pid": pid,
+                             "t": time.time() if t is None else t, "spout": spout,
+                             "tasks": TASKS})
 
 
-def test_half_written_lines_wait_for_their_end_and_new_files_are_found(tmp_path):
+def block(w: tracefile.Writer, totals: dict, **head) -> None:
+    n = sum(totals.values())
+    rows = [[time.time(), tracefile.CODE[schema.RECV]]] * n
+    w.block({"n": n, "seq": 0, "t1": time.time(), "active": time.time(), "totals": totals,
+             **head}, rows)
+
+
+def test_frames_are_read_once_complete_and_new_files_are_found(tmp_path):
     progress = Progress(tmp_path / "traces")
     empty = progress.poll()  # the folder does not exist yet
     assert (empty.records, empty.files, empty.done(0)) == (0, 0, False)
-    (tmp_path / "traces").mkdir()
-    spout = tmp_path / "traces" / "spout-4-100.jsonl"
-    whole = line("start", pid=100) + line("emit", msg_id="1", stream="default")
-    append(spout, whole + line("emit", msg_id="2")[:20])
+    spout = writer(tmp_path / "traces", "spout", 4, 100, spout=True)
+    block(spout, {"start": 1, "emit": 1}, pending=1, pending_ids=["1"])
+    spout._write(tracefile.FRAME.pack(1, 2) + b"\x80")  # a frame half written
     snap = progress.poll()
-    assert (snap.records, snap.pending, snap.files) == (2, 1, 1)
-    append(spout, line("emit", msg_id="2")[20:])
-    bolt = tmp_path / "traces" / "counter-2-101.jsonl"
-    append(bolt, line("start", "counter", 2, pid=101) + line("recv", "counter", 2, id="9"))
+    assert (snap.records, snap.pending, snap.files, snap.spout_tasks) == (2, 1, 1, 1)
+    assert snap.pending_ids == [("spout", 4, "1")]
+    spout._write(b"\x91\x90")  # ... and its rest
+    block(spout, {"start": 1, "emit": 2}, pending=2)
+    block(writer(tmp_path / "traces", "counter", 2, 101), {"start": 1, "recv": 1})
     snap = progress.poll()
-    assert (snap.records, snap.pending, snap.files) == (5, 2, 2)
-    assert snap.per_component == {"spout": {"start": 1, "emit": 2},
-                                  "counter": {"start": 1, "recv": 1}}
-    assert progress.poll().records == 5  # nothing is read twice
+    assert (snap.records, snap.pending, snap.files, snap.bad_files) == (5, 2, 2, 0)
+    assert snap.per_component == {"counter": {"start": 1, "recv": 1},
+                                  "spout": {"start": 1, "emit": 2}}
+    assert snap.bytes == sum(p.stat().st_size for p in (tmp_path / "traces").iterdir())
+    assert "5 trace records (" in snap.line()
+    assert progress.poll().records == 5  # nothing is counted twice
 
 
-def test_pending_follows_each_message_s_latest_event(tmp_path):
-    path = tmp_path / "spout-4-1.jsonl"
-    t0 = time.time() - 10
-    append(path, line("emit", msg_id="1", t=t0) + line("emit", msg_id="2", t=t0 + 1)
-           + line("emit", msg_id=None, t=t0 + 1) + line("spout_fail", msg_id="1", t=t0 + 2))
-    progress = Progress(tmp_path)
-    snap = progress.poll()
-    assert snap.pending == 1 and snap.pending_ids == [("spout", 4, "2")]
-    append(path, line("emit", msg_id="1", t=t0 + 3))  # a replay
-    assert progress.poll().pending == 2
-    append(path, line("spout_ack", msg_id="1", t=t0 + 4) + line("spout_ack", msg_id="2",
-                                                                  t=t0 + 4))
-    snap = progress.poll()
-    assert snap.pending == 0
-    assert 5.5 < snap.quiet_for < 30
+def test_a_restarted_task_s_earlier_file_pends_nothing(tmp_path):
+    old = writer(tmp_path, "spout", 4, 1, t=100.0, spout=True)
+    block(old, {"emit": 3}, pending=3)
+    new = writer(tmp_path, "spout", 4, 2, t=200.0, spout=True)
+    block(new, {"emit": 1}, pending=1)
+    other = writer(tmp_path, "spout", 5, 3, t=100.0, spout=True)
+    block(other, {"emit": 1}, pending=1)
+    snap = Progress(tmp_path).poll()
+    assert (snap.pending, snap.records, snap.spout_tasks) == (2, 5, 3)
+
+
+def test_quiet_follows_the_latest_activity_and_ends_the_run_with_nothing_pending(tmp_path):
+    w = writer(tmp_path, "counter", 2, 1)
+    block(w, {"recv": 1}, active=time.time() - 10)
+    snap = Progress(tmp_path).poll()
+    assert 9.5 < snap.quiet_for < 30
     assert snap.done(5) and not snap.done(60)
 
 
-def test_the_same_message_id_of_another_task_is_another_message(tmp_path):
-    append(tmp_path / "spout-4-1.jsonl", line("emit", msg_id="1"))
-    append(tmp_path / "spout-5-2.jsonl", line("emit", task=5, msg_id="1")
-           + line("spout_ack", task=5, msg_id="1"))
-    assert Progress(tmp_path).poll().pending == 1
-
-
-def test_ticks_and_their_acks_are_not_activity(tmp_path):
-    old = time.time() - 20
-    path = tmp_path / "counter-2-1.jsonl"
-    append(path, line("recv", "counter", 2, t=old, id="1", src="spout"))
-    append(path, line("recv", "counter", 2, id="7", src="__system", stream="__tick")
-           + line("ack", "counter", 2, id="7", injected=False))
-    snap = Progress(tmp_path).poll()
-    assert snap.records == 3
-    assert snap.quiet_for >= 19
-    append(path, line("ack", "counter", 2, id="1", injected=False))
+def test_ticks_and_their_acks_are_not_activity(tmp_path, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr("heronbridge.conformance.trace.hook.time.time", lambda: clock[0])
+    hook = TraceHook({schema.TRACE_DIR: str(tmp_path)})
+    hook.down({"pidDir": "/nowhere", "conf": {}, "context": {
+        "task->component": {"2": "counter", "4": "spout"}, "taskid": 2,
+        "componentid": "counter", "source->stream->grouping": {"spout": {}}}})
+    hook.up({"pid": 1})
+    hook.down({"id": "1", "comp": "spout", "stream": "default", "task": 4, "tuple": [1]})
+    clock[0] += 20
+    hook.down({"id": "7", "comp": "__system", "stream": "__tick", "task": -1, "tuple": [1]})
+    hook.up({"command": "ack", "id": "7"})
+    hook.flush()
     progress = Progress(tmp_path)
-    assert progress.poll().quiet_for < 5
+    snap = progress.poll()
+    assert snap.records == 4
+    assert snap.quiet_for >= time.time() - 1000.0 - 1
+    clock[0] += 1
+    hook.up({"command": "ack", "id": "1"})
+    hook.close()
+    assert progress.poll().quiet_for >= time.time() - 1021.0 - 1
 
 
-def test_exits_errors_and_bad_lines_are_counted(tmp_path):
-    append(tmp_path / "counter-2-1.jsonl", line("exit", "counter", 2, reason="x")
-           + "not json\n" + line("error", "counter", 2, msg="boom") + "[1]\n")
-    snap = Progress(tmp_path).poll()
-    assert (snap.exits, snap.errors, snap.bad_lines, snap.records) == (1, 1, 2, 2)
+def test_exits_errors_and_bad_files_are_counted(tmp_path):
+    block(writer(tmp_path, "counter", 2, 1), {"exit": 1, "error": 1})
+    (tmp_path / f"counter-3-2{tracefile.SUFFIX}").write_bytes(b"not a trace file")
+    progress = Progress(tmp_path)
+    snap = progress.poll()
+    assert (snap.exits, snap.errors, snap.bad_files, snap.records) == (1, 1, 1, 2)
     assert "1 exits" in snap.summary() and "counter: error 1, exit 1" in snap.summary()
+    assert progress.exits() == [("counter", 2)]
 
 
 def test_the_first_emit_is_the_earliest_in_any_file(tmp_path):
     t0 = time.time() - 10
-    append(tmp_path / "spout-4-1.jsonl", line("start", t=t0) + line("emit", t=t0 + 3))
+    block(writer(tmp_path, "spout", 4, 1, spout=True), {"emit": 1}, first_emit=t0 + 3)
     progress = Progress(tmp_path)
     assert progress.poll().first_emit == t0 + 3
-    append(tmp_path / "bolt-2-2.jsonl", line("recv", "bolt", 2, t=t0 + 1)
-           + line("emit", "bolt", 2, t=t0 + 2) + line("emit", "bolt", 2, t=t0 + 5))
+    block(writer(tmp_path, "bolt", 2, 2), {"emit": 2}, first_emit=t0 + 2)
     assert progress.poll().first_emit == t0 + 2
+
+
+def test_spouts_still_emitting_at_the_time_limit_are_named_with_the_way_out(tmp_path):
+    spout = writer(tmp_path, "spout", 4, 1, spout=True)
+    block(spout, {"emit": 1_000}, last_emit=time.time())
+    block(writer(tmp_path, "spout", 5, 2, spout=True), {"emit": 900},
+          last_emit=time.time() - 60, stopped={"emits": 900, "reason": "tuples"})
+    progress = Progress(tmp_path)
+    snap = progress.poll()
+    assert snap.still_emitting
+    assert "still emitting" in snap.endless() and "--tuples N" in snap.endless()
+    assert "1,900 emits so far, 1 of 2 spout tasks stopped" in snap.endless()
+    assert progress.stops() == {"spout": {1: 900}}
+    block(spout, {"emit": 1_000}, last_emit=time.time() - 60)
+    assert progress.poll().endless() == ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import subprocess
@@ -13,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from heronbridge.conformance.trace import schema
+from heronbridge.conformance.trace import schema, seed, tracefile
 from heronbridge.conformance.trace.proxy import proxy_argv
 from heronbridge.runtime.scheduler import pid_alive
 from heronbridge.shims.storm.protocol import JsonFraming
 
 pytestmark = pytest.mark.integration
 
-# Doubles each tuple's first value, asks for its task ids, logs them, acks.
-BOLT = textwrap.dedent("""
+# Multilang over stdin and stdout, as a component without pystorm speaks it.
+PROTOCOL = textwrap.dedent("""
     import json, os, sys
 
     def read():
@@ -38,6 +37,10 @@ BOLT = textwrap.dedent("""
         sys.stdout.write(json.dumps(msg) + "\\nend\\n")
         sys.stdout.flush()
 
+""")
+
+# Doubles each tuple's first value, asks for its task ids, logs them, acks.
+BOLT = PROTOCOL + textwrap.dedent("""
     handshake = read()
     open(os.path.join(handshake["pidDir"], str(os.getpid())), "w").close()
     send({"pid": os.getpid()})
@@ -59,9 +62,9 @@ class StormSide:
     """Storm's end of the pipes to the proxy."""
 
     def __init__(self, tmp_path: Path, conf: dict | None = None,
-                 proxy_conf: dict | None = None) -> None:
+                 proxy_conf: dict | None = None, source: str = BOLT) -> None:
         script = tmp_path / "bolt.py"
-        script.write_text(BOLT)
+        script.write_text(source)
         self.pid_dir = tmp_path / "pids"
         self.pid_dir.mkdir()
         self.conf = conf or {}
@@ -110,9 +113,9 @@ class StormSide:
 
 
 def traced(folder: Path) -> list[dict]:
-    files = list(folder.glob("*.jsonl"))
+    files = tracefile.files(folder)
     assert len(files) == 1, files
-    return [json.loads(line) for line in files[0].read_text().splitlines()]
+    return list(tracefile.read(files[0]))
 
 
 def test_relays_both_ways_and_traces_under_the_child_s_pid(tmp_path):
@@ -131,7 +134,7 @@ def test_relays_both_ways_and_traces_under_the_child_s_pid(tmp_path):
     assert storm.close() == 2  # the child's code: pystorm's when Storm goes away
     assert storm.proc.stdout.read() == b""
     got = traced(traces)
-    assert (traces / f"double-2-{pid}.jsonl").is_file()
+    assert (traces / tracefile.file_name("double", 2, pid)).is_file()
     assert [(r["ev"], r.get("id"), r.get("values"), r.get("targets")) for r in got] == [
         ("start", None, None, None), ("recv", "1", "[21]", None),
         ("emit", None, "[42]", [5, 6]), ("ack", "1", None, None)]
@@ -245,3 +248,59 @@ def test_msgpack_messages_are_relayed_and_traced(tmp_path):
     assert [(r["ev"], r.get("values")) for r in traced(traces)] == [
         ("start", None), ("recv", '["\u00e9",{"k":1.5}]'), ("emit", '["\u00e9",{"k":1.5}]'),
         ("ack", None)]
+
+
+# Emits a random number for each tuple, and numpy's when it has numpy.
+RANDOM_BOLT = BOLT.replace(
+    'send({"command": "emit", "anchors": [msg["id"]], "tuple": [msg["tuple"][0] * 2]})',
+    'import random; send({"command": "emit", "anchors": [msg["id"]], '
+    '"tuple": [random.random()]})')
+
+
+def test_the_child_starts_after_the_handshake_with_its_task_s_seed(tmp_path):
+    import random
+
+    storm = StormSide(tmp_path, conf={schema.SEED: 11}, source=RANDOM_BOLT)
+    storm.handshake()
+    drawn = []
+    for n in range(3):
+        storm.tuple(str(n), n)
+        drawn.append(storm.recv()["tuple"][0])
+        storm.send([4])
+        storm.recv()
+        storm.recv()
+    storm.close()
+    random.seed(seed.task_seed(11, "double", 0))
+    assert drawn == [random.random() for _ in range(3)]
+
+
+# A spout that emits one number per next_tuple.
+SPOUT = PROTOCOL + textwrap.dedent("""
+    read()
+    send({"pid": os.getpid()})
+    n = 0
+    while True:
+        msg = read()
+        if msg["command"] == "next":
+            send({"command": "emit", "tuple": [n], "id": n, "need_task_ids": False})
+            n += 1
+        send({"command": "sync"})
+""")
+
+
+def test_a_bounded_spout_is_answered_by_the_proxy_once_it_has_emitted_enough(tmp_path):
+    traces = tmp_path / "traces"
+    storm = StormSide(tmp_path, source=SPOUT, proxy_conf={schema.TRACE_DIR: str(traces),
+                                                          schema.BOUND: {"tuples": 2}})
+    storm.send({"pidDir": str(tmp_path), "conf": {},
+                "context": {"task->component": {"3": "spout"}, "taskid": 3,
+                            "componentid": "spout", "source->stream->grouping": {}}})
+    storm.recv()
+    got = []
+    for _ in range(4):
+        storm.send({"command": "next", "id": ""})
+        while (msg := storm.recv())["command"] != "sync":
+            got.append(msg["tuple"])
+    storm.close()
+    assert got == [[0], [1]]
+    assert [r["ev"] for r in traced(traces)] == ["start", "emit", "emit", "stop"]

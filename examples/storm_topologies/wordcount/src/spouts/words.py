@@ -1,6 +1,7 @@
-"""Emit the words of a text file, one word per tuple."""
+"""Emit the words of a text file, one word per tuple, for ever unless told otherwise."""
 
 import os
+import random
 import re
 import time
 
@@ -19,21 +20,29 @@ def read_lines(path=DATA_FILE):
 
 
 class WordSpout(Spout):
-    """Reads ``data/words.txt`` ``wordcount.rounds`` times, then stops."""
+    """Reads ``data/words.txt`` line by line, over and over: ``wordcount.rounds`` times,
+    then stops (0, the default: never stops). With ``wordcount.pick`` set to
+    ``random`` it emits ``random.choice(words)`` instead, for ever."""
 
     outputs = ["word"]
 
     def initialize(self, stormconf, context):
         self.lines = read_lines()
-        self.rounds = int_option(stormconf, "wordcount.rounds", 1)
+        self.words = [word for line in self.lines for word in line]
+        self.rounds = int_option(stormconf, "wordcount.rounds", 0)
+        self.random = stormconf.get("wordcount.pick") == "random"
         self.round = 0
         self.line_no = 0
         self.emitted = 0
-        self.done = self.rounds <= 0
+        self.done = False
 
     def next_tuple(self):
         if self.done:
             time.sleep(0.01)
+            return
+        if self.random:
+            self.emit([random.choice(self.words)], tup_id=self.emitted)
+            self.emitted += 1
             return
         # One line of the file per call: a handful of words, never a long block.
         for word in self.lines[self.line_no]:
