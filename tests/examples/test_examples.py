@@ -149,3 +149,17 @@ def test_rtac_counts_distinct_users_per_country(run_project, tmp_path, multilang
     run_until(run_project, "rtac", tmp_path, multilang,
               lambda: last_by(tmp_path, "country_counts", "country", "users") == expected,
               "users per country", {"rtac.count": count})
+
+
+def test_durable_counts_every_word_of_its_log_and_commits_its_offset(run_project, tmp_path):
+    lines = (EXAMPLES / "durable/src/data/log.txt").read_text().splitlines()
+    expected = {(n, i) for n, line in enumerate(lines) for i, _ in enumerate(WORD.findall(line))}
+    offsets = tmp_path / "offsets"
+
+    def done() -> bool:
+        counted = {(r["offset"], r["position"]) for r in rows(tmp_path, "count")}
+        return counted == expected and (offsets / "log-0.offset").read_text() == str(len(lines))
+
+    run_until(run_project, "durable", tmp_path, False, done, "every word counted, all acked",
+              {"durable.offsets": str(offsets)})
+    assert {r["event"] for r in rows(tmp_path, "log")} == {"start", "ack"}
