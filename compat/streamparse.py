@@ -111,24 +111,32 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
     env_name, serializer = files.env, files.serializer
     workdir = resources.parent if resources is not None else None
     resources = resources or root / "src"
-    components = {}
     with project_imports(topology_file.parent, root / "src"):
         topology = _import_topology(topology_file, name)
         storm_options = check_storm_options(
             resolve_options(options or {}, files.env_config, topology.config or {}), name)
-        spouts = set(topology.thrift_spouts)
-        for spec in topology.specs:
-            components[spec.name] = _component(name, spec, spec.name in spouts, env_name,
-                                               serializer, multilang, resources, root / "src")
+        plan = plan_of_specs(name, topology.specs, set(topology.thrift_spouts), storm_options,
+                             serializer, env_name, multilang, resources, root / "src")
+    check_log_path(plan, workdir)
+    return Project(root, name, env_name, plan.validate(), root / "src", storm_options,
+                   topology, serializer)
+
+
+def plan_of_specs(name: str, specs: Any, spouts: set[str], storm_options: dict[str, Any],
+                  serializer: str, env: str | None, multilang: bool, resources: Path,
+                  src: Path) -> LogicalPlan:
+    """The runtime's plan of streamparse component specs (the DSL's `Topology.specs`, or
+    objects with the same fields), their classes importable now. `resources`: where the
+    tasks will find src/; `src`: where it is now."""
+    components = {spec.name: _component(name, spec, spec.name in spouts, env, serializer,
+                                        multilang, resources, src) for spec in specs}
     plan = LogicalPlan(name, components, runtime_config(storm_options, serializer),
                        [str(resources)])
     ackers = acker_tasks(storm_options) if storm_options.get("topology.acker.executors") != 0 \
         else 0
     if ackers:
         plan.reserved["__acker"] = ackers
-    check_log_path(plan, workdir)
-    return Project(root, name, env_name, plan.validate(), root / "src", storm_options,
-                   topology, serializer)
+    return plan
 
 
 def topology_name(path: str | Path, name: str | None = None) -> str:

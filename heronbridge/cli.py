@@ -42,6 +42,7 @@ from .bench_verb import add_verb as add_bench_verb
 from .conform_verbs import add_verbs as add_conformance_verbs
 from .errors import HeronbridgeError
 from .migrate_verb import add_verb as add_migrate_verb
+from .nimbus_verb import add_verb as add_nimbus_verb
 from .status import RateLine, totals_from_report, totals_from_samples, totals_table
 from .terminal import console, out, parse_options
 from .ui_verb import add_verb as add_ui_verb
@@ -326,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_conformance_verbs(verbs, home)
     add_bench_verb(verbs, [home])
     add_ui_verb(verbs, [home, state])
+    add_nimbus_verb(verbs, [home, state])
     return parser
 
 

@@ -1,0 +1,561 @@
+"""The Nimbus calls, answered from the state manager and the local scheduler.
+
+Topologies are the state manager's (whoever started them: this endpoint, `heronbridge
+submit` or another host on ZooKeeper); a submit starts one detached, as `heronbridge
+submit` does. Errors are Nimbus's own exceptions with Nimbus's messages where a client
+shows them ("NAME is not alive", "NAME is already alive"), so clients print what they
+print against Storm. Kill follows Storm: the topology is deactivated at once, shows as
+KILLED, and is stopped `wait_secs` later (default: its message timeout).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import socket
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from heronbridge.runtime import control
+from heronbridge.runtime.errors import RuntimeKernelError, StateManagerError, where
+from heronbridge.runtime.plan.codec import topology_from_proto
+from heronbridge.runtime.plan.logical import LogicalPlan
+from heronbridge.runtime.proto import topology_pb2
+from heronbridge.runtime.scheduler import Home, pid_alive, running_scheduler
+from heronbridge.runtime.scheduler.launch import Launch
+from heronbridge.runtime.state import (
+    EXECUTION_STATE,
+    PACKING_PLANS,
+    PHYSICAL_PLANS,
+    TOPOLOGIES,
+    StateManager,
+)
+
+from . import STORM_VERSION, idl
+from .topology import InvalidTopology, conf_of, extract_resources, plan_of_topology
+
+log = logging.getLogger("heronbridge.compat.nimbus")
+
+NAME = re.compile(r"^[^/.:\\]+$")  # Storm's Utils.validateTopologyName
+STATUS = {topology_pb2.RUNNING: "ACTIVE", topology_pb2.PAUSED: "INACTIVE",
+          topology_pb2.KILLED: "KILLED"}
+DEFAULT_KILL_WAIT_SECS = 30  # Storm's topology.message.timeout.secs
+STOP_WAIT_SECS = 60.0
+INBOX_EXPIRY_SECS = 3600  # Storm's nimbus.inbox.jar.expiration.secs
+STORM_CODE = "stormtopology.thrift"  # the topology as submitted, beside its resources
+SYSTEM_PREFIX = "__"  # Storm's system components (__acker, ...)
+
+
+class Connection(threading.local):
+    """The connection the current call came in on (each connection has its thread)."""
+
+    local_host: str | None = None
+    peer: str = ""
+
+
+CONNECTION = Connection()
+
+
+@dataclass
+class Known:
+    """A topology the state manager knows, as Nimbus describes it."""
+
+    name: str
+    topology: Any  # topology_pb2.Topology
+    status: str
+
+    @property
+    def plan(self) -> LogicalPlan:
+        return topology_from_proto(self.topology)
+
+
+class Inbox:
+    """Uploaded jars: Nimbus hands out a location, the client appends chunks there and
+    finishes it; a submit names a finished location. Only locations handed out here are
+    written or read."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.open: dict[str, Any] = {}
+        self.finished: set[str] = set()
+        self.lock = threading.Lock()
+
+    def begin(self) -> str:
+        self._expire()
+        path = self.folder / f"stormjar-{uuid.uuid4()}.jar"
+        with self.lock:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            self.open[str(path)] = os.fdopen(fd, "wb")
+        return str(path)
+
+    def write(self, location: str, chunk: bytes) -> None:
+        with self.lock:
+            f = self.open.get(location)
+            if f is None:
+                raise _missing(location)
+            f.write(chunk)
+
+    def finish(self, location: str) -> None:
+        with self.lock:
+            f = self.open.pop(location, None)
+            if f is None:
+                raise _missing(location)
+            f.close()
+            self.finished.add(location)
+
+    def jar(self, location: str, topology: str) -> Path:
+        with self.lock:
+            if location in self.finished and Path(location).is_file():
+                return Path(location)
+        msg = (f"{where(topology)}: {location!r} is not a jar uploaded to this Nimbus and "
+               "finished (beginFileUpload, uploadChunk, finishFileUpload)")
+        raise InvalidTopology(msg)
+
+    def _expire(self) -> None:
+        """Jars older than Storm's inbox expiry go, as Storm's cleaner removes them."""
+        cutoff = time.time() - INBOX_EXPIRY_SECS
+        with self.lock:
+            for location in list(self.finished):
+                path = Path(location)
+                with contextlib.suppress(OSError):
+                    if path.stat().st_mtime < cutoff:
+                        path.unlink()
+                        self.finished.discard(location)
+
+
+def _missing(location: str) -> Exception:
+    # Storm answers an unknown location with a RuntimeException (an internal error).
+    msg = f"File for that location does not exist (or timed out): {location}"
+    return _internal(msg)
+
+
+def _internal(message: str) -> Exception:
+    from thriftpy2.thrift import TApplicationException
+
+    return TApplicationException(TApplicationException.INTERNAL_ERROR, message)
+
+
+class NimbusService:
+    """The handler: one method per Nimbus call (thriftpy2 dispatches by name)."""
+
+    def __init__(self, home: Home, state: StateManager) -> None:
+        self.home = home
+        self.state = state
+        # Where the endpoint listens: set by the server once its ports are bound.
+        self.host = "127.0.0.1"
+        self.port = 0
+        self.tls_port: int | None = None
+        self.started = time.monotonic()
+        self.inbox = Inbox(home.root / "nimbus" / "inbox")
+        self.staging = home.root / "nimbus" / "staging"
+        self.launches: dict[str, Launch] = {}  # started here, still running
+        self.killing: dict[str, float] = {}  # name -> when it is stopped
+        self.lock = threading.RLock()
+        self.submit_lock = threading.Lock()  # one submit at a time: it imports user code
+        self.t = idl()
+
+    # -- what is running ------------------------------------------------------------
+
+    def _reap(self) -> None:
+        """Forget launches whose scheduler has exited (killed by another client)."""
+        with self.lock:
+            for name, launch in list(self.launches.items()):
+                if launch.process is None or launch.process.poll() is not None:
+                    del self.launches[name]
+
+    def _known(self) -> list[Known]:
+        self._reap()
+        out = []
+        for name in sorted(self.state.names(TOPOLOGIES)):
+            known = self._find(name)
+            if known is not None:
+                out.append(known)
+        return out
+
+    def _find(self, name: str) -> Known | None:
+        topology = self.state.get(TOPOLOGIES, name)
+        if topology is None:
+            return None
+        with self.lock:
+            starting = name in self.launches
+            killed = name in self.killing
+        if not starting and running_scheduler(self.state, name) is None:
+            return None  # stale state of a topology that died
+        status = "KILLED" if killed else STATUS.get(topology.state, "INACTIVE")
+        return Known(name, topology, status)
+
+    def _alive(self, name: str, by_id: bool = False) -> Known:
+        """The topology (by name, or by id where Storm's call takes an id), else Nimbus's
+        NotAliveException."""
+        if by_id:
+            for known in self._known():
+                if name in (known.topology.id, known.name):
+                    return known
+        else:
+            known = self._find(name)
+            if known is not None:
+                return known
+        raise self.t.NotAliveException(msg=f"{name} is not alive")
+
+    def _uptime(self, name: str) -> int:
+        execution = self.state.get(EXECUTION_STATE, name)
+        if execution is None or not execution.submission_time:
+            return 0
+        return max(0, int(time.time() - execution.submission_time))
+
+    def _owner(self, name: str) -> str:
+        execution = self.state.get(EXECUTION_STATE, name)
+        return execution.submission_user if execution is not None else ""
+
+    def _hosts(self, name: str) -> dict[int, tuple[str, int]]:
+        """container -> (host, port) of its stream manager."""
+        pplan = self.state.get(PHYSICAL_PLANS, name)
+        return {s.container: (s.host, s.data_port) for s in pplan.stmgrs} if pplan else {}
+
+    def _instances(self, name: str) -> list[tuple[int, str, int]]:
+        """(container, component, task) of every task."""
+        packing = self.state.get(PACKING_PLANS, name)
+        if packing is None:
+            return []
+        return [(c.id, i.component, i.task_id) for c in packing.containers
+                for i in c.instances]
+
+    def _summary(self, known: Known) -> Any:
+        packing = self.state.get(PACKING_PLANS, known.name)
+        tasks = len(self._instances(known.name))
+        return self.t.TopologySummary(
+            id=known.topology.id, name=known.name, num_tasks=tasks, num_executors=tasks,
+            num_workers=len(packing.containers) if packing else 0,
+            uptime_secs=self._uptime(known.name), status=known.status,
+            storm_version=STORM_VERSION, owner=self._owner(known.name), replication_count=1)
+
+    def _info(self, known: Known) -> Any:
+        hosts = self._hosts(known.name)
+        uptime = self._uptime(known.name)
+        executors = []
+        for container, component, task in self._instances(known.name):
+            host, port = hosts.get(container, ("", 0))
+            executors.append(self.t.ExecutorSummary(
+                executor_info=self.t.ExecutorInfo(task_start=task, task_end=task),
+                component_id=component, host=host, port=port, uptime_secs=uptime))
+        errors: dict[str, list] = {c: [] for c in known.plan.components}
+        for task in self._metrics(known.name):
+            host, port = hosts.get(task.container, ("", 0))
+            for e in task.exceptions:
+                errors.setdefault(task.component, []).append(self.t.ErrorInfo(
+                    error=f"{e.class_name}: {e.message}\n{e.stacktrace}",
+                    error_time_secs=int(e.last_ms / 1000), host=host, port=port))
+        return self.t.TopologyInfo(
+            id=known.topology.id, name=known.name, uptime_secs=uptime, executors=executors,
+            status=known.status, errors=errors, storm_version=STORM_VERSION,
+            owner=self._owner(known.name), replication_count=1)
+
+    def _metrics(self, name: str) -> list[Any]:
+        try:
+            return list(control.metrics(self.state, name, timeout=2.0).tasks)
+        except RuntimeKernelError:
+            return []  # starting or stopping: no errors to report
+
+    def _leader(self) -> Any:
+        return self.t.NimbusSummary(
+            host=CONNECTION.local_host or self.host, port=self.port,
+            uptime_secs=int(time.monotonic() - self.started), isLeader=True,
+            version=STORM_VERSION, tlsPort=self.tls_port)
+
+    def _supervisors(self, known: list[Known]) -> list[Any]:
+        """One per host running containers (this host when none does), as Storm has one
+        supervisor per host; sparse takes their hosts as the workers list."""
+        slots: dict[str, int] = {}
+        for k in known:
+            for host, _port in self._hosts(k.name).values():
+                slots[host] = slots.get(host, 0) + 1
+        if not slots:
+            slots[socket.gethostname()] = 0
+        uptime = int(time.monotonic() - self.started)
+        return [self.t.SupervisorSummary(host=host, uptime_secs=uptime, num_workers=n,
+                                         num_used_workers=n, supervisor_id=host,
+                                         version=STORM_VERSION, blacklisted=False)
+                for host, n in sorted(slots.items())]
+
+    # -- cluster and topology summaries ---------------------------------------------------
+
+    def getLeader(self) -> Any:  # noqa: N802 - Nimbus's method names
+        return self._leader()
+
+    def getClusterInfo(self) -> Any:  # noqa: N802
+        known = self._known()
+        return self.t.ClusterSummary(supervisors=self._supervisors(known),
+                                     topologies=[self._summary(k) for k in known],
+                                     nimbuses=[self._leader()])
+
+    def getTopologySummaries(self) -> list[Any]:  # noqa: N802
+        return [self._summary(k) for k in self._known()]
+
+    def getTopologySummaryByName(self, name: str) -> Any:  # noqa: N802
+        return self._summary(self._alive(name))
+
+    def getTopologySummary(self, topology_id: str) -> Any:  # noqa: N802
+        return self._summary(self._alive(topology_id, by_id=True))
+
+    def getTopologyInfo(self, topology_id: str) -> Any:  # noqa: N802
+        return self._info(self._alive(topology_id, by_id=True))
+
+    def getTopologyInfoWithOpts(self, topology_id: str, options: Any) -> Any:  # noqa: N802
+        return self.getTopologyInfo(topology_id)
+
+    def getTopologyInfoByName(self, name: str) -> Any:  # noqa: N802
+        return self._info(self._alive(name))
+
+    def getTopologyInfoByNameWithOpts(self, name: str, options: Any) -> Any:  # noqa: N802
+        return self.getTopologyInfoByName(name)
+
+    def getTopologyConf(self, topology_id: str) -> str:  # noqa: N802
+        known = self._alive(topology_id, by_id=True)
+        conf = {**known.plan.config, "storm.id": known.topology.id,
+                "topology.name": known.name}
+        return json.dumps(conf, default=str)
+
+    def getUserTopology(self, topology_id: str) -> Any:  # noqa: N802
+        known = self._alive(topology_id, by_id=True)
+        path = self.home.workdir(known.name) / STORM_CODE
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            msg = (f"{where(known.name)}: no StormTopology kept for it ({exc}); only "
+                   "topologies submitted through Nimbus have one")
+            raise _internal(msg) from exc
+        from thriftpy2.protocol import TBinaryProtocolFactory
+        from thriftpy2.utils import deserialize
+
+        return deserialize(self.t.StormTopology(), data, TBinaryProtocolFactory())
+
+    def getTopology(self, topology_id: str) -> Any:  # noqa: N802
+        return self.getUserTopology(topology_id)
+
+    def getNimbusConf(self) -> str:  # noqa: N802
+        host = CONNECTION.local_host or self.host
+        conf = {"storm.version": STORM_VERSION, "nimbus.seeds": [host],
+                "nimbus.thrift.port": self.port, "storm.cluster.mode": "distributed",
+                "storm.log.dir": str(self.home.root / "topologies"),
+                "topology.message.timeout.secs": DEFAULT_KILL_WAIT_SECS,
+                "heronbridge.state": self.state.uri}
+        if self.tls_port is not None:
+            conf["nimbus.thrift.tls.port"] = self.tls_port
+        return json.dumps(conf)
+
+    def isTopologyNameAllowed(self, name: str) -> bool:  # noqa: N802
+        return bool(name and NAME.match(name)) and self._find(name) is None
+
+    # -- uploads --------------------------------------------------------------------------
+
+    def beginFileUpload(self) -> str:  # noqa: N802
+        return self.inbox.begin()
+
+    def uploadChunk(self, location: str, chunk: bytes) -> None:  # noqa: N802
+        self.inbox.write(location, chunk)
+
+    def finishFileUpload(self, location: str) -> None:  # noqa: N802
+        self.inbox.finish(location)
+
+    # -- submit ---------------------------------------------------------------------------
+
+    def submitTopology(self, name: str, location: str, json_conf: str,  # noqa: N802
+                       topology: Any) -> None:
+        self.submitTopologyWithOpts(name, location, json_conf, topology,
+                                    self.t.SubmitOptions(self.t.TopologyInitialStatus.ACTIVE))
+
+    def submitTopologyWithOpts(self, name: str, location: str, json_conf: str,  # noqa: N802
+                               topology: Any, options: Any) -> None:
+        t = self.t
+        if options is None:
+            raise t.InvalidTopologyException(
+                msg="Cannot submitTopologyWithOpts: SubmitOptions parameter value is null")
+        if not name or not NAME.match(name):
+            raise t.InvalidTopologyException(
+                msg=f"Topology name '{name}' is not valid. It can't be null and it must "
+                    f"match {NAME.pattern}")
+        with self.submit_lock:
+            if self._find(name) is not None:
+                raise t.AlreadyAliveException(msg=f"{name} is already alive")
+            try:
+                launch = self._launch(name, location, json_conf, topology, options)
+            except InvalidTopology as exc:
+                raise t.InvalidTopologyException(msg=str(exc)) from exc
+            with self.lock:
+                self.launches[name] = launch
+        threading.Thread(target=self._start, args=(launch,), name=f"nimbus-start-{name}",
+                         daemon=True).start()
+        log.info("%s: submitted (%s), starting", where(name), launch.topology_id)
+
+    def _launch(self, name: str, location: str, json_conf: str, topology: Any,
+                options: Any) -> Launch:
+        jar = self.inbox.jar(location, name)
+        conf = conf_of(json_conf, name)
+        self.staging.mkdir(mode=0o700, parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.staging))
+        try:
+            extract_resources(jar, staging, name)
+            workdir = self.home.workdir(name)
+            plan = plan_of_topology(name, topology, conf, workdir / "resources", staging,
+                                    workdir)
+            initial = topology_pb2.PAUSED if \
+                options.initial_status == self.t.TopologyInitialStatus.INACTIVE \
+                else topology_pb2.RUNNING
+
+            def install(resources: Path) -> None:
+                shutil.move(staging, resources)
+                from thriftpy2.protocol import TBinaryProtocolFactory
+                from thriftpy2.utils import serialize
+
+                (resources.parent / STORM_CODE).write_bytes(
+                    serialize(topology, TBinaryProtocolFactory()))
+
+            try:
+                return Launch(plan, self.home, self.state, install, initial, detached=True)
+            except RuntimeKernelError as exc:
+                raise InvalidTopology(str(exc)) from exc
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _start(self, launch: Launch) -> None:
+        try:
+            took = launch.start()
+            log.info("%s: running, every task registered in %.1fs", where(launch.name), took)
+        except RuntimeKernelError as exc:
+            log.error("%s: did not start: %s (logs in %s)", where(launch.name), exc,
+                      launch.workdir)
+            with self.lock:
+                self.launches.pop(launch.name, None)
+
+    # -- kill, activate, deactivate, rebalance ---------------------------------------------------
+
+    def killTopology(self, name: str) -> None:  # noqa: N802
+        self.killTopologyWithOpts(name, self.t.KillOptions())
+
+    def killTopologyWithOpts(self, name: str, options: Any) -> None:  # noqa: N802
+        with self.lock:
+            known = self._alive(name)
+            if known.status == "KILLED":
+                raise self.t.NotAliveException(msg=f"{name} is not alive")
+            self._check_may_stop(name)
+            wait = options.wait_secs if options is not None and \
+                options.wait_secs is not None else \
+                int(known.plan.config.get("topology.message.timeout.secs",
+                                          DEFAULT_KILL_WAIT_SECS))
+            self.killing[name] = time.time() + max(0, wait)
+        if wait > 0:
+            with contextlib.suppress(RuntimeKernelError):
+                control.set_state(self.state, name, False)  # Storm deactivates first
+        threading.Thread(target=self._kill_after, args=(name, max(0, wait)),
+                         name=f"nimbus-kill-{name}", daemon=True).start()
+        log.info("%s: killed; stopping in %ds", where(name), wait)
+
+    def _check_may_stop(self, name: str) -> None:
+        with self.lock:
+            if name in self.launches:
+                return
+        location = running_scheduler(self.state, name)
+        if location is None:
+            return
+        if location.host and location.host != socket.gethostname():
+            msg = (f"{where(name)}: its scheduler runs on {location.host}; kill it "
+                   "through a Nimbus (or heronbridge kill) there")
+            raise _internal(msg)
+        try:
+            os.kill(location.pid, 0)
+        except PermissionError as exc:
+            raise self.t.AuthorizationException(
+                msg=f"killTopology on topology {name} is not authorized: its scheduler "
+                    f"(pid {location.pid}) belongs to another user") from exc
+        except ProcessLookupError:
+            pass
+
+    def _kill_after(self, name: str, wait: float) -> None:
+        time.sleep(wait)
+        try:
+            self._stop(name)
+        except Exception:
+            log.exception("%s: stopping it failed", where(name))
+        finally:
+            with self.lock:
+                self.killing.pop(name, None)
+
+    def _stop(self, name: str) -> None:
+        with self.lock:
+            launch = self.launches.pop(name, None)
+        if launch is not None:
+            launch.stop()  # ends the scheduler, which clears the state
+            return
+        location = running_scheduler(self.state, name)
+        if location is None:
+            self.state.clear(name)
+            return
+        os.kill(location.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_WAIT_SECS
+        while pid_alive(location.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if pid_alive(location.pid):
+            log.error("%s: scheduler pid %d did not exit within %.0fs", where(name),
+                      location.pid, STOP_WAIT_SECS)
+
+    def activate(self, name: str) -> None:
+        self._set_running(name, True)
+
+    def deactivate(self, name: str) -> None:
+        self._set_running(name, False)
+
+    def _set_running(self, name: str, running: bool) -> None:
+        known = self._alive(name)
+        if known.status == "KILLED":
+            # Storm has no transition out of KILLED: a RuntimeException, an internal error.
+            event = "ACTIVATE" if running else "INACTIVATE"
+            msg = f"No transition for event: {event}, status: KILLED storm-id: {known.topology.id}"
+            raise _internal(msg)
+        try:
+            control.set_state(self.state, name, running)
+        except StateManagerError as exc:
+            if _denied(exc):
+                action = "activate" if running else "deactivate"
+                raise self.t.AuthorizationException(
+                    msg=f"{action} on topology {name} is not authorized: {exc}") from exc
+            raise
+
+    def rebalance(self, name: str, options: Any) -> None:
+        """Validated as Storm validates it, then refused: the runtime cannot change a
+        running topology's parallelism yet (that is `heronbridge update`'s)."""
+        known = self._alive(name)
+        components = sorted(known.plan.components)
+        executors = (options.num_executors if options is not None else None) or {}
+        for component, count in executors.items():
+            if not component.startswith(SYSTEM_PREFIX) and component not in components:
+                raise self.t.InvalidTopologyException(
+                    msg=f"Invalid component {component} for topology {name}, valid values "
+                        f"are {','.join(components)}")
+            if count is None or count <= 0:
+                raise self.t.InvalidTopologyException(
+                    msg="Number of executors must be greater than 0")
+        asked = [f"{c}={n}" for c, n in sorted(executors.items())]
+        if options is not None and options.num_workers is not None:
+            asked.append(f"{options.num_workers} workers")
+        raise self.t.InvalidTopologyException(
+            msg=f"{where(name)}: rebalance ({', '.join(asked) or 'no change'}) is not "
+                "supported by heronbridge yet: a running topology's parallelism and "
+                "containers cannot change until `heronbridge update` exists; the topology "
+                "keeps running unchanged (kill and submit it again to change them)")
+
+
+def _denied(exc: BaseException) -> bool:
+    """A state manager refusal for lack of rights (a file mode, a ZooKeeper ACL)."""
+    cause = exc.__cause__
+    return isinstance(cause, PermissionError) or type(cause).__name__ == "NoAuthError"

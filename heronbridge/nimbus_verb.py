@@ -1,0 +1,78 @@
+"""The command line's `nimbus` verb: Nimbus's Thrift service, so that `sparse submit`,
+`sparse list`, `sparse kill` and Storm's `storm list/kill/activate/deactivate` work
+against heronbridge by changing one host name."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+from heronbridge.runtime.scheduler import Home
+
+from .errors import HeronbridgeError
+from .terminal import console
+
+
+def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """`parents`: the --home and --state options every verb shares."""
+    nimbus = verbs.add_parser(
+        "nimbus", parents=parents,
+        help="serve Nimbus's Thrift API, for sparse and Storm's own commands",
+        description="Serve Apache Storm's Nimbus Thrift service (Storm 2.8's; streamparse's "
+                    "older copy too): sparse submit/list/kill and storm list/kill/activate/"
+                    "deactivate/rebalance talk to it as to Nimbus. Submitted topologies run "
+                    "on this host's scheduler, detached, with their state in --state. The "
+                    "plain port listens on loopback only; beyond it, Nimbus's TLS port "
+                    "with client certificates (mutual TLS) is required.")
+    nimbus.add_argument("--port", type=int, default=6627,
+                        help="the plain Thrift port, on loopback (nimbus.thrift.port; "
+                             "default: %(default)s; 0 picks a free one)")
+    nimbus.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default: %(default)s); beyond "
+                             "loopback only the TLS port listens there, and TLS is required")
+    nimbus.add_argument("--tls-port", type=int, default=6628,
+                        help="the TLS port (nimbus.thrift.tls.port; default: %(default)s)")
+    nimbus.add_argument("--tls-cert", metavar="PEM", help="this endpoint's certificate")
+    nimbus.add_argument("--tls-key", metavar="PEM", help="its private key")
+    nimbus.add_argument("--tls-ca", metavar="PEM",
+                        help="the CA that signs the clients' certificates (each client "
+                             "must present one)")
+    nimbus.set_defaults(func=cmd_nimbus)
+
+
+def cmd_nimbus(args: argparse.Namespace) -> int:
+    from heronbridge.compat.nimbus.server import NimbusServer
+    from heronbridge.compat.nimbus.service import NimbusService
+
+    files = (args.tls_cert, args.tls_key, args.tls_ca)
+    if any(files) and not all(files):
+        msg = ("--tls-cert, --tls-key and --tls-ca go together: received "
+               f"{dict(zip(('cert', 'key', 'ca'), files, strict=True))}")
+        raise HeronbridgeError(msg)
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    home = Home(Path(args.home), args.state)
+    state = home.open_state()
+    try:
+        server = NimbusServer(NimbusService(home, state), args.host, args.port,
+                              files if all(files) else None, args.tls_port).start()
+    except BaseException:
+        state.close()
+        raise
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    console.print(f"heronbridge nimbus: {server.host}:{server.port} (framed Thrift)"
+                  + (f", TLS on {args.host}:{server.tls_port}" if server.tls_port else "")
+                  + f"; state {state.uri}")
+    try:
+        stop.wait()
+    finally:
+        server.close()
+        state.close()
+    console.print("heronbridge nimbus: stopped (submitted topologies keep running)")
+    return 0
