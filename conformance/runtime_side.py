@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from heronbridge.compat import CompatError
+from heronbridge.compat.nimbus.submit import NimbusLaunch
 from heronbridge.compat.projects import load_project, topology_name
 from heronbridge.compat.streamparse import Project
 from heronbridge.runtime.errors import RuntimeKernelError
@@ -59,7 +60,9 @@ class RuntimeTimeout(ConformanceError):
 
 def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | Path, *,
                    multilang: bool = False, home: Home | str | Path | None = None,
-                   on_progress: Callable[[Snapshot], Any] | None = None) -> RuntimeRun:
+                   on_progress: Callable[[Snapshot], Any] | None = None,
+                   via_nimbus: bool = False) -> RuntimeRun:
+    """`via_nimbus`: submit it through a Nimbus endpoint, as `sparse submit` would."""
     run_dir = Path(run_dir).resolve()
     traces = run_dir / schema.RUNTIME / schema.TRACES
     shutil.rmtree(traces, ignore_errors=True)  # a run's progress is read from its own files
@@ -81,8 +84,9 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
         _install_files(scenario, resources, name)
 
     try:
-        launch = Launch(project.plan, home, install=install)
-    except RuntimeKernelError as exc:
+        launch = NimbusLaunch(project, home, install) if via_nimbus else \
+            Launch(project.plan, home, install=install)
+    except (RuntimeKernelError, CompatError) as exc:
         msg = f"topology {name!r} on the runtime: cannot submit it: {exc}"
         raise ConformanceError(msg) from exc
     progress = Progress(traces)
@@ -93,7 +97,7 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
         try:
             try:
                 launch.start(max(1.0, deadline - time.monotonic()))
-            except RuntimeKernelError as exc:
+            except (RuntimeKernelError, CompatError) as exc:
                 msg = f"topology {name!r} on the runtime: {exc} (logs in {launch.workdir})"
                 raise ConformanceError(msg) from exc
             while time.monotonic() < deadline:

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import extras
+from .errors import HeronbridgeError
 from .terminal import console, out
 
 
@@ -42,6 +43,10 @@ def add_verbs(verbs: Any, home: argparse.ArgumentParser) -> None:
     conform.add_argument("--multilang", action="store_true",
                          help="on the runtime, run Python components as multilang "
                               "subprocesses too")
+    conform.add_argument("--via-nimbus", action="store_true",
+                         help="on the runtime, submit the project through a Nimbus endpoint "
+                              "as `sparse submit` does (heronbridge nimbus), instead of "
+                              "starting it as `heronbridge run` does")
     conform.add_argument("--migrated", action="store_true",
                          help="on the runtime, run a copy of the project migrated to heronpy "
                               "by `heronbridge migrate` (kept under the run dir)")
@@ -75,6 +80,9 @@ def cmd_conform(args: argparse.Namespace) -> int:
     from heronbridge.conformance import scenario as scenarios
     from heronbridge.conformance.report import verdict_table, write_html, write_json
 
+    if args.via_nimbus and (args.multilang or args.migrated):
+        msg = "--via-nimbus submits the streamparse project as it is: no --multilang or --migrated"
+        raise HeronbridgeError(msg)
     if args.scenario:
         if args.project or args.name:
             console.print("[yellow]note:[/] --project and -n are ignored: the scenario "
@@ -102,7 +110,8 @@ def cmd_conform(args: argparse.Namespace) -> int:
         outcome = conform(scenario, run_dir, multilang=args.multilang,
                           spark_master=args.spark_master, home=Path(args.home),
                           display=display, migrated=args.migrated,
-                          storm_from=Path(args.storm_from) if args.storm_from else None)
+                          storm_from=Path(args.storm_from) if args.storm_from else None,
+                          via_nimbus=args.via_nimbus)
     out.print(verdict_table(outcome))
     for note in outcome.notes:
         console.print(f"[dim]note:[/] {escape(note)}")
