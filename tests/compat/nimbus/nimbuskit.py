@@ -1,0 +1,126 @@
+"""Helpers the Nimbus tests import by name (`from nimbuskit import ...`): a `heronbridge
+nimbus` started as a user starts it, the word count example as a streamparse project whose
+config.json env points at it, streamparse's own `sparse` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from heronbridge.runtime.scheduler import Home, pid_alive, running_scheduler
+from heronbridge.runtime.state import SCHEDULERS
+
+ROOT = Path(__file__).resolve().parents[3]
+WORDCOUNT = ROOT / "examples" / "storm_topologies" / "wordcount"
+BIN = Path(sys.executable).parent
+# A project.clj that lein can build here: storm-client from Maven Central, "provided" as
+# Storm itself provides it (the example's storm-core 2.8.8 is not on Central).
+PROJECT_CLJ = """(defproject wordcount "0.0.1-SNAPSHOT"
+  :resource-paths ["_resources"]
+  :target-path "_build"
+  :min-lein-version "2.0.0"
+  :dependencies [[org.apache.storm/storm-client "2.8.3" :scope "provided"]]
+  :jar-exclusions [#"log4j\\.properties" #"META-INF" #"meta-inf" #"\\.yaml"])
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Endpoint:
+    home: Path
+    port: int
+    process: subprocess.Popen
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def stop_topologies(home: Path) -> list[str]:
+    """Stop what a failed test left running under `home`; returns their names."""
+    state = Home(home).open_state()
+    left = []
+    try:
+        for name in state.names(SCHEDULERS):
+            location = running_scheduler(state, name)
+            if location is not None:
+                left.append(name)
+                os.kill(location.pid, signal.SIGTERM)
+                deadline = time.monotonic() + 60
+                while pid_alive(location.pid) and time.monotonic() < deadline:
+                    time.sleep(0.1)
+    finally:
+        state.close()
+    return left
+
+
+def wordcount_project(folder: Path, port: int, out: Path, **env: object) -> Path:
+    """The word count example as a user's project: config.json's env `test` names the
+    endpoint, with no SSH and no virtualenv; one pass over its text (wordcount.rounds)."""
+    project = folder / "wordcount"
+    shutil.copytree(WORDCOUNT, project, ignore=shutil.ignore_patterns("__pycache__"))
+    (project / "project.clj").write_text(PROJECT_CLJ)
+    config = json.loads((project / "config.json").read_text())
+    config["envs"] = {"test": {
+        "nimbus": f"127.0.0.1:{port}", "workers": [], "use_ssh_for_nimbus": False,
+        "use_virtualenv": False,
+        "options": {"example.output.dir": str(out), "wordcount.rounds": 1}, **env}}
+    (project / "config.json").write_text(json.dumps(config, indent=2))
+    return project
+
+
+def sparse(project: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """streamparse's `sparse` console script, run in the project as a user runs it (as
+    root it wants LEIN_ROOT, whatever the verb)."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+           "LEIN_ROOT": "1"}
+    return subprocess.run([str(BIN / "sparse"), *args], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def table_rows(text: str) -> list[dict[str, str]]:
+    """The rows of a table sparse prints (texttable, cells wrapped over several lines)."""
+    rows: list[list[str]] = []
+    header: list[str] | None = None
+    cells: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("+"):
+            if cells is not None and any(cells):
+                if header is None:
+                    header = cells
+                else:
+                    rows.append(cells)
+            cells = None
+        elif line.startswith("|"):
+            parts = [p.strip() for p in line.strip().strip("|").split("|")]
+            cells = parts if cells is None else [a + b for a, b in zip(cells, parts,
+                                                                       strict=True)]
+    return [dict(zip(header, row, strict=True)) for row in rows] if header else []
+
+
+def words_in_text() -> int:
+    """How many words the spout emits in one pass (its own rule: runs of a-z)."""
+    text = (WORDCOUNT / "src" / "data" / "words.txt").read_text(encoding="utf-8")
+    return len(re.findall(r"[a-z]+", text.lower()))
+
+
+def leftovers(home: Path, but: set[int] = frozenset()) -> list[str]:
+    """Live processes started for topologies under `home` (their command lines or working
+    folders name it), other than `but`."""
+    from testkit import storm_leftovers
+
+    return [p for p in storm_leftovers(home) if int(p.split()[0]) not in but]

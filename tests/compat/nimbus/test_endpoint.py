@@ -1,0 +1,149 @@
+"""The endpoint's answers to both IDLs a client may hold (streamparse's Storm 1.1.1 copy
+and Storm 2.8's), its errors as Nimbus raises them, and who may connect."""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+from thriftpy2.protocol import TBinaryProtocolFactory
+from thriftpy2.rpc import make_client
+from thriftpy2.thrift import TApplicationException
+from thriftpy2.transport import (
+    TBufferedTransportFactory,
+    TFramedTransportFactory,
+    TTransportException,
+)
+
+from heronbridge.compat.nimbus import NimbusError, idl
+from heronbridge.compat.nimbus.server import NimbusServer
+from heronbridge.compat.nimbus.service import NimbusService
+from heronbridge.compat.nimbus.submit import nimbus_client, upload, write_jar
+from heronbridge.runtime.scheduler import Home
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "security"))
+from tlskit import CertificateAuthority  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def endpoint(tmp_path):
+    home = Home(tmp_path / "home")
+    state = home.open_state()
+    server = NimbusServer(NimbusService(home, state), port=0).start()
+    yield server
+    server.close()
+    state.close()
+
+
+def storm28(server: NimbusServer):
+    """A client on Storm 2.8's IDL, as Storm's own classes hold it."""
+    return make_client(idl().Nimbus, host=server.host, port=server.port,
+                       proto_factory=TBinaryProtocolFactory(),
+                       trans_factory=TFramedTransportFactory(), timeout=20000)
+
+
+def test_both_idls_read_the_cluster(endpoint):
+    old, new = nimbus_client(endpoint.host, endpoint.port), storm28(endpoint)
+    cluster = old.getClusterInfo()
+    assert [n.version for n in cluster.nimbuses] == ["2.8.3"]
+    assert Version(cluster.nimbuses[0].version) >= Version("1.1.0")  # sparse parses it
+    assert [s.host for s in cluster.supervisors] == [socket.gethostname()]
+    assert cluster.topologies == []
+    assert new.getTopologySummaries() == []
+    leader = new.getLeader()  # Storm's NimbusClient keeps a connection whose host matches
+    assert (leader.host, leader.port, leader.isLeader) == ("127.0.0.1", endpoint.port, True)
+    conf = json.loads(old.getNimbusConf())
+    assert conf["storm.version"] == "2.8.3" and conf["nimbus.thrift.port"] == endpoint.port
+    assert new.isTopologyNameAllowed("wordcount") is True
+    assert old.isTopologyNameAllowed("word:count") is False
+
+
+def test_errors_are_nimbus_exceptions(endpoint, tmp_path):
+    from streamparse import thrift as sp
+
+    old, new = nimbus_client(endpoint.host, endpoint.port), storm28(endpoint)
+    t = idl()
+    for call, exc in ((lambda: old.killTopologyWithOpts("nope", sp.KillOptions(wait_secs=0)),
+                       sp.NotAliveException),
+                      (lambda: old.activate("nope"), sp.NotAliveException),
+                      (lambda: new.deactivate("nope"), t.NotAliveException),
+                      (lambda: new.rebalance("nope", t.RebalanceOptions(num_workers=2)),
+                       t.NotAliveException),
+                      (lambda: new.getTopologyInfoByName("nope"), t.NotAliveException)):
+        with pytest.raises(exc) as raised:
+            call()
+        assert raised.value.msg == "nope is not alive"
+
+    topology = t.StormTopology(spouts={}, bolts={}, state_spouts={})
+    with pytest.raises(t.InvalidTopologyException, match=r"Topology name 'a/b' is not valid"):
+        new.submitTopologyWithOpts("a/b", "", "{}", topology,
+                                   t.SubmitOptions(t.TopologyInitialStatus.ACTIVE))
+    with pytest.raises(t.InvalidTopologyException, match="not a jar uploaded to this Nimbus"):
+        new.submitTopologyWithOpts("t", "/etc/passwd", "{}", topology,
+                                   t.SubmitOptions(t.TopologyInitialStatus.ACTIVE))
+    with pytest.raises(TApplicationException, match="File for that location does not exist"):
+        new.uploadChunk(str(tmp_path / "elsewhere.jar"), b"x")
+    assert not (tmp_path / "elsewhere.jar").exists()
+    # A call Storm 2.8 removed, as any Thrift server answers a method it does not have.
+    with pytest.raises(TApplicationException, match="Invalid method name: 'beginFileDownload'"):
+        old.beginFileDownload("x")
+    assert old.getClusterInfo().topologies == []  # the connection still serves
+
+
+def test_java_components_are_refused_by_name(endpoint, tmp_path):
+    from streamparse import Grouping, JavaSpout, ShellBolt, Topology
+    from streamparse.thrift import InvalidTopologyException, SubmitOptions, TopologyInitialStatus
+
+    class Mixed(Topology):
+        java_words = JavaSpout.spec(full_class_name="org.example.WordSpout", args_list=[],
+                                    outputs=["word"])
+        counter = ShellBolt.spec(command="streamparse_run", script="bolts.Counter",
+                                 inputs={java_words: Grouping.fields("word")})
+
+    (tmp_path / "src").mkdir()
+    client = nimbus_client(endpoint.host, endpoint.port)
+    location = upload(client, write_jar(tmp_path / "src", tmp_path / "mixed.jar"))
+    with pytest.raises(InvalidTopologyException) as raised:
+        client.submitTopologyWithOpts("mixed", location, "{}", Mixed.thrift_topology,
+                                      SubmitOptions(TopologyInitialStatus.ACTIVE))
+    assert "component 'java_words'" in raised.value.msg
+    assert "JavaSpout runs JVM code" in raised.value.msg
+    assert client.getClusterInfo().topologies == []
+
+
+def test_beyond_loopback_only_with_mutual_tls(tmp_path):
+    home = Home(tmp_path / "home")
+    state = home.open_state()
+    with pytest.raises(NimbusError, match="beyond loopback, only with TLS"):
+        NimbusServer(NimbusService(home, state), host="192.0.2.7", port=0)
+
+    ca = CertificateAuthority(tmp_path / "ca")
+    cert, key = ca.issue("127.0.0.1")
+    client_cert, client_key = ca.issue("127.0.0.2")
+    server = NimbusServer(NimbusService(home, state), port=0,
+                          tls=(str(cert), str(key), str(ca.path)), tls_port=0).start()
+    try:
+        def tls_client(with_certificate: bool):
+            context = ssl.create_default_context(cafile=str(ca.path))
+            context.check_hostname = False
+            if with_certificate:
+                context.load_cert_chain(client_cert, client_key)
+            # Nimbus's TLS port: the binary protocol straight on TLS (no frames).
+            return make_client(idl().Nimbus, host="127.0.0.1", port=server.tls_port,
+                               proto_factory=TBinaryProtocolFactory(),
+                               trans_factory=TBufferedTransportFactory(), timeout=20000,
+                               ssl_context=context)
+
+        assert tls_client(True).getLeader().tlsPort == server.tls_port
+        with pytest.raises((TTransportException, ssl.SSLError, OSError)):
+            tls_client(False).getClusterInfo()
+    finally:
+        server.close()
+        state.close()
