@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from heronbridge.runtime import control
-from heronbridge.runtime.errors import RuntimeKernelError
+from heronbridge.runtime.errors import RuntimeKernelError, StateManagerError
 from heronbridge.runtime.loader import load_topology_file
 from heronbridge.runtime.metrics_manager.sink import latest_samples
 from heronbridge.runtime.plan.logical import LogicalPlan
@@ -190,15 +190,21 @@ def cmd_list(args: argparse.Namespace) -> int:
         table.add_column(col)
     names = sorted(set(state.names(TOPOLOGIES)) | set(state.names(SCHEDULERS)))
     for name in names:
-        topology = state.get(TOPOLOGIES, name)
-        packing = state.get(PACKING_PLANS, name)
-        location = state.get(SCHEDULERS, name)
+        try:
+            topology = state.get(TOPOLOGIES, name)
+            packing = state.get(PACKING_PLANS, name)
+            location = state.get(SCHEDULERS, name)
+            alive = running_scheduler(state, name) is not None
+            hosts = _containers(state, name, packing)
+        except StateManagerError as exc:  # one bad node must not hide the others
+            table.add_row(name, "-", f"CORRUPT ({exc}; `heronbridge kill {name}` removes "
+                          "it)", "-", "-", "-", "-")
+            continue
         status = topology_pb2.TopologyState.Name(topology.state) if topology else "UNKNOWN"
-        if running_scheduler(state, name) is None:
+        if not alive:
             status = "DEAD (stale state; `heronbridge kill` cleans it)"
         tasks = sum(len(c.instances) for c in packing.containers) if packing else 0
-        table.add_row(name, topology.id if topology else "-", status,
-                      _containers(state, name, packing), str(tasks),
+        table.add_row(name, topology.id if topology else "-", status, hosts, str(tasks),
                       f"pid {location.pid} on {location.host or '?'}" if location else "-",
                       location.working_dir if location else "-")
     if not names:
@@ -219,10 +225,15 @@ def _containers(state: StateManager, name: str, packing: Any) -> str:
 
 def cmd_kill(args: argparse.Namespace) -> int:
     state, _home = _state(args)
-    location = running_scheduler(state, args.topology_name)
+    try:
+        location = running_scheduler(state, args.topology_name)
+    except StateManagerError as exc:  # no scheduler to ask: its executors stop when the
+        state.clear(args.topology_name)  # topology's node goes
+        out.print(f"{args.topology_name}: its state was corrupt ({exc}); removed it")
+        return 0
     if location is None:
-        if state.get(TOPOLOGIES, args.topology_name) is None \
-                and state.get(SCHEDULERS, args.topology_name) is None:
+        if args.topology_name not in state.names(TOPOLOGIES) \
+                and args.topology_name not in state.names(SCHEDULERS):
             msg = f"topology {args.topology_name!r} is not running"
             raise HeronbridgeError(msg)
         state.clear(args.topology_name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import random
 from collections.abc import Callable
 from typing import Any
@@ -216,7 +217,11 @@ class SpoutEmitter(Emitter):
                  local_tasks: frozenset[int], context: Any = None, seed: int | None = None) -> None:
         super().__init__(plan, task, serializer, acking, local_tasks, context, seed)
         self._root_base = self.task << frames.ROOT_TASK_SHIFT
-        self._seq = itertools.count(1)
+        # Each life of the task numbers its trees from a random point (as Storm and Heron
+        # draw random root ids): acks and fails still on their way from a previous life,
+        # or from before a whole container restarted, find no tree of this one. Two lives'
+        # windows of live roots overlap with odds of about (their sizes) / 2^40.
+        self._seq = itertools.count(int.from_bytes(os.urandom(5), "little"))
         self.pending: dict[int, tuple[Any, float]] = {}  # root -> (msg_id, emit time)
         self.ack_now: list[Any] = []  # at-most-once: msg ids acked as soon as emitted
         self.now = 0.0  # the runner's clock, read once per burst of next_tuple calls

@@ -52,24 +52,39 @@ class LocalFileStateManager(StateManager):
             raise StateManagerError(msg) from exc
 
     def _write(self, kind: str, name: str, data: bytes) -> None:
+        """Replace the node's file so that a crash (of this process or of the machine)
+        leaves either the old bytes or the new ones: the new file reaches the disk
+        before it takes the old one's name, and the folder's new entry after."""
         path = self._path(kind, name)
+        tmp = None
         try:
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name}.")  # mode 0600
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
             os.replace(tmp, path)
+            tmp = None
+            _fsync_folder(path.parent)
         except OSError as exc:
             msg = f"cannot write state node {kind}/{name} under {self.root}: {exc}"
             raise StateManagerError(msg) from exc
+        finally:
+            if tmp is not None:  # not renamed: leave no partial file behind
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
 
     def _claim(self, kind: str, name: str, data: bytes) -> None:
         self._write(kind, name, data)  # no sessions here: the newest holder wins
 
     def delete(self, kind: str, name: str) -> None:
+        path = self._path(kind, name)
         try:
-            self._path(kind, name).unlink()
+            path.unlink()
         except FileNotFoundError:
-            pass
+            return
+        with contextlib.suppress(OSError):
+            _fsync_folder(path.parent)
 
     def names(self, kind: str) -> list[str]:
         return sorted(p.name for p in (self.root / kind).iterdir() if not p.name.startswith("."))
@@ -98,6 +113,14 @@ class LocalFileStateManager(StateManager):
             for polled in watches:
                 polled.check()
             self._wake.wait(POLL_SECS)
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class _Polled:

@@ -355,6 +355,8 @@ class StreamManager:
         link.task = task
         link.cause = ("instance", task)
         link.is_spout = task in self.local_spouts
+        if link.is_spout:  # a new life: the trees of the last are nobody's now
+            self.tracker.forget_task(task, SHIFT)
         self.instances[task] = link
         self._rebuild_routes()
         if link.is_spout and self.spouts_paused:
