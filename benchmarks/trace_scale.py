@@ -209,6 +209,7 @@ def write_run(run_dir: Path, records: int) -> None:
     """Both systems' traces of a word count: 5 records per tuple and system."""
     from heronbridge.conformance.trace import schema
 
+    run_dir.mkdir(parents=True)
     (run_dir / "plan.json").write_text(json.dumps(PLAN))
     for system, first in ((schema.STORM, 2), (schema.RUNTIME, 1)):
         folder = run_dir / system / schema.TRACES

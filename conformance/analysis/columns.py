@@ -36,7 +36,7 @@ from ..trace.tracefile import (
 )
 
 SCHEMA = pa.schema([
-    ("system", pa.string()), ("file", pa.string()), ("file_t", pa.float64()),
+    ("system", pa.string()), ("file", pa.int32()), ("ord", pa.int64()),
     ("seq", pa.int64()), ("t", pa.float64()), ("ev", pa.string()),
     ("component", pa.string()), ("task", pa.int64()), ("id", pa.string()),
     ("src", pa.string()), ("stream", pa.string()), ("src_task", pa.int64()),
@@ -52,12 +52,15 @@ SETTLE_CODES = pa.array([CODE[schema.ACK], CODE[schema.FAIL], CODE[tracefile.INJ
                         pa.int8())
 
 
+ORD_SHIFT = 40  # ord = (the file's place among its task's files) << ORD_SHIFT | seq
+
+
 @dataclass(frozen=True)
 class Chunk:
     system: str
     path: str  # the trace file
-    name: str  # its name as the records say it: <system>/traces/<file name>
-    file_t: float  # when the file was opened: orders a restarted task's files
+    file: int  # its number among the run's trace files
+    rank: int  # its place among its task's files (a restarted task writes a new one)
     component: str
     task: int
     blocks: tuple[tuple[int, int, int], ...]  # (body offset, body length, first seq)
@@ -96,9 +99,10 @@ def _table(chunk: Chunk, columns: list[list], seqs: list[int]) -> pa.Table:
     by_msg_id = pc.is_in(codes, value_set=MSG_ID_CODES)
     settles = pc.is_in(codes, value_set=SETTLE_CODES)
     none = pa.scalar(None, pa.string())
+    seq = pa.array(seqs, pa.int64())
     arrays = {
-        "system": pa.repeat(chunk.system, n), "file": pa.repeat(chunk.name, n),
-        "file_t": pa.repeat(chunk.file_t, n), "seq": pa.array(seqs, pa.int64()),
+        "system": pa.repeat(chunk.system, n), "file": pa.repeat(chunk.file, n),
+        "ord": pc.add(seq, chunk.rank << ORD_SHIFT), "seq": seq,
         "t": pa.array(columns[T], pa.float64()), "ev": NAMES.take(codes),
         "component": pa.repeat(chunk.component, n), "task": pa.repeat(chunk.task, n),
         "id": pc.if_else(by_msg_id, none, key),

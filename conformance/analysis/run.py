@@ -16,6 +16,8 @@ from . import traces as trace_files
 from .results import FAIL, INFO, NO_TRACES, Analysis, Verdict
 from .spark import tuned, using
 
+SMALL_BYTES = 2 << 20  # trace sets below this (some 50,000 records) are run uncompiled
+
 
 def analyse(run_dir: Path, scenario: Scenario, *, spark: SparkSession | None = None,
             spark_master: str | None = None) -> Analysis:
@@ -30,10 +32,12 @@ def analyse(run_dir: Path, scenario: Scenario, *, spark: SparkSession | None = N
     plan = topology.load(run_dir)
     wanted = [c for c in CHECKS if scenario.checks is None or c in scenario.checks]
     faults = bool(scenario.faults)
-    parts = trace_files.partitions(
-        [p for system in schema.SYSTEMS for p in trace_files.files(run_dir, system)])
+    paths = [p for system in schema.SYSTEMS for p in trace_files.files(run_dir, system)]
+    parts = trace_files.partitions(paths)
     notes: list[str] = []
-    with using(spark, spark_master) as session, tuned(session, parts):
+    with using(spark, spark_master) as session, tuned(session, parts,
+                                                               small=trace_files.size(paths)
+                                                               < SMALL_BYTES):
         try:
             traces = trace_files.load(session, run_dir, parts)
         except (PySparkException, Py4JJavaError) as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 LOCAL = "local[*]"
+LOCAL_MEMORY = "4g"
 APP_NAME = "heronbridge-conformance"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
@@ -42,6 +43,8 @@ def session(master: str | None = None) -> SparkSession:
         # Its Python workers convert the traces: this interpreter has what they need.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = (builder.config("spark.driver.host", "127.0.0.1")
+                   # The driver is the executor: room to keep a large trace set cached.
+                   .config("spark.driver.memory", LOCAL_MEMORY)
                    .config("spark.driver.bindAddress", "127.0.0.1")
                    .config("spark.driver.extraJavaOptions",
                            f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"))
@@ -67,13 +70,13 @@ def using(spark: SparkSession | None, master: str | None) -> Iterator[SparkSessi
 
 
 @contextlib.contextmanager
-def tuned(spark: SparkSession, partitions: int) -> Iterator[None]:
+def tuned(spark: SparkSession, partitions: int, small: bool = False) -> Iterator[None]:
     """SQL settings for the analysis's size while it runs, restored afterwards. On a
-    small trace set every query is new and runs once over a few thousand rows, so
+    `small` trace set every query is new and runs once over a few thousand rows, so
     compiling it to Java and re-planning each shuffle cost more than they save."""
     wanted = {"spark.sql.adaptive.enabled": "false",
               "spark.sql.shuffle.partitions": str(partitions)}
-    if partitions == 1:
+    if small:
         wanted |= {"spark.sql.codegen.wholeStage": "false",
                    "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
     before = {key: spark.conf.get(key, None) for key in wanted}

@@ -6,8 +6,9 @@ turned into Parquet by Spark's Python workers, a chunk of blocks each, in parall
 (`columns.convert`), and Spark reads the Parquet: no record passes through the driver.
 
 Values and msg ids stay the hook's canonical JSON text, so that equal values compare
-equal as strings. Records are ordered within a task by `ord`: (the time the record's
-file was opened, its seq), since a restarted task writes a new file and seq restarts.
+equal as strings. Records are ordered within a task by `ord`, made of the place of the
+record's file among the task's files (a restarted task writes a new file, and seq
+restarts) and its seq; `file` numbers the files.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ from ..trace import schema, tracefile
 from . import columns
 
 CHUNK_BYTES = 16 << 20  # trace bytes per Parquet file (and conversion task)
-BYTES_PER_PARTITION = 64 << 20
+BYTES_PER_PARTITION = 8 << 20  # some 200,000 records
 COLUMNS = "columns"  # <run dir>/columns/: the Parquet files of the last analysis
+# What the checks read (the Parquet files hold every field): kept in memory while they run.
+USED = ("system", "file", "ord", "t", "ev", "component", "task", "id", "src", "stream",
+        "src_task", "values", "direct", "msg_id")
 
 
 @dataclass
 class Traces:
-    records: DataFrame  # columns.SCHEMA's fields plus ord
+    records: DataFrame  # columns.SCHEMA's USED fields
     systems: tuple[str, ...]  # the systems that left trace files
     tasks: dict[str, dict[str, list[int]]]  # system -> component -> sorted task ids
     unreadable: dict[str, int]  # system -> blocks that are cut short or do not decode
@@ -43,11 +47,15 @@ def files(run_dir: Path, system: str) -> list[Path]:
     return tracefile.files(Path(run_dir) / system / schema.TRACES)
 
 
+def size(paths: list[Path]) -> int:
+    return sum(p.stat().st_size for p in paths)
+
+
 def partitions(paths: list[Path]) -> int:
-    """Partitions for this much trace data: one per BYTES_PER_PARTITION. Runs are small,
-    and on Spark each partition and shuffle costs more than the work it would share."""
-    size = sum(p.stat().st_size for p in paths)
-    return max(1, -(-size // BYTES_PER_PARTITION))
+    """Partitions for this much trace data: one per BYTES_PER_PARTITION. Most runs are
+    small, and on Spark each partition and shuffle costs more than the work it would
+    share."""
+    return max(1, -(-size(paths) // BYTES_PER_PARTITION))
 
 
 def load(spark: SparkSession, run_dir: Path, parts: int = 1) -> Traces:
@@ -60,31 +68,38 @@ def load(spark: SparkSession, run_dir: Path, parts: int = 1) -> Traces:
     tasks: dict[str, dict[str, set[int]]] = {}
     unreadable: dict[str, int] = {}
     span: dict[str, tuple[float, float]] = {}
+    scans = []
     for system, paths in found.items():
         for path in paths:
             scan = tracefile.Scan(path)
             scan.more(keep=True)
             if scan.bad or scan.unread or scan.file is None:
                 unreadable[system] = unreadable.get(system, 0) + 1
-            if scan.file is None:
-                continue
-            head = scan.file
-            comps = tasks.setdefault(system, {})
-            comps.setdefault(str(head["component"]), set()).add(int(head["task"]))
-            for component, ids in (head.get("tasks") or {}).items():
-                if component != schema.SYSTEM_COMPONENT:
-                    comps.setdefault(component, set()).update(ids)
-            if scan.blocks:
-                first, last = span.get(system, (head["t"], scan.blocks[-1].head["t1"]))
-                span[system] = (min(first, head["t"]), max(last, scan.blocks[-1].head["t1"]))
-            chunks += _chunks(system, path, scan, out)
+            if scan.file is not None:
+                scans.append((system, scan))
+    # A task's files in the order they were opened: a restarted task writes a new one.
+    scans.sort(key=lambda item: (item[0], str(item[1].file["component"]),
+                                 int(item[1].file["task"]), float(item[1].file["t"])))
+    ranks: dict[tuple[str, str, int], int] = {}
+    for number, (system, scan) in enumerate(scans):
+        head = scan.file
+        task_key = (system, str(head["component"]), int(head["task"]))
+        rank = ranks[task_key] = ranks.get(task_key, -1) + 1
+        comps = tasks.setdefault(system, {})
+        comps.setdefault(str(head["component"]), set()).add(int(head["task"]))
+        for component, ids in (head.get("tasks") or {}).items():
+            if component != schema.SYSTEM_COMPONENT:
+                comps.setdefault(component, set()).update(ids)
+        if scan.blocks:
+            first, last = span.get(system, (head["t"], scan.blocks[-1].head["t1"]))
+            span[system] = (min(first, head["t"]), max(last, scan.blocks[-1].head["t1"]))
+        chunks += _chunks(system, number, rank, scan, out)
     written = _convert(spark, chunks, unreadable)
     if written:
         raw = spark.read.schema(_spark_schema()).parquet(*written)
     else:
         raw = spark.createDataFrame([], _spark_schema())
-    records = (raw.withColumn("ord", F.struct(F.col("file_t"), F.col("seq")))
-               .coalesce(parts).cache())
+    records = raw.select(*USED).coalesce(parts).cache()
     return Traces(
         records=records,
         systems=tuple(s for s in schema.SYSTEMS if found[s]),
@@ -94,16 +109,16 @@ def load(spark: SparkSession, run_dir: Path, parts: int = 1) -> Traces:
     )
 
 
-def _chunks(system: str, path: Path, scan: tracefile.Scan, out: Path) -> list[columns.Chunk]:
+def _chunks(system: str, number: int, rank: int, scan: tracefile.Scan,
+            out: Path) -> list[columns.Chunk]:
     head = scan.file
-    name = f"{system}/{schema.TRACES}/{path.name}"
     found, blocks, size = [], [], 0
     for frame in scan.blocks:
         blocks.append((frame.body_offset, frame.body_length, int(frame.head["seq"])))
         size += frame.body_length
         if size >= CHUNK_BYTES or frame is scan.blocks[-1]:
-            target = out / f"{system}-{path.stem}-{len(found)}.parquet"
-            found.append(columns.Chunk(system, str(path), name, float(head["t"]),
+            target = out / f"{system}-{scan.path.stem}-{len(found)}.parquet"
+            found.append(columns.Chunk(system, str(scan.path), number, rank,
                                        str(head["component"]), int(head["task"]),
                                        tuple(blocks), str(target)))
             blocks, size = [], 0
@@ -127,7 +142,8 @@ def _convert(spark: SparkSession, chunks: list[columns.Chunk],
 
 
 def _spark_schema() -> str:
-    kinds = {"string": "string", "double": "double", "int64": "bigint", "bool": "boolean",
+    kinds = {"string": "string", "double": "double", "int64": "bigint", "int32": "int",
+             "bool": "boolean",
              "list<item: string>": "array<string>", "list<item: int64>": "array<bigint>"}
     return ", ".join(f"`{f.name}` {kinds[str(f.type)]}" for f in columns.SCHEMA)
 
