@@ -55,3 +55,18 @@ def run_project(home: Home, state: StateManager) -> Callable[..., Running]:
         return Running(project.plan, home, state, project)
 
     return start
+
+
+@pytest.fixture(scope="session")
+def storm_home(tmp_path_factory):
+    """One Storm install per session, resolved into a home of its own (Maven's local
+    repository makes that quick after the first time): the conformance suite's and the
+    Nimbus tests' (Storm's command classes)."""
+    return tmp_path_factory.mktemp("hb-home")
+
+
+@pytest.fixture(scope="session")
+def storm_install(storm_home):
+    from heronbridge.conformance.storm import fetch
+
+    return fetch(storm_home)

@@ -1,6 +1,5 @@
 """What every conformance test shares: one Spark session (starting Spark costs about ten
-seconds) and one Storm install (resolved into a home of its own; Maven's local
-repository makes that quick after the first time)."""
+seconds); the Storm install is tests/conftest.py's, shared with the Nimbus tests."""
 
 from __future__ import annotations
 
@@ -14,15 +13,3 @@ def spark():
     made = session("local[2]")
     yield made
     made.stop()
-
-
-@pytest.fixture(scope="session")
-def storm_home(tmp_path_factory):
-    return tmp_path_factory.mktemp("hb-home")
-
-
-@pytest.fixture(scope="session")
-def storm_install(storm_home):
-    from heronbridge.conformance.storm import fetch
-
-    return fetch(storm_home)

@@ -37,3 +37,4 @@ def nimbus(tmp_path):
         stop_topologies(home)
 
 
+

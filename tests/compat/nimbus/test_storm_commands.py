@@ -1,0 +1,139 @@
+"""Storm 2.8's own command classes (storm-core's org.apache.storm.command.*, on the
+classpath the conformance suite resolves) against `heronbridge nimbus`, with the word
+count submitted by streamparse's full `sparse submit` (its lein jar step included): each
+prints what it prints against Nimbus. And Storm's client over Nimbus's TLS port."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from nimbuskit import leftovers, sparse, wordcount_project
+from testkit import wait_until
+
+from heronbridge.compat.nimbus.server import NimbusServer
+from heronbridge.compat.nimbus.service import NimbusService
+from heronbridge.runtime.scheduler import Home
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "security"))
+from tlskit import CertificateAuthority  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.conformance]
+
+# storm-core holds the command classes and needs commons-cli: single jars, as the suite
+# takes flux-core (storm-core's own dependencies include artifacts Central lacks).
+COMMAND_JARS = (("org.apache.storm", "storm-core"), ("commons-cli", "commons-cli", "1.10.0"))
+
+
+@pytest.fixture(scope="module")
+def storm_classpath(storm_install):
+    from heronbridge.conformance.storm.install import _single_jar
+
+    install = storm_install
+    jars = [_single_jar(install.directory, group, artifact,
+                        rest[0] if rest else install.version, lambda text: None)
+            for group, artifact, *rest in COMMAND_JARS]
+    return install.java, [*install.classpath, *jars]
+
+
+def storm(classpath, command: str, *args: str, **options: object) -> tuple[int, str]:
+    """`storm <command>` as Storm's launcher runs it: the class's main with the options
+    in -Dstorm.options (what `storm -c k=v` passes)."""
+    java, jars = classpath
+    conf = ",".join(f"{k}={v}" for k, v in options.items())
+    done = subprocess.run([str(java), "-cp", ":".join(map(str, jars)), f"-Dstorm.options={conf}",
+                           f"org.apache.storm.command.{command}", *args],
+                          capture_output=True, text=True, timeout=120, check=False)
+    return done.returncode, done.stdout + done.stderr
+
+
+def listed(output: str) -> list[list[str]]:
+    """ListTopologies's rows: name, status, tasks, workers, uptime, id, owner."""
+    lines = output.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("Topology_name"))
+    assert lines[header].split() == ["Topology_name", "Status", "Num_tasks", "Num_workers",
+                                     "Uptime_secs", "Topology_Id", "Owner"]
+    assert set(lines[header + 1]) == {"-"}
+    return [line.split() for line in lines[header + 2:] if line.strip()]
+
+
+def test_storm_commands_on_a_sparse_submitted_topology(nimbus, tmp_path, storm_classpath):
+    if shutil.which("lein") is None:
+        pytest.fail("sparse submit builds its jar with Leiningen: expected `lein` on PATH "
+                    "(tox's conformance env installs Debian's leiningen)")
+    project = wordcount_project(tmp_path, nimbus.port, tmp_path / "out")
+    done = sparse(project, "submit", "-e", "test", "-n", "wordcount")
+    assert done.returncode == 0, done.stdout + done.stderr + nimbus.output()
+    assert re.search(r"JAR created: .*wordcount-0\.0\.1-SNAPSHOT\.jar", done.stdout)
+
+    seeds = {"nimbus.seeds": '["127.0.0.1"]', "nimbus.thrift.port": nimbus.port}
+    code, out = storm(storm_classpath, "ListTopologies", **seeds)
+    assert code == 0, out
+    assert "Found leader nimbus : 127.0.0.1:" in out  # getLeader's host is the seed's
+    [row] = listed(out)
+    assert row[:4] == ["wordcount", "ACTIVE", "3", "1"] and row[5].startswith("wordcount-")
+
+    for command, said, status in (("Deactivate", "Deactivated topology: wordcount", "INACTIVE"),
+                                  ("Activate", "Activated topology: wordcount", "ACTIVE")):
+        code, out = storm(storm_classpath, command, "wordcount", **seeds)
+        assert code == 0 and said in out, out
+        assert listed(storm(storm_classpath, "ListTopologies", **seeds)[1])[0][1] == status
+
+    code, out = storm(storm_classpath, "Rebalance", "wordcount", "-e", "nosuch=2", **seeds)
+    assert code != 0
+    assert ("InvalidTopologyException(msg:Invalid component nosuch for topology wordcount, "
+            "valid values are count_bolt,word_spout)") in out
+    code, out = storm(storm_classpath, "Rebalance", "wordcount", "-e", "count_bolt=3", **seeds)
+    assert code != 0 and "InvalidTopologyException(msg:topology 'wordcount': rebalance " \
+        "(count_bolt=3) is not supported by heronbridge yet" in out, out
+    code, out = storm(storm_classpath, "Activate", "nosuch", **seeds)
+    assert code != 0 and "NotAliveException(msg:nosuch is not alive)" in out, out
+
+    code, out = storm(storm_classpath, "KillTopology", "-w", "1", "wordcount", **seeds)
+    assert code == 0 and "Killed topology: wordcount" in out, out
+    wait_until(lambda: "No topologies running." in storm(storm_classpath, "ListTopologies",
+                                                         **seeds)[1],
+               60, "ListTopologies to show no topology", on_timeout=nimbus.output)
+    wait_until(lambda: not leftovers(nimbus.home, {nimbus.process.pid}), 30,
+               "no process of the topology left")
+
+
+def test_storm_client_over_the_tls_port(tmp_path, storm_classpath):
+    ca = CertificateAuthority(tmp_path / "ca")
+    cert, key = ca.issue("127.0.0.1")
+    client_cert, client_key = ca.issue("127.0.0.2")
+    # Storm reads the client's key as a traditional PEM key pair, its truststore as PKCS12.
+    from cryptography.hazmat.primitives import serialization as s
+
+    pair = tmp_path / "client.key"
+    pair.write_bytes(s.load_pem_private_key(client_key.read_bytes(), None).private_bytes(
+        s.Encoding.PEM, s.PrivateFormat.TraditionalOpenSSL, s.NoEncryption()))
+    trust = tmp_path / "trust.p12"
+    keytool = Path(storm_classpath[0]).resolve().parent / "keytool"
+    subprocess.run([str(keytool), "-importcert", "-noprompt", "-alias", "ca", "-file",
+                    str(ca.path), "-keystore", str(trust), "-storetype", "PKCS12",
+                    "-storepass", "changeit"], check=True, capture_output=True)
+    home = Home(tmp_path / "home")
+    state = home.open_state()
+    server = NimbusServer(NimbusService(home, state), port=0,
+                          tls=(str(cert), str(key), str(ca.path)), tls_port=0).start()
+    try:
+        tls = {"nimbus.seeds": '["127.0.0.1"]', "nimbus.thrift.port": server.port,
+               "nimbus.thrift.client.use.tls": "true", "nimbus.thrift.tls.port": server.tls_port,
+               "nimbus.thrift.tls.client.truststore.path": trust,
+               "nimbus.thrift.tls.client.truststore.password": "changeit",
+               "nimbus.thrift.tls.client.cert.path": client_cert}
+        code, out = storm(storm_classpath, "ListTopologies", **tls,
+                          **{"nimbus.thrift.tls.client.key.path": pair})
+        assert code == 0 and "No topologies running." in out, out
+        # Without the client's certificate the TLS port refuses it: no leader found.
+        code, out = storm(storm_classpath, "ListTopologies", **tls,
+                          **{"nimbus.thrift.tls.client.auth.required": "false"})
+        assert code != 0 and "NimbusLeaderNotFoundException" in out, out
+    finally:
+        server.close()
+        state.close()
