@@ -1,8 +1,10 @@
 """The Nimbus endpoint's listeners: Thrift's binary protocol, as Nimbus serves it.
 
-- The plain port (`nimbus.thrift.port`, 6627): framed transport, no authentication, as
-  Storm's default SimpleTransportPlugin. It only ever listens on loopback: clients on
-  other hosts reach it through SSH, as `sparse` does by default (use_ssh_for_nimbus).
+- The plain port (`nimbus.thrift.port`, 6627): framed transport, as Storm's default
+  SimpleTransportPlugin. It only ever listens on loopback, and takes connections from
+  this user's processes (and root's) only, as the runtime's Unix sockets do: on Linux
+  the peer socket's owner is read from /proc/net/tcp. Clients on other hosts reach it
+  through SSH, as `sparse` does by default (use_ssh_for_nimbus).
 - The TLS port (`nimbus.thrift.tls.port`): what Storm's TlsTransportPlugin serves, TLS
   with the client's certificate required and checked against a CA (mutual TLS), the
   binary protocol straight on the TLS stream. It may listen on any address: the client's
@@ -16,9 +18,12 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import socket
 import ssl
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from thriftpy2.protocol import TBinaryProtocolFactory
@@ -63,6 +68,41 @@ def tls_context(cert: str, key: str, ca: str) -> ssl.SSLContext:
                f"(--tls-key) and the CA that signs the clients' certificates (--tls-ca): "
                f"{exc.__cause__ or exc}")
         raise NimbusError(msg) from exc
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """A loopback peer runs as this user or root (or its owner cannot be read here)."""
+    uid = tcp_peer_uid(conn)
+    return uid is None or uid in (0, os.getuid())
+
+
+def tcp_peer_uid(conn: socket.socket) -> int | None:
+    """The uid owning the other end of a loopback TCP connection, from the kernel's
+    socket tables (Linux); None where they cannot be read."""
+    peer, local = conn.getpeername()[:2], conn.getsockname()[:2]
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 7 and _address(fields[1]) == peer and \
+                    _address(fields[2]) == local:
+                return int(fields[7])
+    return None
+
+
+def _address(text: str) -> tuple[str, int]:
+    """`0100007F:1F90` (each 32-bit word in host order) as ("127.0.0.1", 8080)."""
+    host, port = text.split(":")
+    raw = bytes.fromhex(host)
+    if sys.byteorder == "little":
+        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    address = ipaddress.ip_address(raw)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return str(address), int(port, 16)
 
 
 class Processor(TProcessor):
@@ -145,6 +185,10 @@ class Listener:
                     log.warning("Nimbus: TLS handshake with %s refused: %s", peer, exc)
                     conn.close()
                     return
+            elif not _same_user(conn):
+                log.warning("Nimbus: refusing %s: its socket belongs to another user", peer)
+                conn.close()
+                return
             conn.settimeout(IDLE_SECS)
             CONNECTION.local_host = conn.getsockname()[0]
             CONNECTION.peer = f"{peer[0]}:{peer[1]}"

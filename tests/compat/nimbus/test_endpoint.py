@@ -147,3 +147,45 @@ def test_beyond_loopback_only_with_mutual_tls(tmp_path):
     finally:
         server.close()
         state.close()
+
+
+def test_plain_port_takes_this_users_processes_only(endpoint):
+    """The loopback port serves this user's (and root's) processes, as the runtime's Unix
+    sockets do; another local user's connection is closed unread."""
+    import os
+    import struct
+
+    payload = struct.pack("!i", -2147418111) + struct.pack("!i", 9) + b"getLeader" + \
+        struct.pack("!i", 0) + b"\x00"  # a strict binary CALL of getLeader(), no args
+    call = struct.pack("!i", len(payload)) + payload
+
+    def answered(uid: int | None) -> int:
+        """Bytes of reply a process running as `uid` gets (its own socket, made after
+        setuid in a forked child)."""
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: only the socket calls below, then _exit
+            code = 1
+            try:
+                if uid is not None:
+                    os.setuid(uid)
+                with socket.create_connection(("127.0.0.1", endpoint.port), 10) as sock:
+                    try:
+                        sock.sendall(call)
+                        reply = sock.recv(65536)
+                    except ConnectionResetError:
+                        reply = b""
+                    os.write(write, str(len(reply)).encode())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write)
+        got = os.read(read, 32)
+        os.close(read)
+        assert os.waitpid(pid, 0)[1] == 0
+        return int(got)
+
+    assert answered(None) > 0  # this user: getLeader's reply
+    if os.geteuid() != 0:
+        pytest.skip("another user's connection needs root to make (setuid)")
+    assert answered(65534) == 0  # nobody: closed without a reply
