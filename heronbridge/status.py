@@ -12,6 +12,7 @@ from heronbridge.runtime.telemetry import (
     ACK_COUNT,
     BACKPRESSURE_MS,
     COMPLETE_LATENCY,
+    DROPPED_FRAMES,
     EMIT_COUNT,
     ERROR_COUNT,
     EXECUTE_COUNT,
@@ -72,16 +73,26 @@ def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:.1f}"
 
 
+def dropped(totals: dict[str, ComponentTotals]) -> int:
+    """Frames the stream managers dropped because their task was not connected."""
+    stmgr = totals.get(STMGR)
+    return int(stmgr.counters.get(DROPPED_FRAMES, 0)) if stmgr is not None else 0
+
+
 def totals_table(title: str, totals: dict[str, ComponentTotals], seconds: float) -> Table:
-    table = Table(title=title)
+    lost = dropped(totals)
+    caption = (f"stream managers dropped {lost:,} frames for tasks that were down; the "
+               "tracked trees among them failed back to their spouts" if lost else None)
+    table = Table(title=title, caption=caption)
     for col in ("component", "tasks", "emitted", "executed", "acked", "failed", "timed out",
-                "errors", "exec/s", "complete p50 ms", "complete p99 ms", "max RSS MB"):
+                "errors", "exec/s", "complete p50 ms", "complete p99 ms", "dropped",
+                "max RSS MB"):
         table.add_column(col, justify="left" if col == "component" else "right")
     for name in sorted(totals, key=lambda n: (n == STMGR, n)):
         t = totals[name]
         c = t.counters
         if name == STMGR:
-            table.add_row(name, str(t.tasks), "", "", "", "", "", "", "", "", "",
+            table.add_row(name, str(t.tasks), "", "", "", "", "", "", "", "", "", f"{lost:,}",
                           f"{t.max_rss / 2**20:.0f}")
             continue
         rate = c.get(EXECUTE_COUNT, 0) / seconds if seconds > 0 else 0
@@ -89,7 +100,7 @@ def totals_table(title: str, totals: dict[str, ComponentTotals], seconds: float)
                       f"{c.get(EXECUTE_COUNT, 0):,.0f}", f"{c.get(ACK_COUNT, 0):,.0f}",
                       f"{c.get(FAIL_COUNT, 0):,.0f}", f"{c.get(TIMEOUT_COUNT, 0):,.0f}",
                       f"{c.get(ERROR_COUNT, 0):,.0f}", f"{rate:,.0f}",
-                      _ms(t.latency.percentile(0.5)), _ms(t.latency.percentile(0.99)),
+                      _ms(t.latency.percentile(0.5)), _ms(t.latency.percentile(0.99)), "",
                       f"{t.max_rss / 2**20:.0f}")
     return table
 
@@ -120,5 +131,7 @@ class RateLine:
         stmgr = totals.get(STMGR)
         if stmgr is not None:
             parts.append(f"backpressure {stmgr.counters.get(BACKPRESSURE_MS, 0) / 1000:.1f}s")
+            if dropped(totals):
+                parts.append(f"dropped {dropped(totals):,} frames (a task was down)")
         self.previous_time = now
         return " | ".join(parts)

@@ -26,7 +26,8 @@ RSS_BYTES = "rss-bytes"
 # Stream manager metrics.
 TUPLES_ROUTED = "frames-routed"
 BYTES_ROUTED = "bytes-routed"
-DROPPED_FRAMES = "dropped-frames"
+DROPPED_FRAMES = "dropped-frames"  # for a task that was not connected
+MALFORMED_FRAMES = "malformed-frames"  # skipped, from a peer that sent one
 TREES_ACKED = "trees-acked"
 TREES_FAILED = "trees-failed"
 TREES_EXPIRED = "trees-expired"

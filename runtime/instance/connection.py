@@ -13,7 +13,7 @@ from collections import deque
 
 from ..errors import ProtocolError
 from ..wire import auth
-from ..wire.frames import FrameAssembler
+from ..wire.frames import BadFrame, FrameAssembler
 
 READ_SIZE = 256 << 10
 _IN = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
@@ -33,6 +33,7 @@ class Connection:
         self._out: deque[bytes | memoryview] = deque()
         self.out_bytes = 0
         self._frames = FrameAssembler()
+        self._bad: BadFrame | None = None  # the stream can no longer be framed
         self.ready_fds: list[int] = []  # watched descriptors found readable by the last poll
         self._watched: set[int] = set()
 
@@ -124,10 +125,13 @@ class Connection:
                 raise ConnectionLost(msg)
             readable = read and bool(ev & _IN)
         if not readable:
+            if read:
+                self._check_framed()
             return b"", []
         return self.read()
 
     def read(self) -> tuple[bytes, list]:
+        self._check_framed()
         try:
             chunk = self.sock.recv(READ_SIZE)
         except (BlockingIOError, InterruptedError):
@@ -137,7 +141,16 @@ class Connection:
         if not chunk:
             msg = "stream manager closed the connection"
             raise ConnectionLost(msg)
-        return self._frames.feed(chunk)
+        try:
+            return self._frames.feed(chunk)
+        except BadFrame as exc:  # keep the whole frames before it; the next read gives up
+            self._bad = exc
+            return exc.data, exc.found
+
+    def _check_framed(self) -> None:
+        if self._bad is not None:
+            msg = f"the stream manager sent a malformed frame ({self._bad})"
+            raise ConnectionLost(msg)
 
     def drain(self, timeout: float) -> None:
         """Block until everything queued is written or `timeout` passes."""

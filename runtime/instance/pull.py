@@ -245,7 +245,7 @@ class PullHost:
                 runner.counts[EXECUTE_COUNT] += len(batch)
                 self._batch.extend(batch)
             elif kind == frames.CONTROL:
-                runner._control(frames.parse_control(memoryview(data)[start:end]))
+                runner._control(runner._parse_control(data, start, end))
 
     def _ack_event(self, msg_id: Any) -> None:
         self._events.append(("ack", msg_id))

@@ -306,9 +306,13 @@ class InstanceRunner:
         now = time.monotonic()
         for kind, _dest, start, end in found:
             if kind == frames.CONTROL:
-                self._control(frames.parse_control(memoryview(data)[start:end]))
+                self._control(self._parse_control(data, start, end))
                 continue
-            roots = frames.ints_from(memoryview(data)[start + frames.HEADER_SIZE:end])
+            try:
+                roots = frames.ints_from(memoryview(data)[start + frames.HEADER_SIZE:end])
+            except ValueError as exc:  # not a whole number of roots
+                self._malformed(f"{frames.KIND_NAMES[kind]} frame", exc)
+                continue
             entries = [e for e in map(pop, roots, itertools.repeat(None)) if e is not None]
             if kind == frames.ACKED:
                 self.counts[ACK_COUNT] += len(entries)
@@ -323,6 +327,19 @@ class InstanceRunner:
                 self.counts[FAIL_COUNT if kind == frames.FAILED else TIMEOUT_COUNT] += len(entries)
                 for msg_id, _ in entries:
                     fail(msg_id)
+
+    def _parse_control(self, data: bytes, start: int, end: int) -> Any:
+        try:
+            return frames.parse_control(memoryview(data)[start:end])
+        except Exception as exc:  # noqa: BLE001 - skipped, and not the component's error
+            self._malformed("control frame", exc)
+            return None
+
+    def _malformed(self, what: str, exc: BaseException) -> None:
+        """A frame the stream manager sent that cannot be read: it is skipped, the
+        others of its read are kept, and the log says where it came from."""
+        log.error("%s: skipped a malformed %s from the stream manager (%s: %s)", self._loc(),
+                  what, type(exc).__name__, exc)
 
     def _control(self, msg: Any) -> None:
         if isinstance(msg, control_pb2.TopologyStateChange) and self.is_spout:
@@ -360,7 +377,7 @@ class InstanceRunner:
                     # and holding their output back would leave the next stage idle.
                     self._flush()
                 elif kind == frames.CONTROL:
-                    self._control(frames.parse_control(memoryview(data)[start:end]))
+                    self._control(self._parse_control(data, start, end))
             found = []
             now = monotonic()
             if now >= next_tick:
@@ -401,10 +418,14 @@ class InstanceRunner:
         return decode
 
     def _decode(self, data: bytes, start: int, end: int) -> list[Tuple]:
-        """The tuples of one data frame."""
+        """The tuples of one data frame (none if it cannot be read: see _malformed)."""
         _, _, _, src, stream = frames.DATA_HEADER.unpack_from(data, start)
-        decode = self.decoders.get((src, stream)) or self._decoder(src, stream)
-        return decode(memoryview(data)[start + frames.DATA_HEADER_SIZE:end])
+        try:
+            decode = self.decoders.get((src, stream)) or self._decoder(src, stream)
+            return decode(memoryview(data)[start + frames.DATA_HEADER_SIZE:end])
+        except Exception as exc:  # noqa: BLE001 - the sender's fault, not the component's
+            self._malformed(f"data frame (from task {src}, stream #{stream})", exc)
+            return []
 
     def _execute(self, data: bytes, start: int, end: int) -> None:
         batch = self._decode(data, start, end)

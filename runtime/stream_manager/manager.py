@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from ..addresses import host_address, metrics_address, stmgr_address, stmgr_id
+from ..api.tuple import MULTI
 from ..config import TopologyConfig
 from ..errors import SchedulerError
 from ..plan.codec import packing_from_proto, topology_from_proto
@@ -29,6 +30,7 @@ from ..telemetry import (
     BACKPRESSURE_MS,
     BYTES_ROUTED,
     DROPPED_FRAMES,
+    MALFORMED_FRAMES,
     MAX_CONNECTION_BUFFER,
     RSS_BYTES,
     TREES_ACKED,
@@ -39,6 +41,7 @@ from ..telemetry import (
 )
 from ..wire import auth, frames, tls
 from ..wire.aio import FramedProtocol, cancel, spawn
+from ..wire.serde import make_serializer
 from .acking import XorTracker
 
 log = logging.getLogger("heronbridge.runtime.stream_manager")
@@ -62,7 +65,7 @@ class _Link(FramedProtocol):
     def write_chunks(self, chunks: list) -> None:
         transport = self.transport
         if transport is None or transport.is_closing():
-            self.sm.dropped += len(chunks)
+            self.sm.undeliverable(chunks)
             return
         transport.writelines(chunks)
 
@@ -77,6 +80,12 @@ class _Link(FramedProtocol):
     def frames_received(self, data: bytes, found: list) -> None:
         self.sm.on_frames(self, data, found)
 
+    def peer_name(self) -> str:
+        return f"{self.sm.id}: {self.who()} ({self.peer_address()})"
+
+    def who(self) -> str:
+        return "a peer"
+
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         if self.cause is not None:
@@ -88,6 +97,9 @@ class InstanceLink(_Link):
 
     task: int | None = None
     is_spout = False
+
+    def who(self) -> str:
+        return "an unregistered task" if self.task is None else f"task {self.task}"
 
     def message_received(self, message: Any) -> None:
         if isinstance(message, control_pb2.RegisterInstanceRequest):
@@ -102,6 +114,9 @@ class PeerServerLink(_Link):
     """A connection another stream manager opened to us (it sends, we receive)."""
 
     peer: str | None = None
+
+    def who(self) -> str:
+        return f"stream manager {self.peer or '(not yet introduced)'}"
 
     def message_received(self, message: Any) -> None:
         if isinstance(message, control_pb2.StreamManagerHello):
@@ -121,6 +136,9 @@ class PeerServerLink(_Link):
 
 class PeerClientLink(_Link):
     """Our connection to another stream manager (we send to it)."""
+
+    def who(self) -> str:
+        return "a stream manager we send to"
 
 
 class MasterLink(FramedProtocol):
@@ -183,7 +201,8 @@ class StreamManager:
         self.spouts_paused = False
         self.paused_since = 0.0
         self.bp_ms = 0.0
-        self.routed = self.bytes_routed = self.dropped = 0
+        self.routed = self.bytes_routed = self.dropped = self.malformed = 0
+        self.serializer = make_serializer(self.conf.serializer, self.name)
         self.acked = self.failed = self.expired = 0
         self._ready_sent: bool | None = None
         self._stopping = asyncio.Event()
@@ -399,31 +418,69 @@ class StreamManager:
         route = self.route
         outgoing: dict[_Link, list] = {}
         for kind, dest, start, end in found:
-            if kind == frames.DATA:
-                link = route.get(dest)
-                if link is None:
-                    self.dropped += 1
-                    continue
-                chunks = outgoing.get(link)
-                if chunks is None:
-                    outgoing[link] = [view[start:end]]
-                else:
-                    chunks.append(view[start:end])
-            elif kind == frames.ACK:
-                self._acks(frames.ints_from(view[start + frames.HEADER_SIZE:end]), outgoing)
-            elif kind == frames.INIT:
-                done: list[int] = []
-                self.tracker.init(frames.ints_from(view[start + frames.HEADER_SIZE:end]).tolist(),
-                                  done)
-                self._notify(frames.ACKED, done, outgoing)
-            elif kind == frames.FAIL:
-                self._fails(frames.ints_from(view[start + frames.HEADER_SIZE:end]), outgoing)
-            elif kind == frames.CONTROL:
-                source.message_received(frames.parse_control(view[start:end]))
+            try:
+                if kind == frames.DATA:
+                    link = route.get(dest)
+                    if link is None:
+                        self._drop(view[start:end], outgoing)
+                        continue
+                    chunks = outgoing.get(link)
+                    if chunks is None:
+                        outgoing[link] = [view[start:end]]
+                    else:
+                        chunks.append(view[start:end])
+                elif kind == frames.ACK:
+                    self._acks(frames.ints_from(view[start + frames.HEADER_SIZE:end]), outgoing)
+                elif kind == frames.INIT:
+                    done: list[int] = []
+                    self.tracker.init(
+                        frames.ints_from(view[start + frames.HEADER_SIZE:end]).tolist(), done)
+                    self._notify(frames.ACKED, done, outgoing)
+                elif kind == frames.FAIL:
+                    self._fails(frames.ints_from(view[start + frames.HEADER_SIZE:end]), outgoing)
+                elif kind == frames.CONTROL:
+                    source.message_received(frames.parse_control(view[start:end]))
+            except Exception as exc:  # noqa: BLE001 - one bad frame costs only itself
+                self.malformed += 1
+                log.warning("%s sent a malformed %s frame (%s: %s); skipped it and kept the "
+                            "others", source.peer_name(), frames.KIND_NAMES[kind],
+                            type(exc).__name__, exc)
         self.routed += len(found)
         self.bytes_routed += len(data)
         for link, chunks in outgoing.items():
             link.write_chunks(chunks)
+
+    def _drop(self, frame: memoryview, outgoing: dict) -> None:
+        """A frame for a task that is not connected (down, or not yet back): counted,
+        and the trees of a data frame's tracked tuples fail back to their spouts now,
+        rather than at their timeout (never, with timeouts off)."""
+        self.dropped += 1
+        if frame[4] != frames.DATA or not self.conf.acking:
+            return
+        try:
+            records = self.serializer.decode(bytes(frame[frames.DATA_HEADER_SIZE:]))
+        except Exception as exc:  # noqa: BLE001 - e.g. a pickled class not importable here
+            log.warning("%s: cannot read the roots of a dropped frame (%s: %s); its trees "
+                        "fail at their timeout", self.id, type(exc).__name__, exc)
+            return
+        roots: set[int] = set()
+        for record in records:
+            if len(record) == 3:
+                root = record[1]
+                if root > 0:
+                    roots.add(root)
+                elif root == MULTI:
+                    roots.update(record[2][1::2])
+        if roots:
+            self._fails(roots, outgoing)
+
+    def undeliverable(self, chunks: list) -> None:
+        """Frames for a link that closed before they could be written."""
+        outgoing: dict[_Link, list] = {}
+        for chunk in chunks:
+            self._drop(chunk, outgoing)
+        for link, out in outgoing.items():
+            link.write_chunks(out)
 
     def _acks(self, pairs: Any, outgoing: dict) -> None:
         pairs = pairs.tolist()
@@ -553,7 +610,8 @@ class StreamManager:
             component=STMGR_COMPONENT, task_id=-1, container=self.container,
             timestamp_ms=int(time.time() * 1000),
             counters={TUPLES_ROUTED: self.routed, BYTES_ROUTED: self.bytes_routed,
-                      DROPPED_FRAMES: self.dropped, TREES_ACKED: self.acked,
+                      DROPPED_FRAMES: self.dropped, MALFORMED_FRAMES: self.malformed,
+                      TREES_ACKED: self.acked,
                       TREES_FAILED: self.failed, TREES_EXPIRED: self.expired,
                       BACKPRESSURE_MS: bp},
             gauges={TREES_PENDING: len(self.tracker), MAX_CONNECTION_BUFFER: buffered,

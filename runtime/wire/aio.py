@@ -10,7 +10,8 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from .frames import CONTROL, FrameAssembler, control_frame, parse_control
+from .auth import describe_peer
+from .frames import CONTROL, BadFrame, FrameAssembler, control_frame, parse_control
 
 log = logging.getLogger("heronbridge.runtime.wire")
 
@@ -29,13 +30,36 @@ class FramedProtocol(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return  # closed after a bad frame: what follows it cannot be framed
+        bad = None
         try:
             data, found = self._assembler.feed(data)
+        except BadFrame as exc:  # the whole frames before it still count
+            data, found, bad = exc.data, exc.found, exc
+        try:
             if found:
                 self.frames_received(data, found)
         except Exception:
-            log.exception("%s: dropping the connection after a bad frame", type(self).__name__)
+            log.exception("%s: dropping the connection after a frame it could not take",
+                          self.peer_name())
             self.transport.close()
+            return
+        if bad is not None:
+            log.warning("%s sent a malformed frame (%s); closing its connection, after "
+                        "taking the %d whole frames before it", self.peer_name(), bad,
+                        len(found))
+            self.transport.close()
+
+    def peer_name(self) -> str:
+        """Who is at the other end, for logs: the role it proved and where it is."""
+        return f"{self.role or 'a peer'} ({self.peer_address()})"
+
+    def peer_address(self) -> str:
+        try:
+            return describe_peer(self.transport)
+        except (OSError, AttributeError):  # gone already
+            return "?"
 
     def frames_received(self, data: bytes, found: list) -> None:
         """Default: decode control frames and pass each message to `message_received`."""

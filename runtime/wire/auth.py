@@ -126,7 +126,9 @@ def _check_challenge(secret: bytes, role: str, nonce: bytes, data: bytes) -> byt
     return proof(secret, b"dialer", role, nonce, theirs)
 
 
-def _describe(transport: Any) -> str:
+def describe_peer(transport: Any) -> str:
+    """Who is at the other end of a transport: pid and uid on a Unix socket, else the
+    address."""
     sock = transport.get_extra_info("socket")
     if sock is not None and sock.family == socket.AF_UNIX:
         pid, uid, _ = struct.unpack("3i", sock.getsockopt(
@@ -162,7 +164,7 @@ class _Listening(asyncio.Protocol):
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
         try:
-            self.peer = _describe(transport)
+            self.peer = describe_peer(transport)
             _check_uid(transport.get_extra_info("socket"))
         except (AuthError, OSError) as exc:
             self._refuse(str(exc))

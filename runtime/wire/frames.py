@@ -104,11 +104,22 @@ def parse_control(frame: memoryview | bytes) -> Message:
     return message
 
 
+class BadFrame(ProtocolError):
+    """A malformed frame header: the stream cannot be followed past it. `data` and
+    `found` hold the whole frames that came before it, for the receiver to keep."""
+
+    def __init__(self, message: str, data: bytes, found: list) -> None:
+        super().__init__(message)
+        self.data = data
+        self.found = found
+
+
 def split_frames(data: bytes) -> tuple[list[tuple[int, int, int, int]], int]:
     """Find the complete frames in `data`.
 
     Returns ([(kind, dest, start, end), ...], consumed): each frame spans
     data[start:end] including its length prefix; data[consumed:] is an incomplete frame.
+    Raises BadFrame at a malformed header.
     """
     frames = []
     unpack = HEADER.unpack_from
@@ -119,8 +130,8 @@ def split_frames(data: bytes) -> tuple[list[tuple[int, int, int, int]], int]:
         end = pos + 4 + length
         if length > MAX_FRAME or kind not in KIND_NAMES:
             msg = (f"expected a frame (kind in {sorted(KIND_NAMES)}, length <= {MAX_FRAME}), "
-                   f"received kind {kind} length {length}")
-            raise ProtocolError(msg)
+                   f"received kind {kind} length {length} at byte {pos} of a read")
+            raise BadFrame(msg, data, frames)
         if end > size:
             break
         frames.append((kind, dest, pos, end))
