@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 from collections import deque
 from typing import Any
 
 from heronbridge.runtime.api.tuple import Tuple
+from heronbridge.runtime.config import TopologyConfig
 from heronbridge.runtime.errors import where
 
 from . import ShimError
@@ -35,6 +37,18 @@ class StormPeer:
         self.loc = where(host.topology, host.component, host.task)
         self.tuples: dict[str, Tuple] = {}  # multilang id -> the runtime's input tuple
         self._ids = itertools.count(1)
+        # Input tuples the component holds are released once their trees must have
+        # expired (Storm's ShellBolt keeps them forever): ids move to older generations
+        # every message timeout, and the third is dropped, so a tuple goes between 2 and 3
+        # timeouts after it arrived (its tree, emitted before that, expired within 1.5).
+        # With acking and timeouts both on a held tuple stays valid, so none is released.
+        conf = TopologyConfig.read(host.config, host.topology, host.component)
+        self._generation_secs = (conf.message_timeout_secs
+                                 if conf.message_timeouts or not conf.acking else None)
+        self._older: deque[dict[str, Tuple]] = deque()
+        self._next_generation = time.monotonic() + (self._generation_secs or 0)
+        self._released_up_to = 0  # every id up to this one is acked, failed or released
+        self.released = 0
         self.replies: deque[list[int]] = deque()  # task id lists the component will read
         self.metrics: dict[str, Any] = {}
         self.pid: int | None = None
@@ -48,11 +62,49 @@ class StormPeer:
         return handshake(self.host.context, pid_dir, self.is_spout)
 
     def tuple_message(self, tup: Tuple) -> dict[str, Any]:
-        """A bolt's input tuple, remembered under a fresh id until acked or failed."""
+        """A bolt's input tuple, remembered under a fresh id until acked, failed or
+        released (see __init__)."""
         tup_id = str(next(self._ids))
         self.tuples[tup_id] = tup
+        if self._generation_secs is not None:
+            now = time.monotonic()
+            if now >= self._next_generation:
+                self._age(now)
         return {"id": tup_id, "comp": tup.component, "stream": tup.stream, "task": tup.task,
                 "tuple": tup.values}
+
+    def _age(self, now: float) -> None:
+        self._older.appendleft(self.tuples)
+        self.tuples = {}
+        self._next_generation = now + self._generation_secs
+        if len(self._older) <= 2:
+            return
+        released = self._older.pop()
+        if not released:
+            return
+        self._released_up_to = int(next(reversed(released)))  # ids only grow
+        if not self.released:
+            self.log.warning("%s: released %d input tuples the component held past twice "
+                             "the message timeout (%gs); their trees had failed, and acks or "
+                             "fails of them are ignored", self.loc, len(released),
+                             self._generation_secs)
+        self.released += len(released)
+
+    def _held(self, tup_id: Any) -> Tuple | None:
+        """The tuple a component names, taken out of the generations it may be in."""
+        tup = self.tuples.pop(tup_id, None)
+        if tup is None:
+            for generation in self._older:
+                tup = generation.pop(tup_id, None)
+                if tup is not None:
+                    break
+        return tup
+
+    def _was_released(self, tup_id: Any) -> bool:
+        try:
+            return 0 < int(tup_id) <= self._released_up_to
+        except (TypeError, ValueError):
+            return False
 
     def command_message(self, command: str, msg_id: Any = None) -> dict[str, Any]:
         """A spout command: next, ack, fail, activate or deactivate."""
@@ -89,27 +141,38 @@ class StormPeer:
             anchors = msg.get("anchors") or []
             if isinstance(anchors, str):  # Storm accepts one id as well as a list
                 anchors = [anchors]
-            try:
-                anchored = [self.tuples[a] for a in anchors]
-            except KeyError as exc:
-                msg_text = (f"{self.loc}: emit anchored onto tuple id {exc.args[0]!r}, "
-                            "which was already acked or failed (or never received)")
-                raise ShimError(msg_text) from None
+            anchored = [self._anchor(a) for a in anchors]
+            if None in anchored:  # released: its tree is gone, nothing to anchor to
+                anchored = [a for a in anchored if a is not None]
             tasks = self.collector.emit(values, stream=stream, anchors=anchored,
                                         direct_task=task)
         if task is None and msg.get("need_task_ids", True):
             self.replies.append(list(tasks))
 
+    def _anchor(self, tup_id: Any) -> Tuple | None:
+        tup = self.tuples.get(tup_id)
+        if tup is None:
+            tup = next((g[tup_id] for g in self._older if tup_id in g), None)
+        if tup is None and not self._was_released(tup_id):
+            msg_text = (f"{self.loc}: emit anchored onto tuple id {tup_id!r}, which was "
+                        "already acked or failed (or never received)")
+            raise ShimError(msg_text)
+        return tup
+
     def _ack(self, msg: dict) -> None:
-        self.collector.ack(self._pop(msg, "acked"))
+        tup = self._pop(msg, "acked")
+        if tup is not None:
+            self.collector.ack(tup)
 
     def _fail(self, msg: dict) -> None:
-        self.collector.fail(self._pop(msg, "failed"))
+        tup = self._pop(msg, "failed")
+        if tup is not None:
+            self.collector.fail(tup)
 
-    def _pop(self, msg: dict, what: str) -> Tuple:
+    def _pop(self, msg: dict, what: str) -> Tuple | None:
         tup_id = msg.get("id")
-        tup = self.tuples.pop(tup_id, None)
-        if tup is None:
+        tup = self._held(tup_id)
+        if tup is None and not self._was_released(tup_id):
             text = (f"{self.loc}: {what} tuple id {tup_id!r}, which is not a tuple this task "
                     "holds (never received, or already acked or failed)")
             raise ShimError(text)
