@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import socket
@@ -28,7 +29,8 @@ from heronbridge.runtime.scheduler import (
     pid_alive,
     running_scheduler,
 )
-from heronbridge.runtime.scheduler.launch import START_TIMEOUT_SECS, Launch
+from heronbridge.runtime.scheduler.launch import Launch
+from heronbridge.runtime.scheduler.spark import SparkOptions, parse_conf
 from heronbridge.runtime.state import (
     PACKING_PLANS,
     PHYSICAL_PLANS,
@@ -47,6 +49,8 @@ from .status import RateLine, totals_from_report, totals_from_samples, totals_ta
 from .terminal import console, out, parse_options
 from .ui_verb import add_verb as add_ui_verb
 from .ui_verb import print_ui_address
+
+KILL_WAIT_SECS = 60.0
 
 
 class Prepared:
@@ -100,14 +104,28 @@ def _state(args: argparse.Namespace) -> tuple[StateManager, Home]:
     return home.open_state(), home
 
 
+def _spark(args: argparse.Namespace) -> SparkOptions | None:
+    """The Spark cluster `--scheduler spark` runs on; None for the local scheduler."""
+    if args.scheduler != "spark":
+        if args.spark_master or args.spark_conf:
+            msg = "--spark-master and --spark-conf apply to --scheduler spark"
+            raise HeronbridgeError(msg)
+        return None
+    if not args.spark_master:
+        msg = "--scheduler spark needs --spark-master URL (e.g. spark://HOST:7077)"
+        raise HeronbridgeError(msg)
+    return SparkOptions(args.spark_master, parse_conf(args.spark_conf))
+
+
 # -- verbs ------------------------------------------------------------------------
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    spark = _spark(args)
     state, home = _state(args)
     prepared = load_plan(args, home)
     plan = prepared.plan
-    launch = Launch(plan, home, state, prepared.install)
+    launch = Launch(plan, home, state, prepared.install, spark=spark)
     stop = []
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -115,21 +133,26 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     running_since = None
+    report = None
     try:
         with console.status(f"starting {plan.name} ({launch.containers} containers)"):
-            took = launch.start(START_TIMEOUT_SECS, lambda: not stop)
+            took = launch.start(keep_waiting=lambda: not stop)
         running_since = time.monotonic()
         console.print(f"[bold]{plan.name}[/] running: every task registered in "
-                      f"{took:.1f}s; logs in {launch.workdir}")
+                      f"{took:.1f}s; logs in {_logs(launch)}")
         print_ui_address(home.root, plan.name)
         _watch(state, plan.name, launch, running_since, args.time, stop)
+        if spark is not None:  # the metrics files are on the workers: ask the master
+            with contextlib.suppress(RuntimeKernelError):
+                report = control.metrics(state, plan.name)
     finally:
         elapsed = time.monotonic() - running_since if running_since is not None else 0.0
         with console.status(f"stopping {plan.name}"):
             launch.stop()
         for s, handler in old.items():
             signal.signal(s, handler)
-    totals = totals_from_samples(latest_samples(launch.workdir))
+    totals = totals_from_report(report) if spark is not None and report is not None \
+        else totals_from_samples(latest_samples(launch.workdir))
     out.print(totals_table(f"{plan.name}: totals over {elapsed:.1f}s", totals, elapsed))
     return 0
 
@@ -143,7 +166,8 @@ def _watch(state: StateManager, name: str, launch: Launch, since: float,
     if live is not None:
         live.start()
     try:
-        while not stop and (duration is None or time.monotonic() - since < duration):
+        while not stop and not launch.was_killed() and (
+                duration is None or time.monotonic() - since < duration):
             time.sleep(0.25 if duration is None else min(0.25, max(0.0, duration - (
                 time.monotonic() - since))))
             launch.check()
@@ -168,17 +192,27 @@ def _watch(state: StateManager, name: str, launch: Launch, since: float,
             live.stop()
 
 
+def _logs(launch: Launch) -> str:
+    if launch.spark is None:
+        return str(launch.workdir)
+    return (f"{launch.scheduler_log if launch.detached else launch.workdir} (the scheduler) "
+            f"and, on each Spark worker, heronbridge/{launch.name}/container-N/ in the "
+            "application's executor folder")
+
+
 def cmd_submit(args: argparse.Namespace) -> int:
+    spark = _spark(args)
     state, home = _state(args)
     prepared = load_plan(args, home)
     plan = prepared.plan
     initial = topology_pb2.PAUSED if args.deactivated else topology_pb2.RUNNING
-    launch = Launch(plan, home, state, prepared.install, initial, detached=True)
+    launch = Launch(plan, home, state, prepared.install, initial, detached=True, spark=spark)
     with console.status(f"starting {plan.name}"):
         launch.start()
     state_name = "deactivated" if args.deactivated else "running"
-    out.print(f"submitted {plan.name} ({launch.topology_id}): {state_name}; logs in "
-              f"{launch.workdir}")
+    on = "" if spark is None else f" on {spark.master}"
+    out.print(f"submitted {plan.name} ({launch.topology_id}){on}: {state_name}; logs in "
+              f"{_logs(launch)}")
     print_ui_address(home.root, plan.name)
     return 0
 
@@ -225,34 +259,49 @@ def _containers(state: StateManager, name: str, packing: Any) -> str:
 
 def cmd_kill(args: argparse.Namespace) -> int:
     state, _home = _state(args)
+    name = args.topology_name
     try:
-        location = running_scheduler(state, args.topology_name)
+        location = running_scheduler(state, name)
     except StateManagerError as exc:  # no scheduler to ask: its executors stop when the
-        state.clear(args.topology_name)  # topology's node goes
-        out.print(f"{args.topology_name}: its state was corrupt ({exc}); removed it")
+        state.clear(name)  # topology's node goes
+        out.print(f"{name}: its state was corrupt ({exc}); removed it")
         return 0
     if location is None:
-        if args.topology_name not in state.names(TOPOLOGIES) \
-                and args.topology_name not in state.names(SCHEDULERS):
-            msg = f"topology {args.topology_name!r} is not running"
+        if name not in state.names(TOPOLOGIES) and name not in state.names(SCHEDULERS):
+            msg = f"topology {name!r} is not running"
             raise HeronbridgeError(msg)
-        state.clear(args.topology_name)
-        out.print(f"{args.topology_name}: was not running; removed its stale state")
+        state.clear(name)
+        out.print(f"{name}: was not running; removed its stale state")
         return 0
-    if location.host and location.host != socket.gethostname():
-        msg = (f"topology {args.topology_name!r}: its scheduler runs on {location.host}; "
-               "run kill there")
+    # Through the state, from any host: the scheduler, wherever it runs, follows its
+    # topology's node; once it is gone it stops the containers and clears the rest.
+    state.delete(TOPOLOGIES, name)
+    here = location.host in ("", socket.gethostname())
+
+    def gone() -> bool:
+        return state.get(SCHEDULERS, name) is None and not (here and pid_alive(location.pid))
+
+    with console.status(f"killing {name}"):
+        if not _wait(gone, 15.0 if here else KILL_WAIT_SECS) and here \
+                and pid_alive(location.pid):
+            os.kill(location.pid, signal.SIGTERM)  # a scheduler that does not follow it
+            _wait(gone, KILL_WAIT_SECS)
+    if not gone():
+        msg = (f"topology {name!r}: its scheduler (pid {location.pid} on "
+               f"{location.host or 'this host'}) did not stop within {KILL_WAIT_SECS:.0f}s")
         raise HeronbridgeError(msg)
-    os.kill(location.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 60
-    with console.status(f"killing {args.topology_name}"):
-        while pid_alive(location.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-    if pid_alive(location.pid):
-        msg = f"topology {args.topology_name!r}: scheduler pid {location.pid} did not exit"
-        raise HeronbridgeError(msg)
-    out.print(f"killed {args.topology_name}")
+    state.clear(name)
+    out.print(f"killed {name}")
     return 0
+
+
+def _wait(condition: Any, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def _set_state(args: argparse.Namespace, running: bool) -> int:
@@ -318,14 +367,24 @@ def build_parser() -> argparse.ArgumentParser:
                                        "line; stop after -t seconds or on Ctrl-C and print "
                                        "per-component totals.")
     run.add_argument("-t", "--time", type=float, help="seconds to run (default: until Ctrl-C)")
-    run.set_defaults(func=cmd_run)
     submit = verbs.add_parser("submit", parents=[topo, home, state],
                               help="start a topology in the background",
                               description="Start a topology that keeps running in the "
-                                          "background on this machine.")
+                                          "background, on this machine or a Spark cluster.")
     submit.add_argument("--deactivated", action="store_true",
                         help="start with spouts paused (activate later)")
     submit.set_defaults(func=cmd_submit)
+    for verb in (run, submit):
+        verb.add_argument("--scheduler", choices=("local", "spark"), default="local",
+                          help="where the containers run: processes on this host (default), "
+                               "or long-running tasks on a Spark cluster (needs --state zk://)")
+        verb.add_argument("--spark-master", metavar="URL",
+                          help="the Spark master of --scheduler spark (spark://HOST:7077, "
+                               "yarn, k8s://...)")
+        verb.add_argument("--spark-conf", action="append", metavar="KEY=VALUE",
+                          help="a Spark setting for the topology's application (secrets go "
+                               "in the cluster's spark-defaults.conf, not here)")
+    run.set_defaults(func=cmd_run)
     lister = verbs.add_parser("list", parents=[home, state], help="list topologies on this machine",
                               description="List submitted topologies and their state.")
     lister.set_defaults(func=cmd_list)

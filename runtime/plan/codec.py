@@ -24,6 +24,7 @@ from .logical import (
     Stream,
 )
 from .packing import ContainerPlan, InstancePlan, PackingPlan
+from .relocate import relocated
 
 _GROUPING_TO_PROTO = {
     SHUFFLE: topology_pb2.SHUFFLE, FIELDS: topology_pb2.FIELDS, ALL: topology_pb2.ALL,
@@ -73,8 +74,9 @@ def topology_from_proto(msg: topology_pb2.Topology) -> LogicalPlan:
         components[comp.name] = ComponentSpec(comp.name, _KIND_FROM_PROTO[comp.kind],
                                               comp.class_path, comp.parallelism, outputs, inputs,
                                               json.loads(comp.config_json or "{}"))
-    return LogicalPlan(msg.name, components, json.loads(msg.config_json or "{}"),
-                       list(msg.python_path), {r.name: r.tasks for r in msg.reserved})
+    # Folders a scheduler shipped to this host are read where they are here.
+    return relocated(LogicalPlan(msg.name, components, json.loads(msg.config_json or "{}"),
+                                 list(msg.python_path), {r.name: r.tasks for r in msg.reserved}))
 
 
 def packing_to_proto(packing: PackingPlan) -> plans_pb2.PackingPlan:

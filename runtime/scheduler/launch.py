@@ -1,6 +1,7 @@
 """The one way to start a topology from its plan: publish it, install its files, start its
-containers (supervised by this process, or by a detached scheduler process) and wait
-until every task has registered with the topology master."""
+containers (supervised by this process, or by a detached scheduler process; on this
+host, or on a Spark cluster) and wait until every task has registered with the topology
+master."""
 
 from __future__ import annotations
 
@@ -11,14 +12,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import control
-from ..errors import RuntimeKernelError
+from ..errors import RuntimeKernelError, SchedulerError
 from ..plan.logical import LogicalPlan
 from ..proto import topology_pb2
 from ..state import PACKING_PLANS, StateManager
+from .lifecycle import KillWatch
 from .local import Home, Supervisor, submit_plan
 from .processes import module_command
+from .spark import START_TIMEOUT_SECS as SPARK_START_TIMEOUT_SECS
+from .spark import SparkOptions, SparkSupervisor, require_spark
 
 START_TIMEOUT_SECS = 60.0
+LOG_TAIL_LINES = 15
 
 
 class Launch:
@@ -28,13 +33,17 @@ class Launch:
     def __init__(self, plan: LogicalPlan, home: Home, state: StateManager | None = None,
                  install: Callable[[Path], object] | None = None,
                  initial_state: int = topology_pb2.RUNNING, detached: bool = False,
-                 hosts: dict[int, str] | None = None) -> None:
+                 hosts: dict[int, str] | None = None, spark: SparkOptions | None = None) -> None:
         self.plan = plan
         self.name = plan.name
         self.home = home
         self.hosts = hosts
+        self.spark = spark  # None: the local scheduler
         self.state = state if state is not None else home.open_state()
-        self.topology_id = submit_plan(self.state, home, plan, initial_state)
+        if spark is not None:
+            require_spark(self.state, plan.name)
+        self.topology_id = submit_plan(self.state, home, plan, initial_state,
+                                       "local" if spark is None else "spark")
         self.workdir = home.workdir(plan.name)
         self.containers = len(self.state.get(PACKING_PLANS, plan.name).containers)
         if install is not None:
@@ -44,36 +53,77 @@ class Launch:
                 self.state.clear(plan.name)  # nothing half-submitted stays behind
                 raise
         self.detached = detached
-        self.supervisor: Supervisor | None = None
+        self.supervisor: Supervisor | SparkSupervisor | None = None
         self.process: subprocess.Popen | None = None
+        self.killed: KillWatch | None = None
 
-    def start(self, timeout: float = START_TIMEOUT_SECS,
+    def start(self, timeout: float | None = None,
               keep_waiting: Callable[[], bool] = lambda: True) -> float:
         """Start the containers; wait until every task has registered (or `keep_waiting`
-        says stop). Returns the seconds that took. On failure nothing is left running."""
+        says stop); by default up to 60s, 240s on Spark. Returns the seconds that took.
+        On failure nothing is left running."""
+        if timeout is None:
+            timeout = START_TIMEOUT_SECS if self.spark is None else SPARK_START_TIMEOUT_SECS
         began = time.monotonic()
         if self.detached:
-            with (self.workdir / "scheduler.log").open("ab") as log:
+            module, extra = ("scheduler", []) if self.spark is None else (
+                "scheduler.spark", self.spark.argv())
+            with self.scheduler_log.open("ab") as log:
                 self.process = subprocess.Popen(
-                    module_command("scheduler", "--home", str(self.home.root),
-                                   "--state", self.state.uri, "--topology", self.name),
+                    module_command(module, "--home", str(self.home.root), "--state",
+                                   self.state.uri, "--topology", self.name, *extra),
                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                     cwd=self.workdir, env={**os.environ, **self.state.child_env()})
             alive = lambda: keep_waiting() and self.process.poll() is None  # noqa: E731
         else:
-            self.supervisor = Supervisor(self.state, self.home, self.name, self.hosts)
-            self.supervisor.start()
+            self.killed = KillWatch(self.state, self.name)
+            self.supervisor = Supervisor(self.state, self.home, self.name, self.hosts) \
+                if self.spark is None else \
+                SparkSupervisor(self.state, self.home, self.name, self.spark)
             alive = keep_waiting
         try:
-            control.wait_running(self.state, self.name, timeout, alive)
+            if self.supervisor is not None:
+                self.supervisor.start()
+            control.wait_running(self.state, self.name, timeout,
+                                 lambda: alive() and not self.check_fatal())
+        except SchedulerError as exc:
+            detail = self._failure_detail()
+            self.stop()
+            if detail:
+                msg = f"{exc}\n{detail}"
+                raise SchedulerError(msg) from exc
+            raise
         except BaseException:
             self.stop()
             raise
         return time.monotonic() - began
 
+    @property
+    def scheduler_log(self) -> Path:
+        return self.workdir / "scheduler.log"
+
+    def _failure_detail(self) -> str:
+        """What the scheduler said last: a detached one's log tail, or why a supervised
+        Spark application ended."""
+        if self.check_fatal():
+            return self.supervisor.fatal
+        if not self.detached or not self.scheduler_log.is_file():
+            return ""
+        lines = self.scheduler_log.read_text(errors="replace").splitlines()
+        return f"the end of {self.scheduler_log}:\n" + "\n".join(lines[-LOG_TAIL_LINES:])
+
+    def check_fatal(self) -> bool:
+        """Whether the scheduler supervised here can no longer run the topology."""
+        return isinstance(self.supervisor, SparkSupervisor) and self.supervisor.fatal is not None
+
     def check(self) -> list[int]:
         """Restart containers that died; returns those restarted."""
         return self.supervisor.check() if self.supervisor is not None else []
+
+    def was_killed(self) -> bool:
+        """Whether the topology was killed through the state (`heronbridge kill`, from
+        any host) while this process supervises it."""
+        return self.killed is not None and self.killed.is_set()
 
     def metrics(self, timeout: float = 5.0) -> dict[str, dict[str, float]]:
         """Per-component counter totals from the topology master."""
@@ -86,6 +136,9 @@ class Launch:
 
     def stop(self) -> None:
         """End every container and clear the topology's state (idempotent)."""
+        if self.killed is not None:
+            self.killed.cancel()
+            self.killed = None
         if self.supervisor is not None:
             self.supervisor.stop()
             self.supervisor = None

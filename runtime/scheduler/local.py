@@ -38,6 +38,7 @@ from ..state import (
     StateManager,
     open_state,
 )
+from .lifecycle import detached_main
 from .processes import die_with_parent, module_command
 
 log = logging.getLogger("heronbridge.runtime.scheduler")
@@ -105,8 +106,9 @@ def running_scheduler(state: StateManager, name: str) -> plans_pb2.SchedulerLoca
 
 
 def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
-                initial_state: int = topology_pb2.RUNNING) -> str:
-    """Validate and publish a topology; returns its id. Starts no process."""
+                initial_state: int = topology_pb2.RUNNING, cluster: str = "local") -> str:
+    """Validate and publish a topology; returns its id. Starts no process. `cluster`:
+    the scheduler that will run it (the execution state's cluster)."""
     plan.validate()
     conf = TopologyConfig.read(plan.config, plan.name)
     if conf.serializer == "pickle":
@@ -128,7 +130,7 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
     state.put(PACKING_PLANS, plan.name, packing_to_proto(packing))
     state.put(EXECUTION_STATE, plan.name, plans_pb2.ExecutionState(
         topology_name=plan.name, topology_id=topology_id, submission_time=int(time.time()),
-        submission_user=getpass.getuser(), cluster="local", environ="default"))
+        submission_user=getpass.getuser(), cluster=cluster, environ="default"))
     workdir = home.workdir(plan.name)
     if workdir.exists():
         previous = workdir.parent / "previous"
@@ -152,6 +154,8 @@ class Supervisor:
             msg = f"{where(name)}: not submitted (no packing plan in {state.uri})"
             raise SchedulerError(msg)
         self.containers = [c.id for c in packing.containers]
+        topology = state.get(TOPOLOGIES, name)
+        self.topology_id = topology.id if topology is not None else ""
         self.workdir = home.workdir(name)
         self.executors: dict[int, subprocess.Popen] = {}
 
@@ -179,7 +183,10 @@ class Supervisor:
 
     def check(self) -> list[int]:
         """Restart executors that died; returns the containers restarted."""
-        restarted = []
+        restarted: list[int] = []
+        dead = [c for c, proc in self.executors.items() if proc.poll() is not None]
+        if dead and not self.still_submitted():
+            return restarted  # killed through the state: the executors stopped by themselves
         for container, proc in list(self.executors.items()):
             if proc.poll() is not None:
                 log.warning("%s: executor of container %d exited with %s; restarting",
@@ -187,6 +194,10 @@ class Supervisor:
                 self._spawn(container)
                 restarted.append(container)
         return restarted
+
+    def still_submitted(self) -> bool:
+        topology = self.state.get(TOPOLOGIES, self.name)
+        return topology is not None and topology.id == self.topology_id
 
     def stop(self) -> None:
         for proc in self.executors.values():
@@ -211,25 +222,5 @@ class Supervisor:
 
 def main(argv: list[str] | None = None) -> int:
     """A detached supervisor (what `heronbridge submit` leaves running)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="heronbridge-scheduler")
-    parser.add_argument("--home", required=True)
-    parser.add_argument("--state", help="state location (default: the home's)")
-    parser.add_argument("--topology", required=True)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    home = Home(Path(args.home), args.state)
-    state = home.open_state()
-    supervisor = Supervisor(state, home, args.topology)
-    stopping = []
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopping.append(True))
-    supervisor.start()
-    while not stopping:
-        time.sleep(0.2)
-        supervisor.check()
-    supervisor.stop()
-    state.close()
-    return 0
+    return detached_main("heronbridge-scheduler", argv,
+                         lambda state, home, args: Supervisor(state, home, args.topology))

@@ -1,5 +1,7 @@
-"""A real ZooKeeper server per test module (see zkserver.py), stopped after it. The
-cluster tests reuse the runtime tests' components and multi-host checks."""
+"""A real ZooKeeper server per test module (see zkserver.py), and for the Spark tests a
+Spark standalone cluster of two workers on 127.0.0.2 and 127.0.0.3 (see
+sparkcluster.py), each stopped after its module. The cluster tests reuse the runtime
+tests' components and multi-host checks."""
 
 from __future__ import annotations
 
@@ -20,3 +22,19 @@ def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> ZooKeeperServer:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory: pytest.TempPathFactory):
+    """A standalone Spark cluster; drivers this module starts use it (SPARK_CONF_DIR)."""
+    from sparkcluster import SparkCluster
+
+    cluster = SparkCluster(tmp_path_factory.mktemp("spark"))
+    cluster.start()
+    try:
+        with pytest.MonkeyPatch.context() as env:
+            for key in ("SPARK_CONF_DIR", "PYSPARK_PYTHON"):
+                env.setenv(key, cluster.env()[key])
+            yield cluster
+    finally:
+        cluster.stop()

@@ -29,6 +29,19 @@ GROUPINGS = {
 }
 
 
+def groupings_plan(out, containers=2):
+    """Two spouts, a bolt per grouping, and a sink for direct tuples."""
+    b = TopologyBuilder("groupings", {"topology.reliability.mode": "ATLEAST_ONCE",
+                                      "topology.stmgrs": containers, "test.out": str(out),
+                                      "test.count": COUNT, "test.keys": KEYS})
+    b.spout("keys", KeySpout, par=2)
+    b.spout("directs", DirectSpout, outputs=[Stream("to", ("seq",), direct=True)])
+    for name, (grouping, par) in GROUPINGS.items():
+        b.bolt(name, RecordingBolt, inputs={"keys": grouping}, par=par)
+    b.bolt("sink", RecordingBolt, inputs={"directs:to": Grouping.DIRECT}, par=2)
+    return b.build()
+
+
 @pytest.fixture(scope="module")
 def outcome(tmp_path_factory):
     """Run the topology once; return what every task recorded."""
@@ -38,15 +51,7 @@ def outcome(tmp_path_factory):
     from heronbridge.runtime.state import open_state
 
     out = tmp_path_factory.mktemp("records")
-    b = TopologyBuilder("groupings", {"topology.reliability.mode": "ATLEAST_ONCE",
-                                      "topology.stmgrs": 2, "test.out": str(out),
-                                      "test.count": COUNT, "test.keys": KEYS})
-    b.spout("keys", KeySpout, par=2)
-    b.spout("directs", DirectSpout, outputs=[Stream("to", ("seq",), direct=True)])
-    for name, (grouping, par) in GROUPINGS.items():
-        b.bolt(name, RecordingBolt, inputs={"keys": grouping}, par=par)
-    b.bolt("sink", RecordingBolt, inputs={"directs:to": Grouping.DIRECT}, par=2)
-    plan = b.build()
+    plan = groupings_plan(out)
     home = Home(tmp_path_factory.mktemp("hb"))
     with Running(plan, home, open_state(home.state_uri)) as running:
         def all_acked():

@@ -1,0 +1,308 @@
+"""The Spark scheduler: a topology's containers as long-running tasks on a Spark cluster.
+
+The scheduler is a Spark driver (client mode: it runs where `submit` ran). It ships the
+topology's package to the cluster's executors with `addArchive`, then runs one plain
+one-task job per container, each from a thread of its own, so that Spark starts them
+together and one container's failure ends only its own job (a barrier stage would take
+every container down with it). Each job's task runs the container (spark_container);
+when it ends — its executor exited, or Spark lost the task — the thread submits the
+container's job again, after a back-off, and Spark places it on any worker with a free
+core; the other containers keep running. Jobs carry a job group per container, with
+interrupt on cancel, so that stopping cancels exactly this topology's tasks.
+
+Containers on other hosts find each other through the state manager, so this scheduler
+needs ZooKeeper state. Spark runs the tasks' Python with $PYSPARK_PYTHON, else
+`spark.pyspark.python`, else this process's interpreter; heronbridge must be installed
+there on every worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import TopologyConfig
+from ..errors import SchedulerError, StateManagerError, where
+from ..plan.codec import topology_from_proto
+from ..proto import plans_pb2
+from ..state import PACKING_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
+from .local import Home
+from .package import build
+from .spark_container import ContainerTask, Outcome, partition
+
+log = logging.getLogger("heronbridge.runtime.scheduler.spark")
+
+START_TIMEOUT_SECS = 240.0  # a Spark application, its executors, then the containers
+STABLE_AFTER_SECS = 10.0  # a container that ran this long restarts without back-off
+STOP_GRACE_SECS = 20.0
+WAITING_REPORT_SECS = 30.0
+PACKAGE = "package.tar.gz"
+
+
+@dataclass(frozen=True)
+class SparkOptions:
+    """Where to run: a Spark master URL and Spark settings (`spark.*`) for the
+    application, over what the cluster's spark-defaults.conf says."""
+
+    master: str
+    conf: tuple[tuple[str, str], ...] = ()
+
+    def argv(self) -> list[str]:
+        args = ["--spark-master", self.master]
+        for key, value in self.conf:
+            args += ["--spark-conf", f"{key}={value}"]
+        return args
+
+
+def parse_conf(items: list[str] | None) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            msg = f"--spark-conf expects KEY=VALUE (a Spark setting), received {item!r}"
+            raise SchedulerError(msg)
+        out.append((key.strip(), value))
+    return tuple(out)
+
+
+def require_spark(state: StateManager, name: str) -> None:
+    """Refuse, before anything is submitted, what the Spark scheduler cannot run on."""
+    if not state.uri.startswith("zk://"):
+        msg = (f"{where(name)}: the Spark scheduler needs the ZooKeeper state manager "
+               f"(--state zk://HOST:PORT/ROOT), received {state.uri!r}: containers on the "
+               "cluster's workers find each other and their plan through it, and a local "
+               "folder is this host's alone")
+        raise SchedulerError(msg)
+    try:
+        import pyspark  # noqa: F401
+    except ImportError as exc:
+        msg = (f"{where(name)}: the Spark scheduler needs pyspark (pip install "
+               f"'heronbridge[cluster]'): {exc}")
+        raise SchedulerError(msg) from exc
+
+
+def _reason(exc: BaseException) -> str:
+    """One line of a failed job's error: Spark's cause, and the Python error if any."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    cause = next((line.split("most recent failure:", 1)[1].strip() for line in lines
+                  if "most recent failure:" in line), lines[0] if lines else repr(exc))
+    python = next((line for line in reversed(lines)
+                   if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit): ", line)
+                   and not line.startswith(("org.", "java.", "py4j."))), None)
+    text = cause if python is None or python in cause else f"{cause} ... {python}"
+    return text[:400]
+
+
+class SparkSupervisor:
+    """Runs a submitted topology's containers on a Spark cluster; `stop()` ends them and
+    clears the topology's state."""
+
+    def __init__(self, state: StateManager, home: Home, name: str,
+                 options: SparkOptions) -> None:
+        require_spark(state, name)
+        topology = state.get(TOPOLOGIES, name)
+        packing = state.get(PACKING_PLANS, name)
+        if topology is None or packing is None:
+            msg = f"{where(name)}: not submitted (no topology or packing plan in {state.uri})"
+            raise SchedulerError(msg)
+        self.state = state
+        self.home = home
+        self.name = name
+        self.options = options
+        self.plan = topology_from_proto(topology)
+        self.topology_id = topology.id
+        self.containers = [c.id for c in packing.containers]
+        self.backoff = TopologyConfig.read(self.plan.config, name).restart_backoff_secs
+        self.workdir = home.workdir(name)
+        self.sc: Any = None
+        self.threads: list[threading.Thread] = []
+        self.restarts: dict[int, int] = dict.fromkeys(self.containers, 0)
+        self.fatal: str | None = None
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._restarted: list[int] = []
+        self._last_report = 0.0
+
+    # -- starting ---------------------------------------------------------------
+
+    def _context(self) -> Any:
+        from pyspark import SparkConf, SparkContext
+
+        # The JVM first, so the conf below starts from the cluster's spark-defaults.conf.
+        SparkContext._ensure_initialized()
+        conf = SparkConf()
+        for key, value in self.options.conf:
+            conf.set(key, value)
+        conf.setMaster(self.options.master)
+        conf.setIfMissing("spark.app.name", f"heronbridge {self.name}")
+        # A failed container is this scheduler's to restart (with back-off, anywhere).
+        conf.setIfMissing("spark.task.maxFailures", "1")
+        # Take the cores the containers need, not the whole cluster (standalone's default).
+        cpus = int(conf.get("spark.task.cpus", "1"))
+        conf.setIfMissing("spark.cores.max", str(len(self.containers) * cpus))
+        if "spark.ui.showConsoleProgress" not in dict(self.options.conf):
+            # PySpark's gateway is a "shell", which turns it on: it would fill the log.
+            conf.set("spark.ui.showConsoleProgress", "false")
+        python = os.environ.get("PYSPARK_PYTHON") or conf.get("spark.pyspark.python") \
+            or sys.executable
+        os.environ["PYSPARK_PYTHON"] = python  # what SparkContext gives the workers
+        sc = SparkContext(conf=conf)
+        sc.setLogLevel(os.environ.get("HERONBRIDGE_SPARK_LOG_LEVEL", "WARN"))
+        if conf.get("spark.authenticate", "false") != "true":
+            log.warning("%s: spark.authenticate is off, so whoever reaches this driver or "
+                        "the cluster's executors can read the tasks, which carry the "
+                        "topology's ZooKeeper identity; turn on spark.authenticate and "
+                        "spark.network.crypto.enabled (spark-defaults.conf)", where(self.name))
+        return sc
+
+    def start(self) -> None:
+        self.state.put(SCHEDULERS, self.name, plans_pb2.SchedulerLocation(
+            topology_name=self.name, pid=os.getpid(), working_dir=str(self.workdir),
+            host=socket.gethostname()))
+        package = build(self.plan, self.topology_id, self.workdir, self.workdir / PACKAGE)
+        self.sc = self._context()
+        archive = f"heronbridge-{self.topology_id}"
+        self.sc.addArchive(f"{package}#{archive}")
+        self._last_report = time.monotonic()
+        log.info("%s: %d containers on %s (application %s)", where(self.name),
+                 len(self.containers), self.options.master, self.sc.applicationId)
+        from pyspark import InheritableThread
+
+        identity = self.state.child_env()
+        for container in self.containers:
+            task = ContainerTask(self.name, self.topology_id, container, self.state.uri,
+                                 archive, identity)
+            thread = InheritableThread(target=self._keep_running, args=(task,),
+                                       name=f"container-{container}", daemon=True)
+            self.threads.append(thread)
+        for thread in self.threads:
+            thread.start()
+
+    def _group(self, container: int) -> str:
+        return f"heronbridge-{self.topology_id}-container-{container}"
+
+    def _keep_running(self, task: ContainerTask) -> None:
+        """One container's job, submitted again whenever it ends, until stopped."""
+        sc, container = self.sc, task.container
+        sc.setJobGroup(self._group(container), f"heronbridge {self.name}: container "
+                       f"{container}", interruptOnCancel=True)
+        failures = 0
+        while not self._stopping.is_set():
+            began = time.monotonic()
+            try:
+                outcome: Outcome = sc.parallelize([container], 1).mapPartitions(
+                    partition(task)).collect()[0]
+                what = (f"exited with code {outcome.code} on {outcome.host} (its logs: "
+                        f"{outcome.workdir}/ there)")
+            except Exception as exc:  # noqa: BLE001 - any failure of the job: start it again
+                if self._stopping.is_set():
+                    return
+                if sc._jsc is None or sc._jsc.sc().isStopped():
+                    self.fatal = f"the Spark application ended: {_reason(exc)}"
+                    return
+                what = f"failed: {_reason(exc)}"
+            if self._stopping.is_set() or not self._still_submitted():
+                return
+            lived = time.monotonic() - began
+            failures = 0 if lived > STABLE_AFTER_SECS else failures + 1
+            delay = self.backoff * min(2 ** max(failures - 1, 0), 20)
+            log.warning("%s: container %d %s after %.1fs; starting it again in %.1fs",
+                        where(self.name), container, what, lived, delay)
+            with self._lock:
+                self.restarts[container] += 1
+                self._restarted.append(container)
+            self._stopping.wait(delay)
+
+    def _still_submitted(self) -> bool:
+        try:
+            topology = self.state.get(TOPOLOGIES, self.name)
+        except StateManagerError:
+            return True  # ZooKeeper away for a while: keep the container
+        return topology is not None and topology.id == self.topology_id
+
+    # -- running ------------------------------------------------------------------
+
+    def waiting(self) -> list[int]:
+        """Containers whose job has no running task (waiting for a free core)."""
+        tracker = self.sc.statusTracker()
+        out = []
+        for container in self.containers:
+            active = 0
+            for job in tracker.getJobIdsForGroup(self._group(container)):
+                info = tracker.getJobInfo(job)
+                if info is None or info.status != "RUNNING":
+                    continue
+                for stage in info.stageIds:
+                    stage_info = tracker.getStageInfo(stage)
+                    active += stage_info.numActiveTasks if stage_info is not None else 0
+            if not active:
+                out.append(container)
+        return out
+
+    def check(self) -> list[int]:
+        """Containers restarted since the last call; raises once the Spark application
+        has ended (nothing can run any more)."""
+        if self.fatal is not None:
+            msg = f"{where(self.name)}: {self.fatal}"
+            raise SchedulerError(msg)
+        now = time.monotonic()
+        if now - self._last_report > WAITING_REPORT_SECS:
+            self._last_report = now
+            waiting = self.waiting()
+            if waiting:
+                log.warning("%s: containers %s wait for a free core on %s (each takes "
+                            "spark.task.cpus; the application may take spark.cores.max)",
+                            where(self.name), waiting, self.options.master)
+        with self._lock:
+            restarted, self._restarted = self._restarted, []
+        return restarted
+
+    def stop(self) -> None:
+        """Stop every container (each stops in order once its topology's node is gone),
+        cancel what is left of their jobs, clear the state, end the application."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        try:
+            self.state.delete(TOPOLOGIES, self.name)
+        except StateManagerError as exc:
+            log.error("%s: %s", where(self.name), exc)
+        deadline = time.monotonic() + STOP_GRACE_SECS
+        for thread in self.threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        if self.sc is not None:
+            for container in self.containers:
+                self.sc.cancelJobGroup(self._group(container))
+            for thread in self.threads:
+                thread.join(10.0)
+        self.state.clear(self.name)
+        if self.sc is not None:
+            self.sc.stop()
+            self.sc = None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """A detached Spark scheduler (what `heronbridge submit --scheduler spark` leaves
+    running): the topology's Spark driver."""
+    from .lifecycle import detached_main
+
+    def arguments(parser: Any) -> None:
+        parser.add_argument("--spark-master", required=True)
+        parser.add_argument("--spark-conf", action="append", metavar="KEY=VALUE")
+
+    return detached_main(
+        "heronbridge-spark-scheduler", argv,
+        lambda state, home, args: SparkSupervisor(
+            state, home, args.topology,
+            SparkOptions(args.spark_master, parse_conf(args.spark_conf))), arguments)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,319 @@
+"""Topologies on a Spark standalone cluster (two workers, on 127.0.0.2 and 127.0.0.3) with
+their state on a real ZooKeeper server: each container a long-running Spark task that
+runs from the package Spark shipped. Every grouping across three containers on the two
+workers; the at-least-once word count over a durable log with one whole container
+SIGKILLed mid-run; the topology master SIGKILLed while tuples flow; `heronbridge list`
+and `kill` through ZooKeeper. One Spark cluster and one ZooKeeper serve the module."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from test_e2e_groupings import (  # noqa: F401 - run again here, on the Spark cluster's outcome
+    COUNT,
+    GROUPINGS,
+    groupings_plan,
+    received,
+    test_all_and_global_and_none,
+    test_custom_grouping_routes_as_the_function_says,
+    test_direct_tuples_reach_the_task_they_were_sent_to,
+    test_emit_returns_the_tasks_that_really_received_the_tuple,
+    test_every_tuple_reaches_each_subscriber_once_and_is_acked,
+    test_fields_sends_a_key_to_the_one_task_storm_would_choose,
+    test_partial_key_uses_only_a_keys_two_candidates,
+    test_shuffle_balances,
+)
+from test_e2e_hosts import acked, spread_plan
+from testkit import HERONBRIDGE, read_jsonl, wait_until
+
+from heronbridge.runtime import control
+from heronbridge.runtime.plan import TaskLayout, round_robin
+from heronbridge.runtime.plan.relocate import RELOCATE_ENV
+from heronbridge.runtime.scheduler import Home
+from heronbridge.runtime.scheduler.launch import Launch
+from heronbridge.runtime.scheduler.spark import SparkOptions
+from heronbridge.runtime.state import (
+    PACKING_PLANS,
+    PHYSICAL_PLANS,
+    SCHEDULERS,
+    TMASTERS,
+    TOPOLOGIES,
+)
+
+pytestmark = [pytest.mark.cluster, pytest.mark.integration]
+
+WORKERS = {"127.0.0.2", "127.0.0.3"}
+RUNTIME_TESTS = Path(__file__).resolve().parents[1] / "runtime"
+DURABLE = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / "durable"
+WORD = re.compile(r"[a-z]+")
+
+
+def cli(tmp_path: Path, *args: str, timeout: float = 300) -> str:
+    done = subprocess.run([HERONBRIDGE, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=tmp_path, check=False,
+                          env={**os.environ, "HERONBRIDGE_STATE": ""})
+    assert done.returncode == 0, f"heronbridge {args}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def logs(spark, launch: Launch) -> str:
+    scheduler = launch.scheduler_log.read_text(errors="replace") \
+        if launch.scheduler_log.is_file() else ""
+    return (f"--- {launch.scheduler_log}\n{scheduler[-6000:]}\n"
+            + spark.logs("work-*/**/container-*/**/*.log", tail=3000))
+
+
+def stmgrs(state, name) -> dict:
+    pplan = state.get(PHYSICAL_PLANS, name)
+    return {s.container: s for s in pplan.stmgrs} if pplan is not None else {}
+
+
+def kill_container(state, name: str, container: int) -> int:
+    """SIGKILL every process of one container (its executor's process group)."""
+    group = os.getpgid(stmgrs(state, name)[container].pid)
+    assert "scheduler.executor" in " ".join(psutil.Process(group).cmdline())
+    os.killpg(group, signal.SIGKILL)
+    return group
+
+
+def task_processes(topology_id: str) -> list[psutil.Process]:
+    return [p for p in psutil.process_iter(["cmdline"])
+            if "heronbridge.runtime.instance" in (p.info["cmdline"] or [])
+            and topology_id in (p.info["cmdline"] or [])]
+
+
+# -- every grouping, three containers on two workers ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def grouping_run(spark, zookeeper, tmp_path_factory):
+    """The runtime's grouping topology (tests/runtime/test_e2e_groupings.py) in three
+    containers on the Spark cluster; what every task recorded, and where things ran."""
+    out = tmp_path_factory.mktemp("records")
+    plan = groupings_plan(out, containers=3)
+    home = Home(tmp_path_factory.mktemp("hb"), zookeeper.uri("groupings"))
+    state = home.open_state()
+    launch = Launch(plan, home, state, detached=True, spark=SparkOptions(spark.master))
+    try:
+        launch.start()
+        hosts = {c: s.host for c, s in stmgrs(state, "groupings").items()}
+        tasks = {p.pid: (p.cmdline(), p.cwd(), p.environ()) for p in
+                 task_processes(launch.topology_id)}
+
+        def all_acked():
+            spouts = read_jsonl(out, "spout-keys-*.jsonl").values()
+            return sum(r["event"] == "ack" for rs in spouts for r in rs) == 2 * COUNT
+
+        wait_until(all_acked, 120, "every spout tuple to be acked",
+                   on_timeout=lambda: logs(spark, launch))
+        wait_until(lambda: sum(len(v) for k, v in read_jsonl(out).items()
+                               if k.startswith("received-sink")) == 60, 30, "direct tuples",
+                   on_timeout=lambda: logs(spark, launch))
+    finally:
+        launch.stop()
+        state.close()
+    return {"records": read_jsonl(out), "layout": TaskLayout.of(plan),
+            "packing": round_robin(plan, 3), "hosts": hosts, "tasks": tasks}
+
+
+@pytest.fixture(scope="module")
+def outcome(grouping_run):
+    """What the runtime's grouping tests check, from the run on Spark."""
+    return grouping_run["records"], grouping_run["layout"], grouping_run["packing"]
+
+
+def test_local_or_shuffle_stays_in_the_senders_container_when_it_has_a_target(outcome):
+    """Three containers, two `localed` tasks: a sender whose container has one sends
+    there; a sender in the third container has no local target and shuffles."""
+    records, layout, packing = outcome
+    targets = layout.component_tasks["localed"]
+    local = {packing.container_of(t) for t in targets}
+    assert len(local) == 2
+    senders_without = set()
+    for task, rows in received(records, "localed").items():
+        for src, _values in rows:
+            if packing.container_of(src) in local:
+                assert packing.container_of(src) == packing.container_of(task)
+            else:
+                senders_without.add(task)
+    assert senders_without == set(targets) or not senders_without
+
+
+def test_spark_placed_three_containers_on_two_workers(grouping_run):
+    hosts = grouping_run["hosts"]
+    assert sorted(hosts) == [0, 1, 2]
+    assert set(hosts.values()) == WORKERS  # 2 cores per worker: never all on one
+
+
+def test_each_task_ran_from_the_package_spark_shipped_to_its_worker(grouping_run, spark):
+    """The components' folder reached each worker in the package: every task reads its
+    plan relocated to the copy in its Spark executor's folder, listens as its worker,
+    and imported its components from there (their bytecode is there)."""
+    tasks = grouping_run["tasks"]
+    assert len(tasks) == sum(p for _, p in GROUPINGS.values()) + 2 + 1 + 2
+    for cmdline, cwd, environ in tasks.values():
+        container = int(cmdline[cmdline.index("--container") + 1])
+        host = grouping_run["hosts"][container]
+        assert environ["HERONBRIDGE_HOST"] == host
+        work = spark.work_dir(host)
+        assert Path(cwd).is_relative_to(work)
+        [(source, copy)] = [p for p in json.loads(environ[RELOCATE_ENV])
+                            if p[0] == str(RUNTIME_TESTS)]
+        assert Path(copy).is_relative_to(work)
+        assert list(Path(copy).glob("__pycache__/rt_components.*.pyc"))
+        assert "HERONBRIDGE_ZK_DIGEST" not in environ  # tasks never get the state's identity
+        assert not any(k.startswith(("SPARK_", "PYSPARK_")) for k in environ)
+
+
+# -- the durable word count: a whole container SIGKILLed mid-run --------------------------
+
+
+def test_durable_word_count_survives_a_whole_container_killed(spark, zookeeper, tmp_path,
+                                                              capsys):
+    """The README's command submits the example project; the container holding the
+    spout is SIGKILLed mid-run. Spark starts it again, the spout reads again from its
+    committed offset, every line ends acked and every word occurrence is counted."""
+    lines = (DURABLE / "src" / "data" / "log.txt").read_text().splitlines()
+    expected = {(n, i) for n, line in enumerate(lines)
+                for i, _ in enumerate(WORD.findall(line.lower()))}
+    out, offsets = tmp_path / "out", tmp_path / "offsets"  # shared, as by the hosts
+    uri = zookeeper.uri("durable")
+    home = Home(tmp_path / "home", uri)
+    began = time.monotonic()
+    cli(tmp_path, "submit", "--project", DURABLE, "-e", "prod", "--containers", 3,
+        "--scheduler", "spark", "--spark-master", spark.master, "--state", uri,
+        "--home", home.root, "-o", f"durable.offsets={offsets}",
+        "-o", f"example.output.dir={out}", "-o", "topology.max.spout.pending=10")
+    submitted = time.monotonic() - began
+    state = home.open_state()
+    try:
+        spout = next(c.id for c in state.get(PACKING_PLANS, "durable").containers
+                     if any(i.component == "log" for i in c.instances))
+        assert spout != 0  # the master is not in it: this is the spout's container alone
+
+        def spout_rows():
+            return [r for rs in read_jsonl(out, "log-*.jsonl").values() for r in rs]
+
+        def on_timeout():
+            return spark.logs("work-*/**/container-*/**/*.log", tail=3000) + \
+                (home.workdir("durable") / "scheduler.log").read_text(errors="replace")[-5000:]
+
+        wait_until(lambda: sum(r["event"] == "ack" for r in spout_rows()) >= 200, 60,
+                   "the first lines acked", on_timeout=on_timeout)
+        before = stmgrs(state, "durable")[spout]
+        killed_at = time.monotonic()
+        kill_container(state, "durable", spout)
+        back = wait_until(lambda: stmgrs(state, "durable")[spout].pid != before.pid
+                          and stmgrs(state, "durable")[spout], 120,
+                          "the container back in the physical plan", on_timeout=on_timeout)
+        in_plan = time.monotonic() - killed_at
+
+        def acked_after_restart():
+            rows = spout_rows()
+            starts = [i for i, r in enumerate(rows) if r["event"] == "start"]
+            return len(starts) >= 2 and any(r["event"] == "ack" for r in rows[starts[-1]:])
+
+        wait_until(acked_after_restart, 60, "acks from the restarted spout",
+                   on_timeout=on_timeout)
+        recovered = time.monotonic() - killed_at
+        assert back.host in WORKERS
+
+        def done():
+            counted = {(r["offset"], r["position"])
+                       for rs in read_jsonl(out, "count-*.jsonl").values() for r in rs}
+            return expected <= counted and \
+                (offsets / "log-0.offset").read_text() == str(len(lines))
+
+        wait_until(done, 180, "every word counted and the offset at the end", interval=1.0,
+                   on_timeout=on_timeout)
+        ids = {r["id"] for r in spout_rows() if r["event"] == "ack"}
+        assert ids == set(range(len(lines)))
+        starts = [r["offset"] for r in spout_rows() if r["event"] == "start"]
+        assert starts[0] == 0 and 0 < starts[-1] < len(lines)  # read again from its offset
+        with capsys.disabled():
+            print(f"\ndurable word count on Spark: submitted in {submitted:.1f}s; container "
+                  f"{spout} SIGKILLed, back in the physical plan after {in_plan:.1f}s (on "
+                  f"{back.host}), its spout acking again after {recovered:.1f}s")
+        cli(tmp_path, "kill", "durable", "--state", uri, "--home", home.root)
+        assert state.get(TOPOLOGIES, "durable") is None
+        assert state.get(SCHEDULERS, "durable") is None
+    finally:
+        state.close()
+
+
+# -- the topology master SIGKILLed; list and kill through ZooKeeper ------------------------
+
+
+def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path, capsys):
+    name = "master-kill"
+    # A short session: the dead master's ephemeral location goes after 4s, not 10s.
+    uri = zookeeper.uri("master") + "?session_timeout=4"
+    home = Home(tmp_path / "home", uri)
+    state = home.open_state()
+    out = tmp_path / "out"
+    plan = spread_plan(name, out, **{"test.count": 5000})
+    total = 5000
+    launch = Launch(plan, home, state, detached=True, spark=SparkOptions(spark.master))
+    try:
+        launch.start()
+        listed = cli(tmp_path, "list", "--state", uri, "--home", home.root)
+        hosts = {c: s.host for c, s in stmgrs(state, name).items()}
+        for container, host in hosts.items():
+            assert f"{container} on {host}" in listed, listed
+        assert set(hosts.values()) == WORKERS and name in listed and "RUNNING" in listed
+
+        wait_until(lambda: len(acked(out)) > 100, 60, "acks",
+                   on_timeout=lambda: logs(spark, launch))
+        before = state.get(PHYSICAL_PLANS, name)
+        node = f"{state.root}/{PHYSICAL_PLANS}/{name}"
+        version = state.zk.exists(node).version
+        master = state.get(TMASTERS, name)
+        [tm] = [p for p in psutil.process_iter(["cmdline"])
+                if "heronbridge.runtime.topology_master" in (p.info["cmdline"] or [])
+                and name in (p.info["cmdline"] or [])]
+        assert master.host == hosts[0]
+        tm.kill()
+        killed_at = time.monotonic()
+        during = len(acked(out))
+        wait_until(lambda: len(acked(out)) > during + 50, 30,
+                   "tuples to keep flowing without a master",
+                   on_timeout=lambda: logs(spark, launch))
+        flowing = state.get(TMASTERS, name)
+        assert flowing is None or flowing.server_port == master.server_port  # not back yet
+        back = wait_until(lambda: (loc := state.get(TMASTERS, name)) is not None
+                          and loc.server_port != master.server_port and loc, 60,
+                          "the master to come back", on_timeout=lambda: logs(spark, launch))
+        returned = time.monotonic() - killed_at
+
+        # The new master publishes the plan again once every stream manager registered
+        # with it: the same stream managers (host, port, pid) and the same tasks.
+        wait_until(lambda: state.zk.exists(node).version > version
+                   and control.metrics(state, name, 2.0).all_ready, 60,
+                   "the new master to publish the plan and hear every stream manager",
+                   on_timeout=lambda: logs(spark, launch))
+        after = state.get(PHYSICAL_PLANS, name)
+        assert after.stmgrs == before.stmgrs and after.instances == before.instances
+        assert after.topology == before.topology
+        assert back.host == master.host
+        with capsys.disabled():
+            print(f"\ntopology master on Spark: SIGKILLed, back after {returned:.1f}s "
+                  f"(ZooKeeper session 4s); tuples flowed meanwhile")
+        wait_until(lambda: acked(out) == set(range(total)), 120, "every id to be acked",
+                   on_timeout=lambda: f"missing {sorted(set(range(total)) - acked(out))[:20]}"
+                                      + logs(spark, launch))
+
+        cli(tmp_path, "kill", name, "--state", uri, "--home", home.root)
+        assert state.get(TOPOLOGIES, name) is None and state.get(SCHEDULERS, name) is None
+        launch.process.wait(30)  # the scheduler (the Spark driver) has exited
+        assert not task_processes(launch.topology_id)
+    finally:
+        launch.stop()
+        state.close()
