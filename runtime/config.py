@@ -28,6 +28,8 @@ HEARTBEAT_INTERVAL_SECS = "heronbridge.heartbeat.interval.secs"
 XOR_BUCKETS = "heronbridge.acking.buckets"
 SPOUT_BURST = "heronbridge.spout.burst"
 RESTART_BACKOFF_SECS = "heronbridge.restart.backoff.secs"
+LOG_MAX_BYTES = "heronbridge.log.max.bytes"  # a process log (and metrics.jsonl) rotates past
+LOG_BACKUP_COUNT = "heronbridge.log.backup.count"  # this size, keeping this many old files
 HOST = "heronbridge.host"  # the address stream managers and the master listen on
 TLS_CERT = "heronbridge.tls.cert"  # PEM files: this host's certificate and key, and the CA
 TLS_KEY = "heronbridge.tls.key"  # that signed every host's; all three turn TLS on for
@@ -52,6 +54,8 @@ DEFAULTS: dict[str, Any] = {
     XOR_BUCKETS: 3,
     SPOUT_BURST: 1024,
     RESTART_BACKOFF_SECS: 0.5,
+    LOG_MAX_BYTES: 10 << 20,
+    LOG_BACKUP_COUNT: 5,
     HOST: None,
     TLS_CERT: None,
     TLS_KEY: None,
@@ -106,6 +110,8 @@ class TopologyConfig:
     xor_buckets: int
     spout_burst: int
     restart_backoff_secs: float
+    log_max_bytes: int
+    log_backup_count: int
     host: str | None
     tls: tuple[str, str, str] | None  # (cert, key, ca)
 
@@ -163,6 +169,9 @@ class TopologyConfig:
             xor_buckets=_expect(conf, XOR_BUCKETS, (int,), "an integer >= 2", loc, 2),
             spout_burst=_expect(conf, SPOUT_BURST, (int,), "an integer >= 1", loc, 1),
             restart_backoff_secs=_expect(conf, RESTART_BACKOFF_SECS, num, "seconds >= 0", loc, 0),
+            log_max_bytes=_expect(conf, LOG_MAX_BYTES, (int,), "an integer >= 1024 (bytes)", loc,
+                                  1024),
+            log_backup_count=_expect(conf, LOG_BACKUP_COUNT, (int,), "an integer >= 1", loc, 1),
             host=host,
             tls=tls if tls[0] is not None else None,
         )

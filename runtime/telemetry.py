@@ -34,6 +34,9 @@ TREES_EXPIRED = "trees-expired"
 TREES_PENDING = "trees-pending"
 MAX_CONNECTION_BUFFER = "max-connection-buffer-bytes"
 
+# From the executor, for a task it waits to restart (see scheduler.executor).
+RESTART_WAIT_SECS = "restart-wait-secs"
+
 MAX_EXCEPTIONS = 10  # distinct stack traces kept per task
 
 BUCKETS_PER_OCTAVE = 4

@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
 
     async def start() -> int:
         return await MetricsManager(state, args.topology, topology.id, args.container,
-                                    Path(args.sink), args.interval, secret, tls_dial).run()
+                                    Path(args.sink), args.interval, secret, tls_dial,
+                                    conf.log_max_bytes, conf.log_backup_count).run()
 
     return run_loop(start())
 

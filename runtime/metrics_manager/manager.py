@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..addresses import metrics_address
+from ..logfiles import RotatingOutput
 from ..proto import control_pb2
 from ..state import TMASTERS, StateManager
 from ..state.follow import Follower
@@ -92,7 +93,8 @@ class PublisherLink(FramedProtocol):
 class MetricsManager:
     def __init__(self, state: StateManager, topology_name: str, topology_id: str,
                  container: int, sink: Path, interval: float, secret: bytes,
-                 tls_dial: ssl.SSLContext | None = None) -> None:
+                 tls_dial: ssl.SSLContext | None = None, sink_max_bytes: int = 10 << 20,
+                 sink_backups: int = 5) -> None:
         self.statemgr = state
         self.secret = secret
         self.tls_dial = tls_dial
@@ -100,6 +102,7 @@ class MetricsManager:
         self.topology_id = topology_id
         self.container = container
         self.sink_path = sink
+        self.sink_rotation = (sink_max_bytes, sink_backups)
         self.interval = interval
         self.series: dict[tuple[str, int], TaskSeries] = {}
         self.fresh: dict[tuple[str, int], control_pb2.TaskMetrics] = {}
@@ -122,7 +125,8 @@ class MetricsManager:
         self.sink_path.parent.mkdir(parents=True, exist_ok=True)
         master: FramedProtocol | None = None
         self.master_location = Follower(self.statemgr, TMASTERS, self.name)
-        with self.sink_path.open("a", encoding="utf-8") as sink:
+        sink = RotatingOutput(self.sink_path, *self.sink_rotation)
+        try:
             while not self._stopping.is_set():
                 try:
                     await asyncio.wait_for(self._stopping.wait(), self.interval)
@@ -134,15 +138,17 @@ class MetricsManager:
                 master = await self._forward(master)
                 self._write(sink)
                 self.fresh = {}
+        finally:
+            sink.close()
         server.close()
         self.master_location.cancel()
         return 0
 
-    def _write(self, sink: Any) -> None:
-        for sample in self.fresh.values():
-            sink.write(json.dumps(sample_record(self.name, sample), separators=(",", ":")))
-            sink.write("\n")
-        sink.flush()
+    def _write(self, sink: RotatingOutput) -> None:
+        if self.fresh:
+            sink.write("".join(json.dumps(sample_record(self.name, sample),
+                                          separators=(",", ":")) + "\n"
+                               for sample in self.fresh.values()).encode())
 
     async def _forward(self, master: FramedProtocol | None) -> FramedProtocol | None:
         if not self.fresh:

@@ -1,23 +1,40 @@
 """The executor: one per container. It starts the container's processes, restarts any
-that dies (keeping its log), and stops them all, in order, on SIGTERM."""
+that dies (keeping its log), and stops them all, in order, on SIGTERM.
+
+A process that keeps failing is restarted less and less often: the wait doubles with
+each failure in a row, up to a cap, and starts over once the process has run for a
+while. The executor says so in its log and, for a task, in the task's metrics (the
+`restart-wait-secs` gauge, with the incarnation it is waiting to start). An executor
+that itself keeps failing backs off the same way across its own restarts.
+
+Every process's output goes through a pipe to its log file, which the executor rotates
+(`heronbridge.log.max.bytes`, `heronbridge.log.backup.count`).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import os
 import signal
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..addresses import metrics_address, stmgr_address
 from ..config import TopologyConfig
 from ..errors import SchedulerError
+from ..logfiles import LOG_DIR_ENV, RotatingOutput
 from ..plan.codec import topology_from_proto
+from ..proto import control_pb2
 from ..state import PACKING_PLANS, TOPOLOGIES, ZK_DIGEST_ENV, StateManager
 from ..state.follow import Follower
-from ..wire.aio import spawn
+from ..telemetry import RESTART_WAIT_SECS
+from ..wire import auth
+from ..wire.aio import FramedProtocol, spawn
 from ..wire.auth import secret_env
 from .processes import argv_address, die_with_parent, module_command
 
@@ -25,19 +42,40 @@ log = logging.getLogger("heronbridge.runtime.executor")
 
 STOP_GRACE_SECS = 5.0
 STABLE_AFTER_SECS = 10.0  # a process that lived this long restarts without backoff
+MAX_BACKOFF_SECS = 30.0
+EXECUTOR_BACKOFF_SECS = 0.5  # the first wait of an executor that failed fast
+OUTPUT_CHUNK = 1 << 16
+STARTS_RECORD = "executor-starts.json"  # in the container's folder: see wait_after_quick_exits
+
+
+@dataclass
+class Backoff:
+    """How long to wait before the next start of a process that just exited."""
+
+    base: float
+    cap: float = MAX_BACKOFF_SECS
+    stable_after: float = STABLE_AFTER_SECS
+    failures: int = 0  # quick exits in a row
+
+    def after_exit(self, lived: float) -> float:
+        self.failures = 0 if lived >= self.stable_after else self.failures + 1
+        return min(self.cap, self.base * 2 ** max(self.failures - 1, 0))
 
 
 @dataclass
 class Child:
     name: str
-    argv_for: object  # callable incarnation -> argv
+    argv_for: Callable[[int], list[str]]  # incarnation -> argv
     log_path: Path
     tier: int  # stopped in descending tier order: tasks first, the master last
+    backoff: Backoff
+    task: tuple[str, int] | None = None  # (component, task id) of a task
     incarnation: int = 0
     process: asyncio.subprocess.Process | None = None
+    output: RotatingOutput | None = None
+    copying: asyncio.Task | None = None  # its output, from the pipe to the log
     started_at: float = 0.0
-    failures: int = 0
-    restarts: list[int] = field(default_factory=list)
+    restarts: int = 0
 
 
 class Executor:
@@ -49,7 +87,7 @@ class Executor:
         if topology is None or packing is None:
             msg = f"topology {topology_name!r}: no topology or packing plan to execute"
             raise SchedulerError(msg)
-        plan = topology_from_proto(topology)
+        self.plan = plan = topology_from_proto(topology)
         self.conf = TopologyConfig.read(plan.config, topology_name)
         self.name = topology_name
         self.container = container
@@ -63,11 +101,13 @@ class Executor:
             msg = (f"topology {topology_name!r}: no secret in the state manager "
                    f"({state.uri}); it was not submitted, or not by this user")
             raise SchedulerError(msg)
+        self.secret = secret
         # Children get the secret in their environment (readable by this user only), never
         # on their command line; each takes it out of its environment at once.
-        self.env = {**os.environ, **secret_env(secret)}
+        self.env = {**os.environ, **secret_env(secret), "PYTHONUNBUFFERED": "1"}
         # Tasks (user code) never open the state: they get no ZooKeeper identity.
         self.task_env = {k: v for k, v in self.env.items() if k != ZK_DIGEST_ENV}
+        self.task_env[LOG_DIR_ENV] = str(self.logs)
         common = ["--state", state.uri, "--topology", topology_name]
         self.children: list[Child] = []
         if container == 0:
@@ -89,40 +129,87 @@ class Executor:
                 "--container", str(container),
                 "--stmgr", argv_address(stmgr_address(tid, container)),
                 "--metrics", argv_address(metrics_address(tid, container)),
-                "--incarnation", str(n)))
+                "--incarnation", str(n)), (inst.component, task))
+        self._metrics: FramedProtocol | None = None
 
-    def _add(self, name: str, tier: int, argv_for: object) -> None:
-        self.children.append(Child(name, argv_for, self.logs / f"{name}.log", tier))
+    def _add(self, name: str, tier: int, argv_for: Callable[[int], list[str]],
+             task: tuple[str, int] | None = None) -> None:
+        conf = self.conf if task is None else TopologyConfig.read(
+            self.plan.component_config(task[0]), self.name, task[0])
+        child = Child(name, argv_for, self.logs / f"{name}.log", tier,
+                      Backoff(conf.restart_backoff_secs), task)
+        child.output = RotatingOutput(child.log_path, conf.log_max_bytes, conf.log_backup_count)
+        self.children.append(child)
 
     async def _start(self, child: Child) -> None:
-        with child.log_path.open("ab") as f:
-            if child.incarnation:
-                f.write(f"\n=== restart {child.incarnation} at {time.ctime()} ===\n".encode())
-                f.flush()
-            child.process = await asyncio.create_subprocess_exec(
-                *child.argv_for(child.incarnation), stdin=asyncio.subprocess.DEVNULL,
-                stdout=f, stderr=f, cwd=self.workdir,
-                env=self.task_env if child.tier == 0 else self.env,
-                preexec_fn=die_with_parent())
+        if child.incarnation:
+            child.output.write(f"\n=== restart {child.incarnation} at {time.ctime()} ===\n"
+                               .encode())
+        child.process = await asyncio.create_subprocess_exec(
+            *child.argv_for(child.incarnation), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            cwd=self.workdir, env=self.task_env if child.tier == 0 else self.env,
+            preexec_fn=die_with_parent())
         child.started_at = time.monotonic()
+        child.copying = asyncio.create_task(self._copy_output(child.process.stdout,
+                                                              child.output))
+
+    async def _copy_output(self, pipe: asyncio.StreamReader, output: RotatingOutput) -> None:
+        failed = False
+        while chunk := await pipe.read(OUTPUT_CHUNK):
+            try:
+                output.write(chunk)
+            except OSError as exc:  # keep draining the pipe, or the process would block
+                if not failed:
+                    log.error("container %d: cannot write %s: %s", self.container,
+                              output.baseFilename, exc)
+                failed = True
 
     async def _watch(self, child: Child) -> None:
         while not self.stopping:
             code = await child.process.wait()
+            # The rest of its output first (its own children may hold the pipe a moment).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(child.copying), 2.0)
             if self.stopping:
                 return
             lived = time.monotonic() - child.started_at
-            child.failures = 0 if lived > STABLE_AFTER_SECS else child.failures + 1
-            child.restarts.append(code)
-            delay = self.conf.restart_backoff_secs * min(2 ** max(child.failures - 1, 0), 20)
-            log.warning("container %d: %s exited with code %s after %.1fs; restarting in %.1fs "
-                        "(log: %s)", self.container, child.name, code, lived, delay,
-                        child.log_path)
+            child.restarts += 1
+            delay = child.backoff.after_exit(lived)
+            failures = child.backoff.failures
+            why = (f"failure {failures} in a row: the wait doubles with each, up to "
+                   f"{child.backoff.cap:.0f}s, until it runs {child.backoff.stable_after:.0f}s"
+                   if failures > 1 else "")
+            log.warning("container %d: %s exited with code %s after %.1fs; restarting in "
+                        "%.1fs%s (log: %s)", self.container, child.name, code, lived, delay,
+                        f" ({why})" if why else "", child.log_path)
+            if child.task is not None:
+                await self._publish_wait(child, delay)
             await asyncio.sleep(delay)
             if self.stopping:
                 return
             child.incarnation += 1
             await self._start(child)
+
+    async def _publish_wait(self, child: Child, delay: float) -> None:
+        """Tell the metrics manager that a task waits to be restarted: a sample of the
+        incarnation to come, with no counters of its own (the metrics manager keeps the
+        earlier ones), whose gauge says how long the wait is."""
+        component, task = child.task
+        sample = control_pb2.TaskMetrics(
+            component=component, task_id=task, container=self.container,
+            timestamp_ms=int(time.time() * 1000), incarnation=child.incarnation + 1,
+            gauges={RESTART_WAIT_SECS: delay})
+        link = self._metrics
+        if link is None or link.closed.done():
+            try:  # it publishes task metrics, as a task does
+                _, link = await asyncio.wait_for(auth.dial(
+                    FramedProtocol, self.secret, auth.TASK,
+                    path=metrics_address(self.topology_id, self.container)), 2.0)
+            except (OSError, auth.AuthError, TimeoutError):
+                return  # the metrics manager is away: the log has it
+            self._metrics = link
+        link.send(control_pb2.MetricsPublish(tasks=[sample]))
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
@@ -144,6 +231,13 @@ class Executor:
             await self._stop_tier([c for c in self.children if c.tier == tier])
         for w in watchers:
             w.cancel()
+        for child in self.children:
+            if child.copying is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(child.copying, 2.0)
+            child.output.close()
+        if self._metrics is not None and self._metrics.transport is not None:
+            self._metrics.transport.close()
         log.info("container %d of %r: stopped", self.container, self.name)
         return 0
 
@@ -180,6 +274,35 @@ class Executor:
                     await p.wait()
 
 
+def wait_after_quick_exits(workdir: Path, container: int) -> float:
+    """Back off across this container's executor restarts: whoever restarts a dead
+    executor (a scheduler) does so at once, so the executor that starts waits itself when
+    its last start was a quick failure, as long as Backoff says. Returns the wait."""
+    record = workdir / STARTS_RECORD
+    now = time.time()
+    try:
+        last = json.loads(record.read_text())
+        backoff = Backoff(EXECUTOR_BACKOFF_SECS, failures=int(last["failures"]))
+        delay = backoff.after_exit(now - float(last["started"]))
+        failures = backoff.failures
+    except (OSError, ValueError, KeyError, TypeError):  # the first start, or unreadable
+        delay, failures = 0.0, 0
+    if failures:
+        log.warning("container %d: the executor's last start failed after %.1fs; waiting "
+                    "%.1fs before starting (failure %d in a row: the wait doubles with each, "
+                    "up to %.0fs, until it runs %.0fs)", container, now - float(last["started"]),
+                    delay, failures, MAX_BACKOFF_SECS, STABLE_AFTER_SECS)
+        time.sleep(delay)
+    with contextlib.suppress(OSError):
+        record.write_text(json.dumps({"failures": failures, "started": time.time()}))
+    return delay if failures else 0.0
+
+
+def _stopped_cleanly(workdir: Path) -> None:
+    with contextlib.suppress(OSError):
+        (workdir / STARTS_RECORD).unlink()
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
@@ -196,14 +319,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    executor = Executor(open_state(args.state), args.topology, args.container,
-                        Path(args.workdir))
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    wait_after_quick_exits(workdir, args.container)
+    executor = Executor(open_state(args.state), args.topology, args.container, workdir)
 
     async def start() -> int:
         return await executor.run()
 
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    return run_loop(start())
+    code = run_loop(start())
+    if code == 0:
+        _stopped_cleanly(workdir)
+    return code
 
 
 if __name__ == "__main__":

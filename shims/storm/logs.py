@@ -24,6 +24,9 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Any
 
+from heronbridge.runtime.config import LOG_BACKUP_COUNT, LOG_MAX_BYTES
+from heronbridge.runtime.logfiles import LOG_DIR_ENV
+
 from . import keys
 
 PATH = "pystorm.log.path"
@@ -60,9 +63,16 @@ def unusable(folder: str | Path) -> str | None:
 
 def check_plan(plan: Any) -> list[tuple[str, str]]:
     """Check the absolute log paths a plan configures (topology-wide or a component's
-    own); mark each one that cannot be used. Returns (path, why) for those."""
+    own); mark each one that cannot be used. Returns (path, why) for those. The size and
+    backups given for the log files (`log.max_bytes`, `log.backup_count` in config.json)
+    apply to the task logs too, unless the runtime's own keys say otherwise."""
     refused: dict[str, str] = {}
     for config in (plan.config, *(c.config for c in plan.components.values())):
+        for ours, runtime_key, least in ((MAX_BYTES, LOG_MAX_BYTES, 1024),
+                                         (BACKUP_COUNT, LOG_BACKUP_COUNT, 1)):
+            value = config.get(ours)
+            if isinstance(value, int) and value >= least:  # 0: pystorm's "never rotate"
+                config.setdefault(runtime_key, value)
         path = config.get(PATH)
         if not isinstance(path, str) or not os.path.isabs(path):
             continue
@@ -76,8 +86,11 @@ def check_plan(plan: Any) -> list[tuple[str, str]]:
 
 
 def task_log_dir() -> Path:
-    """The folder of this task's own log: where its stderr goes (the executor writes each
-    task's output to logs/task-ID-COMPONENT.log); the working folder if that is no file."""
+    """The folder of this task's own log (logs/task-ID-COMPONENT.log), as its executor
+    says; else where its stderr goes if that is a file; else the working folder."""
+    told = os.environ.get(LOG_DIR_ENV)
+    if told:
+        return Path(told)
     try:
         target = Path(os.readlink(f"/proc/self/fd/{sys.stderr.fileno()}"))
     except (OSError, ValueError, AttributeError):

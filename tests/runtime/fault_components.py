@@ -63,12 +63,21 @@ class DiesOnceBolt(RecordingBolt):
         super().execute(tup)
 
 
-class NeverStartsBolt(Bolt):
-    """Raises as it is prepared: its task exits at once, every time."""
-
-    def prepare(self, config, context, collector):
-        msg = "this bolt never starts"
-        raise RuntimeError(msg)
+class AlwaysFailsBolt(Bolt):
+    """Raises at its first tuple: its task exits, every time it is restarted."""
 
     def execute(self, tup):
-        pass
+        msg = "this bolt fails at every tuple"
+        raise RuntimeError(msg)
+
+
+class TalkativeBolt(Bolt):
+    """Prints `test.lines` lines of output per tuple (to its task's log) and acks."""
+
+    def prepare(self, config, context, collector):
+        self.lines = config.get("test.lines", 20)
+
+    def execute(self, tup):
+        for i in range(self.lines):
+            print(f"tuple {tup.values[1]} line {i}: {'x' * 60}", flush=True)
+        self.collector.ack(tup)
