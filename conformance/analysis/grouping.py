@@ -52,7 +52,7 @@ def check(traces: Traces, topology: Topology, *, exact: bool,
         return [s for s in subs if s.grouping in kinds]
 
     if of(*KEYED):
-        _keyed(traces, of(*KEYED), findings)
+        _keyed(traces, of(*KEYED), findings, topology)
     if of("all"):
         _all(traces, of("all"), findings, exact)
     if of("direct"):
@@ -83,15 +83,20 @@ def _examples(condition: Column, *fields: Column | str) -> Column:
                    1, text.EXAMPLES)
 
 
-def _keyed(traces: Traces, subs: list[Subscription], findings: dict[int, _Finding]) -> None:
+def _keyed(traces: Traces, subs: list[Subscription], findings: dict[int, _Finding],
+           topology: Topology) -> None:
+    per_system = []
+    for s in schema.SYSTEMS:
+        mine = F.col("system") == s
+        per_system += [
+            F.count_if(mine).alias(f"{s}_n"),
+            F.sort_array(F.collect_set(F.when(mine, F.col("task")))).alias(f"{s}_tasks"),
+            F.min(F.when(mine, F.col("index"))).alias(f"{s}_index"),
+            F.count_if(mine & (F.coalesce(F.col("index"), F.lit(-1)) != 0)).alias(f"{s}_off")]
     per_key = (routes.received(traces.records, subs)
-               .withColumn("key", routes.key(subs))
+               .withColumn("key", routes.key(subs, topology.streams))
                .withColumn("index", routes.index(traces))
-               .groupBy("sub", "key").pivot("system", list(schema.SYSTEMS)).agg(
-                   F.count(F.lit(1)).alias("n"),
-                   F.sort_array(F.collect_set("task")).alias("tasks"),
-                   F.min("index").alias("index"),
-                   F.count_if(F.coalesce(F.col("index"), F.lit(-1)) != 0).alias("off")))
+               .groupBy("sub", "key").agg(*per_system))
     own = []
     for s in schema.SYSTEMS:
         split = F.size(f"{s}_tasks") > 1

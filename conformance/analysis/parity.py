@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark.sql import Row
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from ..trace import schema
@@ -49,20 +49,30 @@ class Parity:
 def check(traces: Traces, topology: Topology, *, exact: bool,
           reads: dict[str, list[str]] | None = None) -> Parity:
     """`reads`: each spout's clock and outside-source reads (None: not known)."""
-    systems = list(schema.SYSTEMS)
-    counts = (traces.records.filter(F.col("ev") == schema.EMIT)
-              .groupBy("component", "stream", "values").pivot("system", systems).count()
-              .fillna(0, subset=systems))
     storm, runtime = F.col(schema.STORM), F.col(schema.RUNTIME)
     differs = (storm != runtime) if exact else ((storm > 0) != (runtime > 0))
-    rows = (counts.groupBy("component", "stream").agg(
+
+    def counted(*more: Column) -> DataFrame:
+        """Emits per component, stream and value (by its 64-bit hash: a number is
+        cheaper to group on than the text), on each system."""
+        system = F.col("system")
+        return (traces.records.filter(F.col("ev") == schema.EMIT)
+                .groupBy("component", "stream", F.xxhash64("values").alias("hash")).agg(
+                    F.count_if(system == schema.STORM).alias(schema.STORM),
+                    F.count_if(system == schema.RUNTIME).alias(schema.RUNTIME), *more))
+
+    rows = (counted().groupBy("component", "stream").agg(
         F.sum(storm).alias("storm_n"), F.sum(runtime).alias("runtime_n"),
         F.count_if(storm > 0).alias("storm_d"), F.count_if(runtime > 0).alias("runtime_d"),
-        F.count_if(differs).alias("differ"),
-        F.slice(F.sort_array(F.collect_list(F.when(differs, F.struct(
-            "values", storm.alias("s"), runtime.alias("r"))))), 1, text.EXAMPLES)
-        .alias("examples"),
-    ).collect())
+        F.count_if(differs).alias("differ")).collect())
+    if any(r["differ"] for r in rows):  # then, and only then, the values to show
+        examples = {(r["component"], r["stream"]): r["examples"] for r in (
+            counted(F.first("values").alias("values")).filter(differs)
+            .groupBy("component", "stream").agg(F.slice(F.sort_array(F.collect_list(
+                F.struct("values", storm.alias("s"), runtime.alias("r")))), 1,
+                text.EXAMPLES).alias("examples")).collect())}
+        rows = [Row(**r.asDict(), examples=examples.get((r["component"], r["stream"]), []))
+                for r in rows]
     found = {(r["component"], r["stream"]): r for r in rows}
     subjects = {(c, s) for c, streams in topology.streams.items() for s in streams} | set(found)
     missing = [s for s in schema.SYSTEMS if s not in traces.systems]

@@ -40,21 +40,40 @@ def emitted(records: DataFrame, subs: Sequence[Subscription]) -> DataFrame:
                     F.explode(_lookup(table, at, "array<int>")).alias("sub")))
 
 
-def key(subs: Sequence[Subscription]) -> Column:
-    """The values of a tuple's grouping fields as JSON text, per its `sub`."""
+def key(subs: Sequence[Subscription], streams: dict[str, dict[str, tuple[str, ...]]]
+        | None = None) -> Column:
+    """The values of a tuple's grouping fields as JSON text, per its `sub`. Parsed out of
+    the values only where they are some of the stream's fields: where they are all of
+    them in order, the key is the values' text, and where there are none, "[]"."""
     positions = _lookup({str(s.number): list(s.key_index) for s in subs},
                         F.col("sub").cast("string"), "array<int>")
     parsed = F.from_json(F.col("values"), "array<variant>")
-    return F.to_json(F.transform(positions, lambda i: F.get(parsed, i)))
+    found = F.to_json(F.transform(positions, lambda i: F.get(parsed, i)))
+    for s in subs:
+        fields = (streams or {}).get(s.source, {}).get(s.stream)
+        if not s.key_index:
+            found = F.when(F.col("sub") == s.number, F.lit("[]")).otherwise(found)
+        elif fields is not None and s.key_index == tuple(range(len(fields))):
+            found = F.when(F.col("sub") == s.number, F.col("values")).otherwise(found)
+    return found
 
 
 def index(traces: Traces, task: str = "task", component: str = "component") -> Column:
     """A task's place among its component's sorted tasks on its system; null if the task
-    is not one of the component's."""
-    table = {SEP.join((system, comp, str(t))): i for system, comps in traces.tasks.items()
-             for comp, ids in comps.items() for i, t in enumerate(ids)}
-    return _lookup(table, F.concat_ws(SEP, "system", component, F.col(task).cast("string")),
-                   "int")
+    is not one of the component's. Looked up by task id (a number) on each system: no
+    text is built per row."""
+    found = F.lit(None).cast("int")
+    for system, comps in traces.tasks.items():
+        places = {t: (comp, i) for comp, ids in comps.items() for i, t in enumerate(ids)}
+        if not places:
+            continue
+        at = F.col(task)
+        place = F.create_map(*[x for t, (_, i) in places.items() for x in (F.lit(t), F.lit(i))])
+        owner = F.create_map(*[x for t, (c, _) in places.items() for x in (F.lit(t), F.lit(c))])
+        mine = F.when(F.try_element_at(owner, at) == F.col(component),
+                      F.try_element_at(place, at))
+        found = F.when(F.col("system") == system, mine).otherwise(found)
+    return found
 
 
 def tasks_of(traces: Traces, component: str) -> Column:

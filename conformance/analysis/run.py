@@ -33,11 +33,10 @@ def analyse(run_dir: Path, scenario: Scenario, *, spark: SparkSession | None = N
     wanted = [c for c in CHECKS if scenario.checks is None or c in scenario.checks]
     faults = bool(scenario.faults)
     paths = [p for system in schema.SYSTEMS for p in trace_files.files(run_dir, system)]
-    parts = trace_files.partitions(paths)
     notes: list[str] = []
-    with using(spark, spark_master) as session, tuned(session, parts,
-                                                               small=trace_files.size(paths)
-                                                               < SMALL_BYTES):
+    with using(spark, spark_master) as session, tuned(
+            session, trace_files.partitions(paths, session.sparkContext.defaultParallelism),
+            small=trace_files.size(paths) < SMALL_BYTES) as parts:
         try:
             traces = trace_files.load(session, run_dir, parts)
         except (PySparkException, Py4JJavaError) as exc:

@@ -70,7 +70,7 @@ def using(spark: SparkSession | None, master: str | None) -> Iterator[SparkSessi
 
 
 @contextlib.contextmanager
-def tuned(spark: SparkSession, partitions: int, small: bool = False) -> Iterator[None]:
+def tuned(spark: SparkSession, partitions: int, small: bool = False) -> Iterator[int]:
     """SQL settings for the analysis's size while it runs, restored afterwards. On a
     `small` trace set every query is new and runs once over a few thousand rows, so
     compiling it to Java and re-planning each shuffle cost more than they save."""
@@ -83,7 +83,7 @@ def tuned(spark: SparkSession, partitions: int, small: bool = False) -> Iterator
     for key, value in wanted.items():
         spark.conf.set(key, value)
     try:
-        yield
+        yield partitions
     finally:
         for key, value in before.items():
             if value is None:

@@ -14,7 +14,7 @@ restarts) and its seq; `file` numbers the files.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -38,6 +38,20 @@ class Traces:
     tasks: dict[str, dict[str, list[int]]]  # system -> component -> sorted task ids
     unreadable: dict[str, int]  # system -> blocks that are cut short or do not decode
     span: dict[str, tuple[float, float]]  # system -> (first, last) record time
+    # (system, component) -> records per event, from the block heads; None for a file
+    # whose heads do not say
+    counts: dict[tuple[str, str], dict[str, int] | None] = field(default_factory=dict)
+
+    def count(self, ev: str, components: list[str]) -> int | None:
+        """Records of event `ev` by `components` on both systems; None when a head of
+        theirs does not say."""
+        total = 0
+        for (_, component), counts in self.counts.items():
+            if component in components:
+                if counts is None:
+                    return None
+                total += counts.get(ev, 0)
+        return total
 
     def unpersist(self) -> None:
         self.records.unpersist()
@@ -51,11 +65,11 @@ def size(paths: list[Path]) -> int:
     return sum(p.stat().st_size for p in paths)
 
 
-def partitions(paths: list[Path]) -> int:
-    """Partitions for this much trace data: one per BYTES_PER_PARTITION. Most runs are
-    small, and on Spark each partition and shuffle costs more than the work it would
-    share."""
-    return max(1, -(-size(paths) // BYTES_PER_PARTITION))
+def partitions(paths: list[Path], cores: int) -> int:
+    """Partitions for this much trace data: one per BYTES_PER_PARTITION, at most four per
+    core. Most runs are small, and on Spark each partition and shuffle costs more than
+    the work it would share."""
+    return max(1, min(4 * cores, -(-size(paths) // BYTES_PER_PARTITION)))
 
 
 def load(spark: SparkSession, run_dir: Path, parts: int = 1) -> Traces:
@@ -68,6 +82,7 @@ def load(spark: SparkSession, run_dir: Path, parts: int = 1) -> Traces:
     tasks: dict[str, dict[str, set[int]]] = {}
     unreadable: dict[str, int] = {}
     span: dict[str, tuple[float, float]] = {}
+    counts: dict[tuple[str, str], dict[str, int] | None] = {}
     scans = []
     for system, paths in found.items():
         for path in paths:
@@ -90,6 +105,14 @@ def load(spark: SparkSession, run_dir: Path, parts: int = 1) -> Traces:
         for component, ids in (head.get("tasks") or {}).items():
             if component != schema.SYSTEM_COMPONENT:
                 comps.setdefault(component, set()).update(ids)
+        known = scan.last is not None and bool(scan.last.totals)
+        key = (system, str(head["component"]))
+        mine = counts.setdefault(key, {})
+        if not known or mine is None:
+            counts[key] = None
+        else:
+            for ev, n in scan.last.totals.items():
+                mine[ev] = mine.get(ev, 0) + n
         if scan.blocks:
             first, last = span.get(system, (head["t"], scan.blocks[-1].head["t1"]))
             span[system] = (min(first, head["t"]), max(last, scan.blocks[-1].head["t1"]))
@@ -106,6 +129,7 @@ def load(spark: SparkSession, run_dir: Path, parts: int = 1) -> Traces:
         tasks={s: {c: sorted(ids) for c, ids in comps.items()} for s, comps in tasks.items()},
         unreadable=unreadable,
         span=span,
+        counts=counts,
     )
 
 
