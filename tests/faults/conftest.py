@@ -1,0 +1,50 @@
+"""The fault suite's results: one row per case, printed as a table when the session ends
+and, with $HERONBRIDGE_FAULTS_TABLE, written there as Markdown (the README's table)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+import pytest
+
+RESULTS: list[dict] = []
+
+
+@pytest.fixture
+def record_recovery():
+    return RESULTS.append
+
+
+def markdown(results: list[dict]) -> str:
+    by_case = {(r["kind"], r["containers"]): r for r in results}
+    kinds = list(dict.fromkeys(r["kind"] for r in results))
+    layouts = sorted({r["containers"] for r in results})
+    head = ["process killed"] + [f"{n} container{'s' * (n > 1)}: back / flowing"
+                                 for n in layouts]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for kind in kinds:
+        cells = [kind]
+        for n in layouts:
+            r = by_case.get((kind, n))
+            cells.append("-" if r is None else f"{r['back_s']:.1f} s / {r['flowing_s']:.1f} s")
+        rows.append("| " + " | ".join(cells) + " |")
+    cpus = os.cpu_count()
+    when = time.strftime("%Y-%m-%d")
+    rows.append("")
+    rows.append(f"Measured {when} by the fault suite (tests/faults) on {platform.system()} "
+                f"{platform.machine()}, {cpus} cores, Python {platform.python_version()}.")
+    return "\n".join(rows)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not RESULTS:
+        return
+    table = markdown(RESULTS)
+    terminalreporter.section("recovery after SIGKILL (seconds from the kill)")
+    terminalreporter.write_line(table)
+    target = os.environ.get("HERONBRIDGE_FAULTS_TABLE")
+    if target:
+        Path(target).write_text(table + "\n")
