@@ -123,7 +123,6 @@ class SparkSupervisor:
         self.workdir = home.workdir(name)
         self.sc: Any = None
         self.threads: list[threading.Thread] = []
-        self.restarts: dict[int, int] = dict.fromkeys(self.containers, 0)
         self.fatal: str | None = None
         self._stopping = threading.Event()
         self._lock = threading.Lock()
@@ -154,7 +153,7 @@ class SparkSupervisor:
             or sys.executable
         os.environ["PYSPARK_PYTHON"] = python  # what SparkContext gives the workers
         sc = SparkContext(conf=conf)
-        sc.setLogLevel(os.environ.get("HERONBRIDGE_SPARK_LOG_LEVEL", "WARN"))
+        sc.setLogLevel("WARN")
         if conf.get("spark.authenticate", "false") != "true":
             log.warning("%s: spark.authenticate is off, so whoever reaches this driver or "
                         "the cluster's executors can read the tasks, which carry the "
@@ -204,8 +203,10 @@ class SparkSupervisor:
             except Exception as exc:  # noqa: BLE001 - any failure of the job: start it again
                 if self._stopping.is_set():
                     return
-                if sc._jsc is None or sc._jsc.sc().isStopped():
-                    self.fatal = f"the Spark application ended: {_reason(exc)}"
+                if self._ended():
+                    self.fatal = (f"its Spark application on {self.options.master} ended "
+                                  "(its master unreachable, or the application killed: the "
+                                  f"driver's log says why); last: {_reason(exc)}")
                     return
                 what = f"failed: {_reason(exc)}"
             if self._stopping.is_set() or not self._still_submitted():
@@ -216,9 +217,12 @@ class SparkSupervisor:
             log.warning("%s: container %d %s after %.1fs; starting it again in %.1fs",
                         where(self.name), container, what, lived, delay)
             with self._lock:
-                self.restarts[container] += 1
                 self._restarted.append(container)
             self._stopping.wait(delay)
+
+    def _ended(self) -> bool:
+        sc = self.sc
+        return sc is None or sc._jsc is None or sc._jsc.sc().isStopped()
 
     def _still_submitted(self) -> bool:
         try:
@@ -277,14 +281,14 @@ class SparkSupervisor:
         deadline = time.monotonic() + STOP_GRACE_SECS
         for thread in self.threads:
             thread.join(max(0.0, deadline - time.monotonic()))
-        if self.sc is not None:
+        if not self._ended():
             for container in self.containers:
                 self.sc.cancelJobGroup(self._group(container))
             for thread in self.threads:
                 thread.join(10.0)
         self.state.clear(self.name)
         if self.sc is not None:
-            self.sc.stop()
+            self.sc.stop()  # also once the application ended: it frees the driver's JVM side
             self.sc = None
 
 

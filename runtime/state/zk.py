@@ -220,6 +220,7 @@ class ZooKeeperStateManager(StateManager):
 
     def close(self) -> None:
         self._owned.clear()
+        self.zk.remove_listener(self._state_changed)  # closing reports LOST: not a loss
         try:
             self.zk.stop()
             self.zk.close()
