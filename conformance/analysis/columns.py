@@ -44,6 +44,7 @@ SCHEMA = pa.schema([
     ("msg_id", pa.string()), ("targets", pa.list_(pa.int64())), ("injected", pa.bool_()),
     ("text", pa.string()),
 ])
+DICTIONARY = ("system", "ev", "component", "src", "stream")
 # An injected fail is a fail with `injected` set.
 NAMES = pa.array([schema.FAIL if e == tracefile.INJECTED_FAIL else e
                   for e in tracefile.EVENTS])
@@ -88,7 +89,9 @@ def convert(chunk: Chunk) -> tuple[str, int, int]:
                 column.extend([None] * n)  # fields no record of this block has
             seqs.extend(range(first, first + n))
     table = _table(chunk, columns, seqs)
-    pq.write_table(table, chunk.out)
+    # Dictionaries only where few values repeat: building them for ids and values costs
+    # more than it saves, in time and in space.
+    pq.write_table(table, chunk.out, use_dictionary=list(DICTIONARY))
     return chunk.out, table.num_rows, bad
 
 

@@ -75,7 +75,10 @@ def tuned(spark: SparkSession, partitions: int, small: bool = False) -> Iterator
     `small` trace set every query is new and runs once over a few thousand rows, so
     compiling it to Java and re-planning each shuffle cost more than they save."""
     wanted = {"spark.sql.adaptive.enabled": "false",
-              "spark.sql.shuffle.partitions": str(partitions)}
+              "spark.sql.shuffle.partitions": str(partitions),
+              # The records are cached for the checks: compressing them took five times
+              # as long as the checks then saved reading them.
+              "spark.sql.inMemoryColumnarStorage.compressed": "false"}
     if small:
         wanted |= {"spark.sql.codegen.wholeStage": "false",
                    "spark.sql.codegen.factoryMode": "NO_CODEGEN"}

@@ -123,6 +123,7 @@ def load(spark: SparkSession, run_dir: Path, parts: int = 1) -> Traces:
     else:
         raw = spark.createDataFrame([], _spark_schema())
     records = raw.select(*USED).coalesce(parts).cache()
+
     return Traces(
         records=records,
         systems=tuple(s for s in schema.SYSTEMS if found[s]),
