@@ -15,7 +15,7 @@ from typing import Protocol
 
 from google.protobuf.message import Message
 
-from ..errors import SchedulerError
+from ..errors import SchedulerError, StateManagerError
 from ..state import TOPOLOGIES, StateManager
 
 log = logging.getLogger("heronbridge.runtime.scheduler")
@@ -27,6 +27,16 @@ class Scheduler(Protocol):
     def check(self) -> list[int]: ...
 
     def stop(self) -> None: ...
+
+
+def still_submitted(state: StateManager, name: str, topology_id: str) -> bool:
+    """Whether `topology_id` is still the topology `name` in the state: a container that
+    ended is started again only then (True while the state is away for a while)."""
+    try:
+        topology = state.get(TOPOLOGIES, name)
+    except StateManagerError:
+        return True
+    return topology is not None and topology.id == topology_id
 
 
 class KillWatch:

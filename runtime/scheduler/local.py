@@ -38,7 +38,7 @@ from ..state import (
     StateManager,
     open_state,
 )
-from .lifecycle import detached_main
+from .lifecycle import detached_main, still_submitted
 from .processes import die_with_parent, module_command
 
 log = logging.getLogger("heronbridge.runtime.scheduler")
@@ -185,7 +185,7 @@ class Supervisor:
         """Restart executors that died; returns the containers restarted."""
         restarted: list[int] = []
         dead = [c for c, proc in self.executors.items() if proc.poll() is not None]
-        if dead and not self.still_submitted():
+        if dead and not still_submitted(self.state, self.name, self.topology_id):
             return restarted  # killed through the state: the executors stopped by themselves
         for container, proc in list(self.executors.items()):
             if proc.poll() is not None:
@@ -194,10 +194,6 @@ class Supervisor:
                 self._spawn(container)
                 restarted.append(container)
         return restarted
-
-    def still_submitted(self) -> bool:
-        topology = self.state.get(TOPOLOGIES, self.name)
-        return topology is not None and topology.id == self.topology_id
 
     def stop(self) -> None:
         for proc in self.executors.values():

@@ -33,6 +33,7 @@ from ..errors import SchedulerError, StateManagerError, where
 from ..plan.codec import topology_from_proto
 from ..proto import plans_pb2
 from ..state import PACKING_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
+from .lifecycle import still_submitted
 from .local import Home
 from .package import build
 from .spark_container import ContainerTask, Outcome, partition
@@ -209,7 +210,8 @@ class SparkSupervisor:
                                   f"driver's log says why); last: {_reason(exc)}")
                     return
                 what = f"failed: {_reason(exc)}"
-            if self._stopping.is_set() or not self._still_submitted():
+            if self._stopping.is_set() or not still_submitted(self.state, self.name,
+                                                              self.topology_id):
                 return
             lived = time.monotonic() - began
             failures = 0 if lived > STABLE_AFTER_SECS else failures + 1
@@ -223,13 +225,6 @@ class SparkSupervisor:
     def _ended(self) -> bool:
         sc = self.sc
         return sc is None or sc._jsc is None or sc._jsc.sc().isStopped()
-
-    def _still_submitted(self) -> bool:
-        try:
-            topology = self.state.get(TOPOLOGIES, self.name)
-        except StateManagerError:
-            return True  # ZooKeeper away for a while: keep the container
-        return topology is not None and topology.id == self.topology_id
 
     # -- running ------------------------------------------------------------------
 
