@@ -30,7 +30,6 @@ from heronbridge.runtime.scheduler import (
     running_scheduler,
 )
 from heronbridge.runtime.scheduler.launch import Launch
-from heronbridge.runtime.scheduler.spark import SparkOptions, parse_conf
 from heronbridge.runtime.state import (
     PACKING_PLANS,
     PHYSICAL_PLANS,
@@ -45,6 +44,7 @@ from .conform_verbs import add_verbs as add_conformance_verbs
 from .errors import HeronbridgeError
 from .migrate_verb import add_verb as add_migrate_verb
 from .nimbus_verb import add_verb as add_nimbus_verb
+from .scheduling import scheduler_options, spark_of
 from .status import RateLine, totals_from_report, totals_from_samples, totals_table
 from .terminal import console, out, parse_options
 from .ui_verb import add_verb as add_ui_verb
@@ -104,24 +104,11 @@ def _state(args: argparse.Namespace) -> tuple[StateManager, Home]:
     return home.open_state(), home
 
 
-def _spark(args: argparse.Namespace) -> SparkOptions | None:
-    """The Spark cluster `--scheduler spark` runs on; None for the local scheduler."""
-    if args.scheduler != "spark":
-        if args.spark_master or args.spark_conf:
-            msg = "--spark-master and --spark-conf apply to --scheduler spark"
-            raise HeronbridgeError(msg)
-        return None
-    if not args.spark_master:
-        msg = "--scheduler spark needs --spark-master URL (e.g. spark://HOST:7077)"
-        raise HeronbridgeError(msg)
-    return SparkOptions(args.spark_master, parse_conf(args.spark_conf))
-
-
 # -- verbs ------------------------------------------------------------------------
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    spark = _spark(args)
+    spark = spark_of(args)
     state, home = _state(args)
     prepared = load_plan(args, home)
     plan = prepared.plan
@@ -201,7 +188,7 @@ def _logs(launch: Launch) -> str:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    spark = _spark(args)
+    spark = spark_of(args)
     state, home = _state(args)
     prepared = load_plan(args, home)
     plan = prepared.plan
@@ -361,29 +348,20 @@ def build_parser() -> argparse.ArgumentParser:
     named.add_argument("topology_name", help="name of a submitted topology")
 
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    run = verbs.add_parser("run", parents=[topo, home, state],
+    scheduler = scheduler_options()
+    run = verbs.add_parser("run", parents=[topo, home, state, scheduler],
                            help="run a topology in the foreground, then print totals",
                            description="Run a topology on this machine with a live status "
                                        "line; stop after -t seconds or on Ctrl-C and print "
                                        "per-component totals.")
     run.add_argument("-t", "--time", type=float, help="seconds to run (default: until Ctrl-C)")
-    submit = verbs.add_parser("submit", parents=[topo, home, state],
+    submit = verbs.add_parser("submit", parents=[topo, home, state, scheduler],
                               help="start a topology in the background",
                               description="Start a topology that keeps running in the "
                                           "background, on this machine or a Spark cluster.")
     submit.add_argument("--deactivated", action="store_true",
                         help="start with spouts paused (activate later)")
     submit.set_defaults(func=cmd_submit)
-    for verb in (run, submit):
-        verb.add_argument("--scheduler", choices=("local", "spark"), default="local",
-                          help="where the containers run: processes on this host (default), "
-                               "or long-running tasks on a Spark cluster (needs --state zk://)")
-        verb.add_argument("--spark-master", metavar="URL",
-                          help="the Spark master of --scheduler spark (spark://HOST:7077, "
-                               "yarn, k8s://...)")
-        verb.add_argument("--spark-conf", action="append", metavar="KEY=VALUE",
-                          help="a Spark setting for the topology's application (secrets go "
-                               "in the cluster's spark-defaults.conf, not here)")
     run.set_defaults(func=cmd_run)
     lister = verbs.add_parser("list", parents=[home, state], help="list topologies on this machine",
                               description="List submitted topologies and their state.")
@@ -397,7 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_conformance_verbs(verbs, home)
     add_bench_verb(verbs, [home])
     add_ui_verb(verbs, [home, state])
-    add_nimbus_verb(verbs, [home, state])
+    add_nimbus_verb(verbs, [home, state, scheduler])
     return parser
 
 

@@ -14,20 +14,21 @@ from typing import Any
 from heronbridge.runtime.scheduler import Home
 
 from .errors import HeronbridgeError
+from .scheduling import spark_of
 from .terminal import console
 
 
 def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """`parents`: the --home and --state options every verb shares."""
+    """`parents`: the --home, --state and scheduler options."""
     nimbus = verbs.add_parser(
         "nimbus", parents=parents,
         help="serve Nimbus's Thrift API, for sparse and Storm's own commands",
         description="Serve Apache Storm's Nimbus Thrift service (Storm 2.8's; streamparse's "
                     "older copy too): sparse submit/list/kill and storm list/kill/activate/"
-                    "deactivate/rebalance talk to it as to Nimbus. Submitted topologies run "
-                    "on this host's scheduler, detached, with their state in --state. The "
-                    "plain port listens on loopback only; beyond it, Nimbus's TLS port "
-                    "with client certificates (mutual TLS) is required.")
+                    "deactivate/rebalance talk to it as to Nimbus. Submitted topologies run, "
+                    "detached, on --scheduler (this host, or a Spark cluster), with their "
+                    "state in --state. The plain port listens on loopback only; beyond it, "
+                    "Nimbus's TLS port with client certificates (mutual TLS) is required.")
     nimbus.add_argument("--port", type=int, default=6627,
                         help="the plain Thrift port, on loopback (nimbus.thrift.port; "
                              "default: %(default)s; 0 picks a free one)")
@@ -55,10 +56,11 @@ def cmd_nimbus(args: argparse.Namespace) -> int:
         raise HeronbridgeError(msg)
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    spark = spark_of(args)
     home = Home(Path(args.home), args.state)
     state = home.open_state()
     try:
-        server = NimbusServer(NimbusService(home, state), args.host, args.port,
+        server = NimbusServer(NimbusService(home, state, spark), args.host, args.port,
                               files if all(files) else None, args.tls_port).start()
     except BaseException:
         state.close()

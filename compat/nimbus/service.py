@@ -33,6 +33,7 @@ from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.proto import topology_pb2
 from heronbridge.runtime.scheduler import Home, pid_alive, running_scheduler
 from heronbridge.runtime.scheduler.launch import Launch
+from heronbridge.runtime.scheduler.spark import SparkOptions
 from heronbridge.runtime.state import (
     EXECUTION_STATE,
     PACKING_PLANS,
@@ -149,9 +150,10 @@ def _internal(message: str) -> Exception:
 class NimbusService:
     """The handler: one method per Nimbus call (thriftpy2 dispatches by name)."""
 
-    def __init__(self, home: Home, state: StateManager) -> None:
+    def __init__(self, home: Home, state: StateManager, spark: SparkOptions | None = None) -> None:
         self.home = home
         self.state = state
+        self.spark = spark  # the Spark cluster submissions run on; None: this host
         # Where the endpoint listens: set by the server once its ports are bound.
         self.host = "127.0.0.1"
         self.port = 0
@@ -422,7 +424,8 @@ class NimbusService:
                     serialize(topology, TBinaryProtocolFactory()))
 
             try:
-                return Launch(plan, self.home, self.state, install, initial, detached=True)
+                return Launch(plan, self.home, self.state, install, initial, detached=True,
+                              spark=self.spark)
             except RuntimeKernelError as exc:
                 raise InvalidTopology(str(exc)) from exc
         finally:
