@@ -11,6 +11,11 @@ from pathlib import Path
 import pytest
 
 RESULTS: list[dict] = []
+LOAD: list[float] = []  # the host's 1-minute load average when the session began and ended
+
+
+def pytest_sessionstart(session):
+    LOAD.append(os.getloadavg()[0])
 
 
 @pytest.fixture
@@ -32,10 +37,12 @@ def markdown(results: list[dict]) -> str:
             cells.append("-" if r is None else f"{r['back_s']:.1f} s / {r['flowing_s']:.1f} s")
         rows.append("| " + " | ".join(cells) + " |")
     cpus = os.cpu_count()
-    when = time.strftime("%Y-%m-%d")
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load = " to ".join(f"{x:.1f}" for x in [*LOAD[:1], os.getloadavg()[0]])
     rows.append("")
     rows.append(f"Measured {when} by the fault suite (tests/faults) on {platform.system()} "
-                f"{platform.machine()}, {cpus} cores, Python {platform.python_version()}.")
+                f"{platform.machine()}, {cpus} cores, Python {platform.python_version()}; the "
+                f"host's load average went from {load} during the run.")
     return "\n".join(rows)
 
 
