@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -37,29 +36,12 @@ from ..wire import auth
 from ..wire.aio import FramedProtocol, spawn
 from ..wire.auth import secret_env
 from .processes import argv_address, die_with_parent, module_command
+from .restarts import Backoff
 
 log = logging.getLogger("heronbridge.runtime.executor")
 
 STOP_GRACE_SECS = 5.0
-STABLE_AFTER_SECS = 10.0  # a process that lived this long restarts without backoff
-MAX_BACKOFF_SECS = 30.0
-EXECUTOR_BACKOFF_SECS = 0.5  # the first wait of an executor that failed fast
 OUTPUT_CHUNK = 1 << 16
-STARTS_RECORD = "executor-starts.json"  # in the container's folder: see wait_after_quick_exits
-
-
-@dataclass
-class Backoff:
-    """How long to wait before the next start of a process that just exited."""
-
-    base: float
-    cap: float = MAX_BACKOFF_SECS
-    stable_after: float = STABLE_AFTER_SECS
-    failures: int = 0  # quick exits in a row
-
-    def after_exit(self, lived: float) -> float:
-        self.failures = 0 if lived >= self.stable_after else self.failures + 1
-        return min(self.cap, self.base * 2 ** max(self.failures - 1, 0))
 
 
 @dataclass
@@ -176,13 +158,9 @@ class Executor:
             lived = time.monotonic() - child.started_at
             child.restarts += 1
             delay = child.backoff.after_exit(lived)
-            failures = child.backoff.failures
-            why = (f"failure {failures} in a row: the wait doubles with each, up to "
-                   f"{child.backoff.cap:.0f}s, until it runs {child.backoff.stable_after:.0f}s"
-                   if failures > 1 else "")
             log.warning("container %d: %s exited with code %s after %.1fs; restarting in "
                         "%.1fs%s (log: %s)", self.container, child.name, code, lived, delay,
-                        f" ({why})" if why else "", child.log_path)
+                        child.backoff.why(), child.log_path)
             if child.task is not None:
                 await self._publish_wait(child, delay)
             await asyncio.sleep(delay)
@@ -274,35 +252,6 @@ class Executor:
                     await p.wait()
 
 
-def wait_after_quick_exits(workdir: Path, container: int) -> float:
-    """Back off across this container's executor restarts: whoever restarts a dead
-    executor (a scheduler) does so at once, so the executor that starts waits itself when
-    its last start was a quick failure, as long as Backoff says. Returns the wait."""
-    record = workdir / STARTS_RECORD
-    now = time.time()
-    try:
-        last = json.loads(record.read_text())
-        backoff = Backoff(EXECUTOR_BACKOFF_SECS, failures=int(last["failures"]))
-        delay = backoff.after_exit(now - float(last["started"]))
-        failures = backoff.failures
-    except (OSError, ValueError, KeyError, TypeError):  # the first start, or unreadable
-        delay, failures = 0.0, 0
-    if failures:
-        log.warning("container %d: the executor's last start failed after %.1fs; waiting "
-                    "%.1fs before starting (failure %d in a row: the wait doubles with each, "
-                    "up to %.0fs, until it runs %.0fs)", container, now - float(last["started"]),
-                    delay, failures, MAX_BACKOFF_SECS, STABLE_AFTER_SECS)
-        time.sleep(delay)
-    with contextlib.suppress(OSError):
-        record.write_text(json.dumps({"failures": failures, "started": time.time()}))
-    return delay if failures else 0.0
-
-
-def _stopped_cleanly(workdir: Path) -> None:
-    with contextlib.suppress(OSError):
-        (workdir / STARTS_RECORD).unlink()
-
-
 def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
@@ -321,16 +270,12 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    wait_after_quick_exits(workdir, args.container)
     executor = Executor(open_state(args.state), args.topology, args.container, workdir)
 
     async def start() -> int:
         return await executor.run()
 
-    code = run_loop(start())
-    if code == 0:
-        _stopped_cleanly(workdir)
-    return code
+    return run_loop(start())
 
 
 if __name__ == "__main__":

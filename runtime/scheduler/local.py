@@ -24,7 +24,7 @@ from pathlib import Path
 from ..addresses import HOST_ENV
 from ..config import TopologyConfig
 from ..errors import SchedulerError, where
-from ..plan.codec import packing_to_proto, topology_to_proto
+from ..plan.codec import packing_to_proto, topology_from_proto, topology_to_proto
 from ..plan.logical import LogicalPlan
 from ..plan.packing import round_robin
 from ..procfs import pid_alive
@@ -40,6 +40,7 @@ from ..state import (
 )
 from .lifecycle import detached_main, still_submitted
 from .processes import die_with_parent, module_command
+from .restarts import Backoff
 
 log = logging.getLogger("heronbridge.runtime.scheduler")
 
@@ -158,6 +159,11 @@ class Supervisor:
         self.topology_id = topology.id if topology is not None else ""
         self.workdir = home.workdir(name)
         self.executors: dict[int, subprocess.Popen] = {}
+        base = TopologyConfig.read(topology_from_proto(topology).config, name) \
+            .restart_backoff_secs if topology is not None else 0.5
+        self.backoff = {c: Backoff(base) for c in self.containers}
+        self.started: dict[int, float] = {}
+        self.due: dict[int, float] = {}  # container -> when its executor starts again
 
     def start(self) -> None:
         self.state.put(SCHEDULERS, self.name, plans_pb2.SchedulerLocation(
@@ -172,6 +178,7 @@ class Supervisor:
         env = {**os.environ, **self.state.child_env()}
         if container in self.hosts:
             env[HOST_ENV] = self.hosts[container]
+        self.started[container] = time.monotonic()
         with (cdir / "executor.log").open("ab") as out:
             # Its own session: Ctrl-C in a terminal reaches only us, and we stop it in order.
             self.executors[container] = subprocess.Popen(
@@ -182,15 +189,26 @@ class Supervisor:
                 start_new_session=True, preexec_fn=die_with_parent())
 
     def check(self) -> list[int]:
-        """Restart executors that died; returns the containers restarted."""
+        """Restart executors that died, each once its back-off has passed; returns the
+        containers restarted."""
         restarted: list[int] = []
         dead = [c for c, proc in self.executors.items() if proc.poll() is not None]
         if dead and not still_submitted(self.state, self.name, self.topology_id):
             return restarted  # killed through the state: the executors stopped by themselves
-        for container, proc in list(self.executors.items()):
-            if proc.poll() is not None:
-                log.warning("%s: executor of container %d exited with %s; restarting",
-                            where(self.name), container, proc.returncode)
+        now = time.monotonic()
+        for container in dead:
+            if container in self.due:
+                continue
+            backoff = self.backoff[container]
+            lived = now - self.started[container]
+            delay = backoff.after_exit(lived)
+            self.due[container] = now + delay
+            log.warning("%s: executor of container %d exited with %s after %.1fs; restarting "
+                        "in %.1fs%s", where(self.name), container,
+                        self.executors[container].returncode, lived, delay, backoff.why())
+        for container, due in list(self.due.items()):
+            if now >= due:
+                del self.due[container]
                 self._spawn(container)
                 restarted.append(container)
         return restarted

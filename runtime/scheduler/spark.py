@@ -36,12 +36,12 @@ from ..state import PACKING_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
 from .lifecycle import still_submitted
 from .local import Home
 from .package import build
+from .restarts import Backoff
 from .spark_container import ContainerTask, Outcome, partition
 
 log = logging.getLogger("heronbridge.runtime.scheduler.spark")
 
 START_TIMEOUT_SECS = 240.0  # a Spark application, its executors, then the containers
-STABLE_AFTER_SECS = 10.0  # a container that ran this long restarts without back-off
 STOP_GRACE_SECS = 20.0
 WAITING_REPORT_SECS = 30.0
 PACKAGE = "package.tar.gz"
@@ -193,7 +193,7 @@ class SparkSupervisor:
         sc, container = self.sc, task.container
         sc.setJobGroup(self._group(container), f"heronbridge {self.name}: container "
                        f"{container}", interruptOnCancel=True)
-        failures = 0
+        backoff = Backoff(self.backoff)
         while not self._stopping.is_set():
             began = time.monotonic()
             try:
@@ -214,10 +214,9 @@ class SparkSupervisor:
                                                               self.topology_id):
                 return
             lived = time.monotonic() - began
-            failures = 0 if lived > STABLE_AFTER_SECS else failures + 1
-            delay = self.backoff * min(2 ** max(failures - 1, 0), 20)
-            log.warning("%s: container %d %s after %.1fs; starting it again in %.1fs",
-                        where(self.name), container, what, lived, delay)
+            delay = backoff.after_exit(lived)
+            log.warning("%s: container %d %s after %.1fs; starting it again in %.1fs%s",
+                        where(self.name), container, what, lived, delay, backoff.why())
             with self._lock:
                 self._restarted.append(container)
             self._stopping.wait(delay)

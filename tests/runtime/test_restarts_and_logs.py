@@ -5,8 +5,8 @@ metrics.jsonl rotate at the configured size."""
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
+import time
 
 import pytest
 from fault_components import AlwaysFailsBolt, TalkativeBolt
@@ -17,8 +17,8 @@ from heronbridge.runtime import TopologyBuilder, control
 from heronbridge.runtime.logfiles import LOG_DIR_ENV, RotatingOutput, rotated
 from heronbridge.runtime.metrics_manager.sink import latest_samples
 from heronbridge.runtime.plan import TaskLayout
-from heronbridge.runtime.scheduler.executor import MAX_BACKOFF_SECS, Backoff
-from heronbridge.runtime.state import LocalFileStateManager
+from heronbridge.runtime.scheduler import local
+from heronbridge.runtime.scheduler.restarts import MAX_BACKOFF_SECS, Backoff
 from heronbridge.runtime.telemetry import RESTART_WAIT_SECS
 from heronbridge.shims.storm import logs
 
@@ -91,18 +91,33 @@ def test_a_task_that_keeps_failing_waits_longer_each_time(run_topology, state, t
 
 
 @pytest.mark.integration
-def test_an_executor_that_keeps_failing_backs_off_across_its_restarts(tmp_path):
-    state = LocalFileStateManager(tmp_path / "state")  # no such topology: each start fails
-    workdir = tmp_path / "container-0"
-    runs = [subprocess.run([sys.executable, "-m", "heronbridge.runtime.scheduler.executor",
-                            "--state", state.uri, "--topology", "missing", "--container", "0",
-                            "--workdir", str(workdir)], capture_output=True, text=True,
-                           timeout=60, check=False) for _ in range(3)]
-    assert [r.returncode for r in runs] == [1, 1, 1]
-    assert "waiting" not in runs[0].stderr
-    for run, (wait, failures) in zip(runs[1:], [(0.5, 1), (1.0, 2)], strict=True):
-        assert re.search(rf"the executor's last start failed after [\d.]+s; waiting {wait}s "
-                         rf"before starting \(failure {failures} in a row", run.stderr), run.stderr
+def test_an_executor_that_keeps_failing_is_restarted_later_each_time(tmp_path, monkeypatch,
+                                                                      caplog):
+    b = TopologyBuilder("crashes", {"heronbridge.restart.backoff.secs": 0.2})
+    b.spout("keys", KeySpout)
+    plan = b.build()
+    home = local.Home(tmp_path / "home")
+    state = home.open_state()
+    local.submit_plan(state, home, plan)
+    # An executor that dies at once, every time.
+    monkeypatch.setattr(local, "module_command",
+                        lambda *_: [sys.executable, "-c", "raise SystemExit(3)"])
+    supervisor = local.Supervisor(state, home, plan.name)
+    supervisor.start()
+    starts, deadline = [time.monotonic()], time.monotonic() + 3.2
+    try:
+        while time.monotonic() < deadline:
+            if supervisor.check():
+                starts.append(time.monotonic())
+            time.sleep(0.01)
+    finally:
+        supervisor.stop()
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    # 0.2, 0.4, 0.8, 1.6 s: never faster than the back-off allows (at most 5 in 3.2 s).
+    assert 3 <= len(gaps) <= 4, gaps
+    assert all(gap >= 0.2 * 2 ** n for n, gap in enumerate(gaps)), gaps
+    assert "failure 3 in a row: the wait doubles with each, up to 30s, until it runs 10s" \
+        in caplog.text
 
 
 @pytest.mark.integration
