@@ -1,5 +1,6 @@
 """`heronbridge bench` as a user runs it, on the runtime alone (Storm's side is in
-tests/conformance/test_bench_storm.py)."""
+tests/conformance/test_bench_storm.py). bench needs the conformance extra, so these run
+in its tox env."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ def bench(tmp_path: Path, *args: str) -> tuple[dict, str]:
 
 
 @pytest.mark.integration
+@pytest.mark.conformance  # bench is a verb of the conformance extra
 def test_the_runtime_is_measured_at_saturation_and_at_the_offered_load(tmp_path):
     result, table = bench(tmp_path, "--systems", "runtime", "--par", "1", "--rate", "400",
                           "--warmup", "1", "--seconds", "3")
@@ -42,6 +44,7 @@ def test_the_runtime_is_measured_at_saturation_and_at_the_offered_load(tmp_path)
 
 
 @pytest.mark.integration
+@pytest.mark.conformance  # bench is a verb of the conformance extra
 def test_acking_off_has_no_trees_to_time(tmp_path):
     result, _ = bench(tmp_path, "--systems", "runtime", "--no-fused", "--acking", "off",
                       "--rate", "300", "--warmup", "1", "--seconds", "2")
@@ -52,6 +55,7 @@ def test_acking_off_has_no_trees_to_time(tmp_path):
 
 
 @pytest.mark.integration
+@pytest.mark.conformance  # bench is a verb of the conformance extra
 def test_a_sink_the_topology_lacks_is_refused_by_name(tmp_path):
     done = subprocess.run([HERONBRIDGE, "bench", "--project", str(WORDCOUNT), "--sink", "nope",
                            "--systems", "runtime", "--out", str(tmp_path / "out")],
