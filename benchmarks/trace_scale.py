@@ -1,16 +1,19 @@
 """How tracing scales: trace volume, tracing overhead on both systems, analysis time.
 
     python benchmarks/trace_scale.py [--only volume|overhead|analysis] [--seconds S]
-                                     [--records 1000000,10000000] [--home DIR] [--json FILE]
+                                     [--rounds R] [--records 1000000,10000000] [--home DIR]
+                                     [--json FILE]
 
 - volume: the tracing hook, in this process, fed a word count's messages (a spout task
   and a count task, 100,000 tuples each): trace bytes per record, against the JSON line
   each record would be, and the hook's cost per message.
 - overhead: examples/storm_topologies/wordcount with its endless spout, for --seconds
-  after a warm-up, untraced then traced, on Storm (local mode; traced: the tracing proxy
-  around every component) and on the runtime (traced: the hook in every task): the count
-  bolt's tuples/s, read from the example's own result files, and the traced/untraced
-  ratio per system (the share of throughput tracing costs is 1 - ratio).
+  after a warm-up, untraced and traced by turns (--rounds pairs), on Storm (local mode;
+  traced: the tracing proxy around every component) and on the runtime (traced: the hook
+  in every task): the count bolt's tuples/s (on Storm from the "counted N words" line it
+  logs every 1,000, on the runtime from its execute counts; no result files, so the bolt
+  does only its own work), and the median traced/untraced ratio per system (tracing
+  costs 1 - ratio of it).
 - analysis: a word count's trace set (spout emit and ack, count bolt recv, emit and ack
   per tuple, both systems, every check passing) of each size in --records, written
   straight to trace files, then `analyse` on an embedded local[2] Spark (a session
@@ -22,12 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
 import time
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,50 +90,63 @@ def volume(tuples: int = 100_000) -> dict:
 
 # -- overhead -----------------------------------------------------------------------------
 
-class Lines:
-    """Lines appended to the count bolt's result files, read incrementally."""
+COUNTED = re.compile(rb"(?:pid:(\d+), name:count_bolt .*)?counted (\d+) words")
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+
+class Counted:
+    """Tuples Storm's count bolt tasks have counted, from the line each logs every 1,000
+    (the example does), which Storm writes to its log as it comes: no result file, so
+    the bolt does only its own work."""
+
+    def __init__(self, log: Path) -> None:
+        self.logs = [log]
         self.offsets: dict[Path, int] = {}
-        self.count = 0
+        self.counted: dict[tuple[Path, bytes], int] = {}
 
     def poll(self) -> int:
-        for path in self.folder.glob("count_bolt-*.jsonl"):
-            with path.open("rb") as f:
-                f.seek(self.offsets.get(path, 0))
-                data = f.read()
-            self.offsets[path] = self.offsets.get(path, 0) + len(data)
-            self.count += data.count(b"\n")
-        return self.count
+        for path in self.logs:
+            try:
+                with path.open("rb") as f:
+                    f.seek(self.offsets.get(path, 0))
+                    data = f.read()
+            except OSError:
+                continue
+            end = data.rfind(b"\n") + 1
+            self.offsets[path] = self.offsets.get(path, 0) + end
+            for match in COUNTED.finditer(data[:end]):
+                key = (path, match.group(1) or b"")
+                self.counted[key] = max(self.counted.get(key, 0), int(match.group(2)))
+        return sum(self.counted.values())
 
 
-def rate(out: Path, warm: float, seconds: float, alive) -> float:
-    lines = Lines(out)
+def rate(counted: Callable[[], int], warm: float, seconds: float,
+         alive: Callable[[], object]) -> float:
     deadline = time.monotonic() + 180
-    while lines.poll() == 0:  # up: the first result
+    while counted() == 0:  # up: the first thousand
         if time.monotonic() > deadline:
-            msg = f"no result in {out} within 180 s"
+            msg = "the count bolt logged nothing counted within 180 s"
             raise SystemExit(msg)
         alive()
         time.sleep(0.2)
     time.sleep(warm)
-    n0, t0 = lines.poll(), time.monotonic()
+    n0, t0 = counted(), time.monotonic()
     time.sleep(seconds)
     alive()
-    return (lines.poll() - n0) / (time.monotonic() - t0)
+    return (counted() - n0) / (time.monotonic() - t0)
 
 
-def runtime_rate(traced: bool, base: Path, warm: float, seconds: float) -> float:
+def runtime_rate(traced: bool, base: Path, warm: float, seconds: float,
+                 options: dict) -> float:
     from heronbridge.compat.streamparse import load_project
     from heronbridge.conformance.trace import schema
     from heronbridge.conformance.trace.hook import HOOK_PATH
     from heronbridge.runtime.scheduler import Home
     from heronbridge.runtime.scheduler.launch import Launch
+    from heronbridge.runtime.telemetry import EXECUTE_COUNT
     from heronbridge.shims.storm import keys
 
-    home, out = Home(base / "home"), base / "out"
-    options = {"example.output.dir": str(out)}
+    home = Home(base / "home")
+    options = dict(options)
     if traced:
         options.update({keys.HOOK: HOOK_PATH, schema.TRACE_DIR: str(base / "traces"),
                         schema.SEED: 0})
@@ -136,13 +154,17 @@ def runtime_rate(traced: bool, base: Path, warm: float, seconds: float) -> float
                            home.workdir("wordcount") / "resources")
     launch = Launch(project.plan, home, install=project.install_resources)
     launch.start(timeout=120)
+    def counted() -> int:  # the runtime's own count of the bolt's executes
+        return int(launch.metrics().get("count_bolt", {}).get(EXECUTE_COUNT, 0))
+
     try:
-        return rate(out, warm, seconds, launch.check)
+        return rate(counted, warm, seconds, launch.check)
     finally:
         launch.stop()
 
 
-def storm_rate(traced: bool, base: Path, warm: float, seconds: float, home: Path) -> float:
+def storm_rate(traced: bool, base: Path, warm: float, seconds: float, home: Path,
+               options: dict) -> float:
     from heronbridge.compat.streamparse import load_project
     from heronbridge.conformance.scenario import Scenario
     from heronbridge.conformance.storm import fetch
@@ -150,10 +172,9 @@ def storm_rate(traced: bool, base: Path, warm: float, seconds: float, home: Path
     from heronbridge.conformance.storm.local_storm import LocalStorm, storm_command
     from heronbridge.conformance.storm.resources_jar import build_resources_jar
 
-    out = base / "out"
     base.mkdir(parents=True, exist_ok=True)
     scenario = Scenario(name="trace-overhead", project=WORDCOUNT, tuples=None,
-                        options={"example.output.dir": str(out)})
+                        options=options)
     project = load_project(WORDCOUNT, None, None, scenario.storm_options(), False,
                            base / "resources")
     install = fetch(home)
@@ -173,25 +194,38 @@ def storm_rate(traced: bool, base: Path, warm: float, seconds: float, home: Path
             raise SystemExit(msg)
 
     try:
-        return rate(out, warm, seconds, alive)
+        return rate(Counted(base / "java.log").poll, warm, seconds, alive)
     finally:
         storm.stop()
 
 
-def overhead(seconds: float, warm: float, home: Path) -> dict:
+def overhead(seconds: float, warm: float, home: Path, rounds: int,
+             systems: tuple[str, ...] = ("storm", "runtime"), results: bool = False) -> dict:
+    """Untraced and traced runs alternate, `rounds` pairs per system: the ratio is the
+    median of each pair's, so that a machine busier in one run than the next moves it
+    less."""
     found = {}
     with tempfile.TemporaryDirectory(prefix="hb-overhead-") as tmp:
-        for system in ("storm", "runtime"):
-            rates = {}
-            for traced in (False, True):
-                base = Path(tmp) / f"{system}-{'traced' if traced else 'plain'}"
-                rates[traced] = (storm_rate(traced, base, warm, seconds, home)
-                                 if system == "storm" else
-                                 runtime_rate(traced, base, warm, seconds))
-                print(f"  {system:8} {'traced' if traced else 'untraced':9}"
-                      f"{rates[traced]:10,.0f} tuples/s", flush=True)
-            found[system] = {"untraced": round(rates[False]), "traced": round(rates[True]),
-                             "ratio": round(rates[True] / rates[False], 3)}
+        for system in systems:
+            pairs = []
+            for n in range(rounds):
+                rates = {}
+                for traced in (False, True):
+                    base = Path(tmp) / f"{system}-{n}-{'traced' if traced else 'plain'}"
+                    # Without a result folder the example's bolt logs each count.
+                    options = {"example.output.dir": str(base / "out")} if results else {}
+                    rates[traced] = (storm_rate(traced, base, warm, seconds, home, options)
+                                     if system == "storm" else
+                                     runtime_rate(traced, base, warm, seconds, options))
+                    shutil.rmtree(base, ignore_errors=True)
+                print(f"  {system:8} untraced {rates[False]:9,.0f} tuples/s, traced "
+                      f"{rates[True]:9,.0f} tuples/s: {rates[True] / rates[False]:.2f}",
+                      flush=True)
+                pairs.append((rates[False], rates[True]))
+            ratios = sorted(t / u for u, t in pairs)
+            found[system] = {"untraced": [round(u) for u, _ in pairs],
+                             "traced": [round(t) for _, t in pairs],
+                             "ratio": round(ratios[len(ratios) // 2], 3)}
     return found
 
 
@@ -310,6 +344,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0,
                         help="measured seconds per overhead run (after --warmup)")
     parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="untraced/traced pairs per system (the median ratio counts)")
+    parser.add_argument("--results", action="store_true",
+                        help="the count bolt writes its result files (example.output.dir); "
+                             "without, it logs each count, as under `conform`")
+    parser.add_argument("--systems", default="storm,runtime",
+                        help="the systems whose tracing overhead is measured")
     parser.add_argument("--records", default="1000000,10000000",
                         help="trace set sizes for the analysis, comma-separated")
     parser.add_argument("--home", default=None, help="where Storm's jars are cached")
@@ -323,13 +364,16 @@ def main() -> None:
               f"(as JSON lines: {v['json_lines_bytes_per_record']}), the hook "
               f"{v['hook_us_per_record']} µs per record in this process", flush=True)
     if args.only in (None, "overhead"):
-        print(f"overhead: word count, {args.seconds:g} s after {args.warmup:g} s of warm-up")
+        print(f"overhead: word count, {args.seconds:g} s after {args.warmup:g} s of warm-up, "
+              f"{'result files' if args.results else 'results logged'}")
         from heronbridge.runtime.scheduler import default_home
 
         home = Path(args.home) if args.home else default_home()
-        results["overhead"] = overhead(args.seconds, args.warmup, home)
+        results["overhead"] = overhead(args.seconds, args.warmup, home, args.rounds,
+                                       tuple(args.systems.split(",")), args.results)
         for system, r in results["overhead"].items():
-            print(f"  {system}: traced/untraced {r['ratio']:.2f} (tracing costs "
+            print(f"  {system}: traced/untraced, median of the pairs, {r['ratio']:.2f} "
+                  f"(tracing costs "
                   f"{(1 - r['ratio']) * 100:.0f}% of throughput)")
     if args.only in (None, "analysis"):
         print("analysis: embedded Spark, local[2]")

@@ -35,6 +35,7 @@ from .trace import schema, seed
 from .trace.hook import HOOK_PATH, check_faults
 from .trace.progress import Progress, Snapshot
 from .trace.proxy import proxy_argv
+from .trace.traced_run import traced_argv
 
 POLL_SECS = 0.25
 
@@ -145,9 +146,13 @@ def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
         command = spec.config.get(keys.COMMAND)
         if command is None:
             continue  # in-process: the hook named by keys.HOOK traces it
-        # The subprocess host runs [command, *shlex.split(script)]: the proxy first.
-        argv = proxy_argv(child_argv(command, spec.config.get(keys.SCRIPT, "")),
-                          spec.config.get(keys.SERIALIZER, project.serializer), hook_conf)
+        # The subprocess host runs [command, *shlex.split(script)]: streamparse's with
+        # the hook inside, any other under the proxy.
+        script = spec.config.get(keys.SCRIPT, "")
+        argv = traced_argv(shlex.split(script), hook_conf) \
+            if command == keys.STREAMPARSE_RUN else \
+            proxy_argv(child_argv(command, script),
+                       spec.config.get(keys.SERIALIZER, project.serializer), hook_conf)
         spec.config[keys.COMMAND] = argv[0]
         spec.config[keys.SCRIPT] = shlex.join(argv[1:])
     return project

@@ -4,8 +4,9 @@ where a run on Storm's local mode needs it.
 - options: the project's, resolved as `sparse run` does (scenario's included), with
   message timeouts on (LocalCluster turns them off), plain round-robin shuffle, one
   worker, and the tracing hook's trace folder, faults, bound and seed;
-- commands: `streamparse_run` gets `-s <serializer>` as `sparse run` gives it, and every
-  shell component runs under the tracing proxy;
+- commands: `streamparse_run` gets `-s <serializer>` as `sparse run` gives it and runs
+  with the tracing hook inside (`trace.traced_run`); any other shell component runs
+  under the tracing proxy;
 - direct streams: Flux's shell wrappers declare every stream regular, so a component with
   a stream declared direct gets our wrapper that declares it direct, and the topology our
   serializer that reads multilang direct emits (see conformance/java).
@@ -20,6 +21,7 @@ from typing import Any
 from ..scenario import Scenario
 from ..trace import schema
 from ..trace.proxy import proxy_argv
+from ..trace.traced_run import traced_argv
 from .errors import StormError
 
 FLUX_SHELL_BOLT = "org.apache.storm.flux.wrappers.bolts.FluxShellBolt"
@@ -43,7 +45,7 @@ RUN_OPTIONS: dict[str, Any] = {
 def flux_topology(project: Any, scenario: Scenario, traces: Path,
                   trace: bool = True) -> dict[str, Any]:
     """The Flux topology for `project` (a compat.streamparse.Project loaded with the
-    scenario's options). `trace`: run every shell component under the tracing proxy."""
+    scenario's options). `trace`: run every shell component under the tracing hook."""
     where = f"topology {project.name!r}"
     if project.serializer != "json":
         msg = (f"{where}: the project's serializer is {project.serializer!r}, but Storm "
@@ -90,7 +92,8 @@ def _shell_component(where: str, component: dict[str, Any], serializer: str, tra
         # then read `-s json` as its own options, so only streamparse_run gets it here.
         argv[1] = f"-s {serializer} {argv[1]}"
     if trace:
-        argv = proxy_argv(argv, serializer)
+        argv = traced_argv(argv[1:]) if argv[0] == STREAMPARSE_RUN else \
+            proxy_argv(argv, serializer)
     args[0] = argv
     if direct_streams:
         component["className"] = DIRECT_WRAPPERS[component["className"]]

@@ -36,6 +36,8 @@ FLUSH_SECS = 0.2
 BLOCK_ROWS = 4096
 PENDING_SHOWN = 5
 SYNC = {"command": "sync"}
+HEARTBEAT, TICK, SYSTEM = schema.HEARTBEAT_STREAM, schema.TICK_STREAM, schema.SYSTEM_COMPONENT
+_now = time.time
 
 START, RECV, EMIT, ACK, FAIL = (CODE[e] for e in (schema.START, schema.RECV, schema.EMIT,
                                                   schema.ACK, schema.FAIL))
@@ -44,7 +46,14 @@ INJECTED_FAIL, DROP, EXIT, STOP = (CODE[e] for e in (tracefile.INJECTED_FAIL, sc
 SPOUT_EVENTS = {"ack": CODE[schema.SPOUT_ACK], "fail": CODE[schema.SPOUT_FAIL],
                 "activate": CODE[schema.ACTIVATE], "deactivate": CODE[schema.DEACTIVATE]}
 ERROR = CODE[schema.ERROR]
-canonical = schema.canonical_bytes
+_sorted_json = schema.SORTED_JSON
+
+
+def canonical(value: Any) -> bytes:
+    try:
+        return _sorted_json(value)
+    except (TypeError, ValueError, OverflowError):
+        return schema.canonical_bytes(value)
 
 
 def read_option(value: Any, kind: type, what: str, where: str) -> Any:
@@ -130,6 +139,7 @@ class TraceHook:
         self.tasks: dict[str, list[int]] = {}
         self.is_spout = False
         self.trace_dir: Path | None = None
+        self.tracing = False  # records are kept (a trace folder is set, not yet closed)
         self.writer: tracefile.Writer | None = None
         self.rows: list[Any] = []  # records not yet written
         self.seq = 0  # records written
@@ -139,7 +149,7 @@ class TraceHook:
         self.pending: set[bytes] = set()  # a spout's msg ids without a callback yet
         self.first_emit: float | None = None
         self.last_emit: float | None = None
-        self.awaiting: deque[list[Any]] = deque()  # emits waiting for their targets
+        self.awaiting: deque[tuple[Any, ...]] = deque()  # emits waiting for their targets
         self.faults: list[dict[str, Any]] = []  # those for this task
         self.received = 0  # input tuples seen (not ticks, not heartbeats)
         self.handed = 0  # input tuples passed on to the component
@@ -150,6 +160,7 @@ class TraceHook:
         self.emitted = 0  # emits from next_tuple so far
         self.in_next = False
         self.stopped: dict[str, Any] | None = None
+        self.bounded = False
         self.started = False
         self.closed = threading.Event()
 
@@ -157,28 +168,32 @@ class TraceHook:
 
     def down(self, msg: Any) -> tuple[list[Any], list[Any]]:
         with self.lock:
+            if msg.__class__ is dict and self.started:  # a tuple or a spout's command
+                if "command" in msg:
+                    return self._spout_command(msg)
+                return self._tuple(msg)
             if not self.started:
                 self.started = True
                 task_seed = self._handshake(msg)
             elif isinstance(msg, list):  # the task ids of an emit that asked for them
                 if self.awaiting:
-                    row = self.awaiting.popleft()
-                    row[tracefile.TARGETS] = list(msg)
-                    self._add(row)
+                    self._add((*self.awaiting.popleft(), tuple(msg)))
                 return [msg], []
-            elif not isinstance(msg, dict):
-                return [msg], []
-            elif "command" in msg:
-                return self._spout_command(msg)
             else:
-                return self._tuple(msg)
+                return [msg], []
         self.seeded(task_seed)  # outside the lock: the proxy starts the component here
         return [msg], []
 
     def up(self, msg: Any) -> list[Any]:
-        with self.lock:
-            if isinstance(msg, dict):
-                self._from_component(msg)
+        if msg.__class__ is dict:
+            command = msg.get("command")
+            with self.lock:
+                if command == "emit":
+                    self._emit(msg)
+                elif command == "sync":
+                    self.in_next = False
+                else:
+                    self._from_component(command, msg)
         return [msg]
 
     def close(self) -> None:
@@ -230,6 +245,7 @@ class TraceHook:
                        f.get("task_index") in (None, self.index)]
         trace_dir = option(schema.TRACE_DIR)
         self.trace_dir = Path(trace_dir) if trace_dir else None
+        self.tracing = self.trace_dir is not None
         exits = [f["after"] for f in self.faults if f["kind"] == "exit"]
         if exits and not self._exited_before():
             self.exit_after = min(exits)
@@ -248,6 +264,7 @@ class TraceHook:
             self.limit = int(bound["tuples"])
         if bound.get("seconds") is not None and counts is None:
             self.seconds = float(bound["seconds"])
+        self.bounded = self.limit is not None or self.seconds is not None
 
     def _exited_before(self) -> bool:
         """An exit fault ends a task once: a restarted task that finds its earlier
@@ -264,7 +281,7 @@ class TraceHook:
     def _spout_command(self, msg: dict[str, Any]) -> tuple[list[Any], list[Any]]:
         command = msg.get("command")
         if command == "next":
-            if self.stopped is None and (self.limit is not None or self.seconds is not None):
+            if self.stopped is None and self.bounded:
                 self._maybe_stop()
             if self.stopped is not None:
                 return [], [SYNC]
@@ -272,11 +289,15 @@ class TraceHook:
             return [msg], []
         code = SPOUT_EVENTS.get(command)
         if code is not None:
-            now = time.time()
+            now = _now()
             if command in ("ack", "fail"):
                 msg_id = canonical(msg.get("id"))
                 self.pending.discard(msg_id)
-                self._add((now, code, msg_id))
+                if self.tracing:
+                    rows = self.rows
+                    rows.append((now, code, msg_id))
+                    if len(rows) >= BLOCK_ROWS:
+                        self._flush()
             else:
                 self._add((now, code))
                 if command == "deactivate":
@@ -287,7 +308,7 @@ class TraceHook:
         return [msg], []
 
     def _maybe_stop(self) -> None:
-        now = time.time()
+        now = _now()
         if self.began is None:
             self.began = now
         if self.limit is not None and self.emitted >= self.limit:
@@ -303,30 +324,40 @@ class TraceHook:
 
     def _tuple(self, msg: dict[str, Any]) -> tuple[list[Any], list[Any]]:
         stream = msg.get("stream")
-        if stream == schema.HEARTBEAT_STREAM:
-            self._maybe_exit()
+        if stream == HEARTBEAT:
+            if self.exit_after is not None:
+                self._maybe_exit()
             return [msg], []
-        tup_id = str(msg.get("id"))
-        now = time.time()
+        tup_id = msg.get("id")
+        if tup_id.__class__ is not str:
+            tup_id = str(tup_id)
+        now = _now()
         src = msg.get("comp")
-        self._add((now, RECV, tup_id, stream, canonical(msg.get("tuple")), src,
-                   msg.get("task")))
-        if src == schema.SYSTEM_COMPONENT and stream == schema.TICK_STREAM:
+        if self.tracing:
+            rows = self.rows
+            rows.append((now, RECV, tup_id, stream, canonical(msg.get("tuple")), src,
+                         msg.get("task")))
+            if len(rows) >= BLOCK_ROWS:
+                self._flush()
+        if stream == TICK and src == SYSTEM:
             self.ticks.add(tup_id)
-            self._maybe_exit()
+            if self.exit_after is not None:
+                self._maybe_exit()
             return [msg], []
         self.active = now
-        self._maybe_exit()
+        if self.exit_after is not None:
+            self._maybe_exit()
         self.received += 1
-        for fault in self.faults:
-            kind = fault["kind"]
-            if kind == "exit" or self.received % fault["every"]:
-                continue
-            if kind == "fail":
-                self._add((now, INJECTED_FAIL, tup_id))
-                return [], [{"command": "fail", "id": msg.get("id")}]
-            self._add((now, DROP, tup_id))
-            return [], []
+        if self.faults:
+            for fault in self.faults:
+                kind = fault["kind"]
+                if kind == "exit" or self.received % fault["every"]:
+                    continue
+                if kind == "fail":
+                    self._add((now, INJECTED_FAIL, tup_id))
+                    return [], [{"command": "fail", "id": msg.get("id")}]
+                self._add((now, DROP, tup_id))
+                return [], []
         self.handed += 1
         return [msg], []
 
@@ -335,7 +366,7 @@ class TraceHook:
         component has had them (in-process, it has processed them)."""
         if self.exit_after is None or self.handed < self.exit_after:
             return
-        now = time.time()
+        now = _now()
         self._add((now, EXIT, None, None, None, None, None, None, None, None,
                    f"injected: exit after {self.exit_after} input tuples"))
         self.active = now
@@ -344,22 +375,23 @@ class TraceHook:
 
     # -- up ---------------------------------------------------------------------------
 
-    def _from_component(self, msg: dict[str, Any]) -> None:
-        command = msg.get("command")
-        if command == "emit":
-            self._emit(msg)
-        elif command == "sync":
-            self.in_next = False
-        elif command in ("ack", "fail"):
-            tup_id = str(msg.get("id"))
-            now = time.time()
-            self._add((now, ACK if command == "ack" else FAIL, tup_id))
+    def _from_component(self, command: Any, msg: dict[str, Any]) -> None:
+        if command in ("ack", "fail"):
+            tup_id = msg.get("id")
+            if tup_id.__class__ is not str:
+                tup_id = str(tup_id)
+            now = _now()
+            if self.tracing:
+                rows = self.rows
+                rows.append((now, ACK if command == "ack" else FAIL, tup_id))
+                if len(rows) >= BLOCK_ROWS:
+                    self._flush()
             if tup_id in self.ticks:
                 self.ticks.discard(tup_id)
             else:
                 self.active = now
         elif command == "error":
-            now = time.time()
+            now = _now()
             self._add((now, ERROR, None, None, None, None, None, None, None, None,
                        str(msg.get("msg"))))
             self.active = now
@@ -368,26 +400,37 @@ class TraceHook:
             self._open(int(msg["pid"]))
 
     def _emit(self, msg: dict[str, Any]) -> None:
-        now = time.time()
+        now = _now()
         direct = msg.get("task")
-        msg_id = None if msg.get("id") is None else canonical(msg["id"])
+        msg_id = msg.get("id")
+        if msg_id is not None:
+            msg_id = canonical(msg_id)
+            if self.is_spout:
+                self.pending.add(msg_id)
         anchors = msg.get("anchors")
-        if anchors is not None and not isinstance(anchors, list):
-            # Storm accepts one id as well as a list
-            anchors = list(anchors) if isinstance(anchors, tuple) else [anchors]
-        row = [now, EMIT, msg_id, msg.get("stream") or "default", canonical(msg.get("tuple")),
-               None, None, [str(a) for a in anchors] if anchors else [], direct, None]
+        if anchors:
+            # Storm accepts one id as well as a list; ids are text
+            anchors = tuple(anchors) if anchors.__class__ is list and \
+                anchors[0].__class__ is str else tuple(
+                    str(a) for a in (anchors if isinstance(anchors, (list, tuple))
+                                     else [anchors]))
+        else:
+            anchors = ()
+        # Rows are tuples of plain values: the garbage collector stops tracking them.
+        row = (now, EMIT, msg_id, msg.get("stream") or "default",
+               canonical(msg.get("tuple")), None, None, anchors, direct)
         self.active = self.last_emit = now
         if self.first_emit is None:
             self.first_emit = now
         if self.in_next:
             self.emitted += 1
-        if msg_id is not None and self.is_spout:
-            self.pending.add(msg_id)
         if direct is None and msg.get("need_task_ids", True):
             self.awaiting.append(row)  # written when Storm's side answers
-        else:
-            self._add(row)
+        elif self.tracing:
+            rows = self.rows
+            rows.append(row)
+            if len(rows) >= BLOCK_ROWS:
+                self._flush()
 
     # -- records ----------------------------------------------------------------------
 
@@ -397,17 +440,17 @@ class TraceHook:
         return ", ".join(parts) + " (tracing hook)"
 
     def _add(self, row: Any) -> None:
-        if self.trace_dir is None:
-            return
-        self.rows.append(row)
-        if len(self.rows) >= BLOCK_ROWS:
-            self._flush()
+        if self.tracing:
+            rows = self.rows
+            rows.append(row)
+            if len(rows) >= BLOCK_ROWS:
+                self._flush()
 
     def _open(self, pid: int) -> None:
         if self.trace_dir is None or self.writer is not None:
             return
         self.trace_dir.mkdir(parents=True, exist_ok=True)
-        now = time.time()
+        now = _now()
         self.writer = tracefile.Writer(
             self.trace_dir / tracefile.file_name(self.component, self.task, pid),
             {"component": self.component, "task": self.task, "pid": pid, "t": now,
@@ -440,7 +483,7 @@ class TraceHook:
         self.writer.block(head, rows)
 
     def _close(self) -> None:
-        while self.awaiting:
+        while self.awaiting:  # their targets never came
             self._add(self.awaiting.popleft())
         self.closed.set()
         if self.writer is not None:
@@ -448,6 +491,7 @@ class TraceHook:
             self.writer.close()
             self.writer = None
         self.trace_dir = None  # nothing more is written after close
+        self.tracing = False
 
 
 def _seed_here(task_seed: int | None) -> None:

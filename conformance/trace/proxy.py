@@ -43,6 +43,39 @@ def proxy_argv(argv: list[str], serializer: str,
     return [sys.executable, "-m", MODULE, "--serializer", serializer, *extra, "--", *argv]
 
 
+class Frames:
+    """The protocol's messages with the bytes each came as: a message the hook passes
+    on unchanged is relayed as it came, not encoded again. JSON messages are found by
+    their `end` line; msgpack ones (no such mark) are encoded again."""
+
+    def __init__(self, serializer: str) -> None:
+        self.frames = framing(serializer)
+        self.encode = self.frames.encode
+        self.json = serializer == "json"
+        self.rest = b""
+
+    def feed(self, chunk: bytes) -> list[tuple[Any, bytes | None]]:
+        if not self.json:
+            return [(msg, None) for msg in self.frames.feed(chunk)]
+        data = self.rest + chunk if self.rest else chunk
+        out, pos = [], 0
+        while True:
+            end = data.find(b"\nend\n", pos)
+            if end < 0:
+                break
+            raw = data[pos:end + 5]
+            pos = end + 5
+            out += [(msg, raw) for msg in self.frames.feed(raw)]
+        self.rest = data[pos:]
+        return out
+
+    def relay(self, msgs: list[Any], came: Any, raw: bytes | None) -> bytes:
+        """The bytes for `msgs`, which the hook made of `came` (which arrived as `raw`)."""
+        if raw is not None and len(msgs) == 1 and msgs[0] is came:
+            return raw
+        return b"".join(self.encode(m) for m in msgs)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -81,13 +114,12 @@ class Proxy:
             self.child.kill()
         os._exit(code)
 
-    def _to_storm(self, msgs: list[Any], encode: Any) -> None:
-        if msgs:
-            data = b"".join(encode(m) for m in msgs)
+    def _to_storm(self, data: bytes) -> None:
+        if data:
             with self.out_lock:
                 _write_all(1, data)
 
-    def handshake(self, frames: Any) -> list[Any] | None:
+    def handshake(self, frames: Frames) -> list[tuple[Any, bytes | None]] | None:
         """Read up to the handshake and pass it on (the hook starts the component): the
         messages that came after it, or None when Storm's side went away first."""
         while True:
@@ -97,29 +129,36 @@ class Proxy:
             msgs = frames.feed(chunk)
             if msgs:
                 break
-        self._down(msgs[0], frames)
+        self._down(msgs[:1], frames)
         return msgs[1:]
 
-    def _down(self, msg: Any, frames: Any) -> None:
-        mine, back = self.hook.down(msg)
-        if mine:
-            _write_all(self.child.stdin.fileno(), b"".join(frames.encode(m) for m in mine))
-        self._to_storm(back, frames.encode)
-        if back and not mine and self.hook.answering:
+    def _down(self, msgs: list[tuple[Any, bytes | None]], frames: Frames) -> None:
+        """Messages from Storm's side through the hook; one write each way."""
+        to_child, to_storm = [], []
+        answered = False
+        for msg, raw in msgs:
+            mine, back = self.hook.down(msg)
+            if mine:
+                to_child.append(frames.relay(mine, msg, raw))
+            if back:
+                to_storm.append(frames.relay(back, None, None))
+                answered = answered or (not mine and self.hook.answering)
+        if to_child:
+            _write_all(self.child.stdin.fileno(), b"".join(to_child))
+        self._to_storm(b"".join(to_storm))
+        if answered:
             time.sleep(IDLE_SECS)  # as a spout with nothing to emit would
 
-    def down(self, frames: Any, early: list[Any]) -> None:
+    def down(self, frames: Frames, early: list[tuple[Any, bytes | None]]) -> None:
         """Storm's side -> the component. EOF closes the component's stdin, as Storm's
         side going away would."""
         try:
-            for msg in early:
-                self._down(msg, frames)
+            self._down(early, frames)
             while True:
                 chunk = os.read(0, READ_SIZE)
                 if not chunk:
                     break
-                for msg in frames.feed(chunk):
-                    self._down(msg, frames)
+                self._down(frames.feed(chunk), frames)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the component went away; the other direction sees it end
         except Exception as exc:
@@ -132,15 +171,15 @@ class Proxy:
 
     def up(self) -> None:
         """The component -> Storm's side; returns when the component closes its stdout."""
-        frames = framing(self.serializer)
+        frames = Frames(self.serializer)
         from_child = self.child.stdout.fileno()
         try:
             while True:
                 chunk = os.read(from_child, READ_SIZE)
                 if not chunk:
                     return
-                for msg in frames.feed(chunk):
-                    self._to_storm(self.hook.up(msg), frames.encode)
+                self._to_storm(b"".join(frames.relay(self.hook.up(msg), msg, raw)
+                                        for msg, raw in frames.feed(chunk)))
         except BrokenPipeError:
             return  # Storm's side went away
         except Exception as exc:
@@ -159,7 +198,7 @@ class Proxy:
             self.kill(128 + signum)
 
         signal.signal(signal.SIGTERM, on_term)
-        frames = framing(self.serializer)
+        frames = Frames(self.serializer)
         try:
             early = self.handshake(frames)
         except Exception as exc:

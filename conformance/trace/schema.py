@@ -83,7 +83,7 @@ TICK_STREAM = "__tick"
 HEARTBEAT_STREAM = "__heartbeat"
 
 
-_canonical = msgspec.json.Encoder(order="sorted").encode
+SORTED_JSON = msgspec.json.Encoder(order="sorted").encode
 
 
 def canonical_bytes(value: Any) -> bytes:
@@ -92,9 +92,9 @@ def canonical_bytes(value: Any) -> bytes:
     sorted). A value JSON cannot hold as it is (keys that are not strings, objects only
     an in-process component could emit) is taken as JSON would carry it."""
     try:
-        return _canonical(value)
+        return SORTED_JSON(value)
     except (TypeError, ValueError, OverflowError):
-        return _canonical(json.loads(json.dumps(value, default=repr)))
+        return SORTED_JSON(json.loads(json.dumps(value, default=repr)))
 
 
 def canonical(value: Any) -> str:

@@ -1,5 +1,5 @@
 """The Flux YAML a Storm run submits, for the example projects: streamparse's own
-topology, with the run's options, the serializer, the tracing proxy and direct streams."""
+topology, with the run's options, the serializer, the tracing layer and direct streams."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from heronbridge.conformance.storm import StormError
 from heronbridge.conformance.storm import flux as fluxes
 from heronbridge.conformance.trace import schema
 from heronbridge.conformance.trace.proxy import MODULE as PROXY
+from heronbridge.conformance.trace.traced_run import MODULE as TRACED_RUN
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "storm_topologies"
 FAULTS = [{"component": "count_bolt", "task_index": None, "kind": "fail", "every": 7}]
@@ -35,7 +36,9 @@ def components(flux: dict) -> dict[str, dict]:
 
 
 def unwrap(argv: list[str]) -> list[str]:
-    """The component's own command inside the proxy's command line."""
+    """The component's own command inside the tracing layer's command line."""
+    if argv[:3] == [sys.executable, "-m", TRACED_RUN]:
+        return ["streamparse_run", *argv[3:]]
     assert argv[:3] == [sys.executable, "-m", PROXY], argv
     assert argv[argv.index("--serializer") + 1] == "json"
     return argv[argv.index("--") + 1:]
@@ -43,17 +46,20 @@ def unwrap(argv: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("example", ["wordcount", "multistream", "batching", "direct",
                                      "shellbolt", "rtac", "reliable"])
-def test_every_shell_component_runs_under_the_proxy_with_the_serializer(example):
+def test_every_shell_component_runs_traced_with_the_serializer(example):
     flux, project = build(example)
     comps = components(flux)
     assert set(comps) == set(project.plan.components)
     for name, comp in comps.items():
-        command = unwrap(comp["constructorArgs"][0])
+        argv = comp["constructorArgs"][0]
+        command = unwrap(argv)
         shell = project.topology.specs[[s.name for s in project.topology.specs].index(name)]
         original = shell.component_object.shell
-        if original.execution_command == "streamparse_run":
+        if original.execution_command == "streamparse_run":  # the hook inside
+            assert argv[2] == TRACED_RUN, name
             assert command == ["streamparse_run", f"-s json {original.script}"], name
-        else:  # a plain multilang program keeps its own command line
+        else:  # a plain multilang program keeps its own command line, under the proxy
+            assert argv[2] == PROXY, name
             assert command == [original.execution_command, original.script], name
 
 
@@ -84,6 +90,7 @@ def test_run_options_are_set_over_the_projects_and_the_scenarios_own():
     assert config["topology.acker.executors"] == project.options["topology.acker.executors"]
     assert config[schema.TRACE_DIR] == "/runs/x/storm/traces"
     assert config[schema.FAULTS] == FAULTS
+    assert config[schema.BOUND] == {"tuples": 10_000} and config[schema.SEED] == 0
     assert fluxes.MULTILANG_SERIALIZER not in config
 
 

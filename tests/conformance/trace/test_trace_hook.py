@@ -328,7 +328,7 @@ def test_a_spout_is_stopped_after_its_bound_and_still_replays(tmp_path):
 
 def test_a_spout_is_stopped_after_its_seconds(tmp_path, monkeypatch):
     clock = [1000.0]
-    monkeypatch.setattr("heronbridge.conformance.trace.hook.time.time", lambda: clock[0])
+    monkeypatch.setattr("heronbridge.conformance.trace.hook._now", lambda: clock[0])
     hook = started(tmp_path, spout_handshake({schema.BOUND: {"seconds": 2}}))
     assert next_tuple(hook, 0) == ([NEXT], [])
     clock[0] += 1.5

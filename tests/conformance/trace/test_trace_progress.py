@@ -71,7 +71,7 @@ def test_quiet_follows_the_latest_activity_and_ends_the_run_with_nothing_pending
 
 def test_ticks_and_their_acks_are_not_activity(tmp_path, monkeypatch):
     clock = [1000.0]
-    monkeypatch.setattr("heronbridge.conformance.trace.hook.time.time", lambda: clock[0])
+    monkeypatch.setattr("heronbridge.conformance.trace.hook._now", lambda: clock[0])
     hook = TraceHook({schema.TRACE_DIR: str(tmp_path)})
     hook.down({"pidDir": "/nowhere", "conf": {}, "context": {
         "task->component": {"2": "counter", "4": "spout"}, "taskid": 2,
