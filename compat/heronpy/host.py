@@ -32,8 +32,8 @@ from heronbridge.runtime.errors import where
 from heronbridge.runtime.plan.logical import resolve_import_path
 from heronbridge.shims.storm import logs
 
-from . import HeronpyError, keys
-from .config import component_view
+from . import HeronpyError, keys, windows
+from .config import auto_type, component_view
 from .context import HeronpyContext
 from .loader import HERON_OPTIONS
 from .traced import Tracer, message_hook
@@ -86,10 +86,14 @@ class _Delegate:
         self.user = cls(delegate=self)
         self.user.initialize(config=self.heron_context.get_cluster_config(),
                              context=self.heron_context)
+        self._initialized(config)
         self.heron_context.invoke_hook_prepare()
         self.hooked = self.tracer is not None or bool(self.heron_context.task_hooks)
         if not self.hooked:
             self._bind_fast()
+
+    def _initialized(self, config: dict) -> None:
+        """What follows the component's `initialize` (bolts: ticks and windows)."""
 
     def _log_to_file(self, config: dict, context: Any) -> None:
         """The component's logger (`self.logger`, `log()`) at the configured level and,
@@ -241,6 +245,18 @@ class HeronpyBolt(_Delegate, Bolt):
 
     def prepare(self, config: dict, context: Any, collector: Any) -> None:
         self._start(config, context, collector)
+
+    def _initialized(self, config: dict) -> None:
+        """Heron's instance reads the tick period after `initialize`, where heronpy's
+        window bolts set it: the runtime's config gets it, and the runtime reads it after
+        `prepare`. A window bolt's windows are then driven here (windows.py)."""
+        freq = self.heron_context.get_cluster_config().get(rt.TICK_TUPLE_FREQ_SECS)
+        if freq is not None:
+            config[rt.TICK_TUPLE_FREQ_SECS] = auto_type(freq) if isinstance(freq, str) else freq
+        window = windows.driver(self.user, self.acking)
+        if window is not None:  # instance attributes: heronpy's own methods stay unused
+            self.user.process = window.process
+            self.user.process_tick = window.process_tick
 
     def cleanup(self) -> None:
         self.heron_context.invoke_hook_cleanup()

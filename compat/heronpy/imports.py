@@ -10,7 +10,9 @@ heronpy module as shipped:
   (the `serialized_pb` bytes in the shipped file, read with `ast`) goes into the default
   descriptor pool, after the files it depends on, and the message and enum classes come
   from protobuf's builder, so they use the fast (upb) backend like the runtime's own;
-- a package whose `__init__.py` is only the namespace declaration becomes a plain package.
+- a package whose `__init__.py` is only the namespace declaration becomes a plain package;
+- the Streamlet API's modules that cannot run as shipped are repaired once they have
+  run (streamlet.py).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from google.protobuf.internal import builder
 
 ROOT = "heronpy"
 PROTO_PACKAGE = "heronpy.proto."
+STREAMLET_PACKAGE = "heronpy.streamlet."
 
 
 class HeronpyFinder(importlib.abc.MetaPathFinder):
@@ -47,6 +50,11 @@ class HeronpyFinder(importlib.abc.MetaPathFinder):
             doc = namespace_only(Path(spec.origin))
             if doc is not False:
                 spec.loader = PlainPackageLoader(doc)
+        elif fullname.startswith(STREAMLET_PACKAGE):
+            from . import streamlet
+
+            if fullname in streamlet.REPAIRED:
+                spec.loader = RepairingLoader(spec.loader, streamlet.repair)
         return spec
 
 
@@ -61,6 +69,21 @@ class PlainPackageLoader(importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         module.__doc__ = self.doc
+
+
+class RepairingLoader(importlib.abc.Loader):
+    """A module as shipped, then repaired (see streamlet.py)."""
+
+    def __init__(self, loader: Any, repair: Any) -> None:
+        self.loader = loader
+        self.repair = repair
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.loader.exec_module(module)
+        self.repair(module)
 
 
 class Pb2Loader(importlib.abc.Loader):

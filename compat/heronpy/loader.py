@@ -42,6 +42,7 @@ CUSTOM_GROUPING = "heronbridge.compat.heronpy.grouping:HeronpyGrouping"
 PARALLELISM = "topology.component.parallelism"
 HERON_OPTIONS = "HERON_OPTIONS"
 ACKER = "__acker"
+STREAMLET_CLASSES = ("heronpy.streamlet.impl.", "heronbridge.compat.heronpy.sink.")
 
 # heronpy's protobuf enums (heron.proto.api): ComponentObjectSpec, Grouping and
 # CustomGroupingObjectType values.
@@ -320,9 +321,19 @@ def file_plan(proto: Any, options: dict[str, Any] | None, python_path: list[str]
               main_module: str | None = None) -> LogicalPlan:
     """The plan of a topology outside a project: its own config under `options`, values
     as msgpack between tasks (a format that cannot run code) unless the config names
-    another serializer; pickle, as Heron uses, carries any Python object when asked for."""
-    config = {rt.SERIALIZER: "msgpack", **topology_config(proto), **(options or {})}
+    another serializer; pickle, as Heron uses, carries any Python object when asked for,
+    and by default for a topology built with the Streamlet API."""
+    config = {rt.SERIALIZER: "pickle" if built_with_streamlets(proto) else "msgpack",
+              **topology_config(proto), **(options or {})}
     return plan_from_proto(proto, config, python_path, main_module)
+
+
+def built_with_streamlets(proto: Any) -> bool:
+    """Whether the topology was built with the Streamlet API: its elements are whatever
+    its functions return and its windows emit Window and KeyedWindow objects, so its
+    values travel pickled (as on Heron) unless the config names another serializer."""
+    return any(c.comp.class_name.startswith(STREAMLET_CLASSES)
+               for c in (*proto.spouts, *proto.bolts))
 
 
 def _run_as_script(path: Path, name: str, where: str) -> None:

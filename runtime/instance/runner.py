@@ -358,7 +358,10 @@ class InstanceRunner:
     def _bolt_loop(self) -> None:
         conn = self.conn
         self._blocked_since = None
-        freq = self.conf.tick_freq_secs
+        # Read after prepare, as Heron's instance reads it after initialize: a component
+        # may set its tick period there (heronpy's window bolts do).
+        freq = TopologyConfig.read(self.user.config, self.topology,
+                                   self.component).tick_freq_secs
         monotonic = time.monotonic
         next_tick = monotonic() + freq if freq else float("inf")
         interval = self.conf.metrics_interval_secs

@@ -1,0 +1,153 @@
+"""heronpy's window bolts with exact windows, driven by the runtime's ticks.
+
+heronpy's SlidingWindowBolt and TumblingWindowBolt ask for ticks at the slide interval
+inside `initialize` (the host passes that on) and call `processWindow` at each tick.
+As shipped, the sliding bolt stamps tuples with whole seconds and drops them only once
+they are more than a window old, so the Streamlet's "tumbling" windows (a sliding bolt
+whose slide is its duration) hand most tuples to two windows. Driven here instead:
+
+- a window ends at a tick and holds the tuples that arrived in the `duration` seconds
+  before it, by the task's monotonic clock; a tumbling window holds each tuple once;
+- a tuple is acked when it has left its last window (heronpy's own rule);
+- the Streamlet's reductions on a tumbling window fold each value as it arrives: the
+  same left fold, in the same order, that their `processWindow` runs over the window,
+  so a window costs one accumulator per key rather than every tuple it held (the tuples
+  are kept only under at-least-once, to be acked).
+
+A bolt that overrides `process` or `process_tick` keeps heronpy's behaviour.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from heronpy.api.bolt.window_bolt import SlidingWindowBolt, TumblingWindowBolt, WindowContext
+from heronpy.streamlet.keyedwindow import KeyedWindow
+from heronpy.streamlet.window import Window
+
+OUTPUT = "output"  # the Streamlet bolts' stream
+
+
+def driver(user: Any, acking: bool) -> Any:
+    """The window driver for a heronpy window bolt (after its `initialize`), or None."""
+    cls = type(user)
+    for base in (SlidingWindowBolt, TumblingWindowBolt):
+        if isinstance(user, base):
+            break
+    else:
+        return None
+    if cls.process is not base.process or cls.process_tick is not base.process_tick:
+        return None
+    duration = user.window_duration
+    slide = getattr(user, "slide_interval", duration)
+    if slide < duration:
+        return Sliding(user, duration)
+    # The Streamlet's bolts, imported only for window bolts (they pull in its whole API).
+    from heronpy.streamlet.impl.reducebykeyandwindowbolt import ReduceByKeyAndWindowBolt
+    from heronpy.streamlet.impl.reducebywindowbolt import ReduceByWindowBolt
+
+    for reduction, fold in ((ReduceByKeyAndWindowBolt, KeyedFold),
+                            (ReduceByWindowBolt, Fold)):
+        if isinstance(user, reduction) and cls.processWindow is reduction.processWindow:
+            return fold(user, duration, acking)
+    return Tumbling(user, duration)
+
+
+def _context(duration: int) -> WindowContext:
+    # heronpy's window times: whole seconds since the epoch, the window ending now.
+    end = int(time.time())
+    return WindowContext(end - duration, end)
+
+
+class Tumbling:
+    def __init__(self, user: Any, duration: int) -> None:
+        self.user = user
+        self.duration = duration
+        self.tuples: list[Any] = []
+
+    def process(self, tup: Any) -> None:
+        self.tuples.append(tup)
+
+    def process_tick(self, tick: Any) -> None:
+        tuples, self.tuples = self.tuples, []
+        self.user.processWindow(_context(self.duration), tuples)
+        ack = self.user.ack
+        for tup in tuples:
+            ack(tup)
+
+
+class Sliding:
+    def __init__(self, user: Any, duration: int) -> None:
+        self.user = user
+        self.duration = duration
+        self.tuples: deque[tuple[float, Any]] = deque()
+
+    def process(self, tup: Any) -> None:
+        self.tuples.append((time.monotonic(), tup))
+
+    def process_tick(self, tick: Any) -> None:
+        tuples, ack = self.tuples, self.user.ack
+        gone = time.monotonic() - self.duration  # arrived then or before: out of the window
+        while tuples and tuples[0][0] <= gone:
+            ack(tuples.popleft()[1])
+        self.user.processWindow(_context(self.duration), [tup for _, tup in tuples])
+
+
+class Fold(Tumbling):
+    """ReduceByWindowBolt: result = f(None, v1), then f(result, v2), ...; one result
+    per window, emitted even for an empty one (as heronpy does)."""
+
+    def __init__(self, user: Any, duration: int, acking: bool) -> None:
+        super().__init__(user, duration)
+        self.acking = acking
+        self.result: Any = None
+
+    def process(self, tup: Any) -> None:
+        self.result = self.user.reduce_function(self.result, tup.values[0])
+        if self.acking:
+            self.tuples.append(tup)
+
+    def process_tick(self, tick: Any) -> None:
+        result, self.result = self.result, None
+        window = _context(self.duration)
+        self.user.emit([(Window(window.start, window.end), result)], stream=OUTPUT)
+        self._ack()
+
+    def _ack(self) -> None:
+        tuples, self.tuples = self.tuples, []
+        ack = self.user.ack
+        for tup in tuples:
+            ack(tup)
+
+
+class KeyedFold(Fold):
+    """ReduceByKeyAndWindowBolt: per key, the first value, then f(result, value) for
+    each next one; one (KeyedWindow, result) per key seen, in the order keys first came."""
+
+    def __init__(self, user: Any, duration: int, acking: bool) -> None:
+        super().__init__(user, duration, acking)
+        self.results: dict[Any, Any] = {}
+
+    def process(self, tup: Any) -> None:
+        data = tup.values[0]
+        if not isinstance(data, Iterable) or len(data) != 2:
+            msg = "ReduceByWindow tuples must be iterable of length 2"  # heronpy's words
+            raise RuntimeError(msg)
+        key, value = data
+        results = self.results
+        results[key] = self.user.reduce_function(results[key], value) if key in results \
+            else value
+        if self.acking:
+            self.tuples.append(tup)
+
+    def process_tick(self, tick: Any) -> None:
+        results, self.results = self.results, {}
+        window = _context(self.duration)
+        emit = self.user.emit
+        for key, result in results.items():
+            emit([(KeyedWindow(key, Window(window.start, window.end)), result)],
+                 stream=OUTPUT)
+        self._ack()
