@@ -26,13 +26,15 @@ from heronbridge.runtime.proto import plans_pb2 as heronbridge_dot_runtime_dot_p
 from heronbridge.runtime.proto import topology_pb2 as heronbridge_dot_runtime_dot_proto_dot_topology__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'heronbridge/runtime/proto/control.proto\x12\x13heronbridge.runtime\x1a%heronbridge/runtime/proto/plans.proto\x1a(heronbridge/runtime/proto/topology.proto\"%\n\x06Status\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0f\n\x07message\x18\x02 \x01(\t\"L\n\x17RegisterInstanceRequest\x12\x13\n\x0btopology_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\x05\x12\x0b\n\x03pid\x18\x03 \x01(\x05\"y\n\x18RegisterInstanceResponse\x12+\n\x06status\x18\x01 \x01(\x0b\x32\x1b.heronbridge.runtime.Status\x12\x30\n\x05pplan\x18\x02 \x01(\x0b\x32!.heronbridge.runtime.PhysicalPlan\"|\n\x1cRegisterStreamManagerRequest\x12\x13\n\x0btopology_id\x18\x01 \x01(\t\x12\x35\n\x05stmgr\x18\x02 \x01(\x0b\x32&.heronbridge.runtime.StreamManagerInfo\x12\x10\n\x08task_ids\x18\x03 \x03(\x05\"~\n\x1dRegisterStreamManagerResponse\x12+\n\x06status\x18\x01 \x01(\x0b\x32\x1b.heronbridge.runtime.Status\x12\x30\n\x05pplan\x18\x02 \x01(\x0b\x32!.heronbridge.runtime.PhysicalPlan\"T\n\x16StreamManagerHeartbeat\x12\x10\n\x08stmgr_id\x18\x01 \x01(\t\x12\x0f\n\x07time_ms\x18\x02 \x01(\x03\x12\x17\n\x0finstances_ready\x18\x03 \x01(\x08\"C\n\x0fNewPhysicalPlan\x12\x30\n\x05pplan\x18\x01 \x01(\x0b\x32!.heronbridge.runtime.PhysicalPlan\"H\n\x13TopologyStateChange\x12\x31\n\x05state\x18\x01 \x01(\x0e\x32\".heronbridge.runtime.TopologyState\";\n\x12StreamManagerHello\x12\x13\n\x0btopology_id\x18\x01 \x01(\t\x12\x10\n\x08stmgr_id\x18\x02 \x01(\t\"6\n\x12\x42\x61\x63kPressureNotice\x12\x10\n\x08stmgr_id\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tive\x18\x02 \x01(\x08\"\xa3\x01\n\x11\x43ontrollerRequest\x12\x15\n\rtopology_name\x18\x01 \x01(\t\x12\x37\n\tset_state\x18\x02 \x01(\x0e\x32\".heronbridge.runtime.TopologyStateH\x00\x12\x34\n\x07metrics\x18\x03 \x01(\x0b\x32!.heronbridge.runtime.MetricsQueryH\x00\x42\x08\n\x06\x61\x63tion\"\xa9\x01\n\x12\x43ontrollerResponse\x12+\n\x06status\x18\x01 \x01(\x0b\x32\x1b.heronbridge.runtime.Status\x12\x33\n\x07metrics\x18\x02 \x01(\x0b\x32\".heronbridge.runtime.MetricsReport\x12\x31\n\x05state\x18\x03 \x01(\x0e\x32\".heronbridge.runtime.TopologyState\"\x1b\n\tHistogram\x12\x0e\n\x06\x63ounts\x18\x01 \x03(\x03\"|\n\x0f\x45xceptionRecord\x12\x12\n\nclass_name\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x12\n\nstacktrace\x18\x03 \x01(\t\x12\x10\n\x08\x66irst_ms\x18\x04 \x01(\x03\x12\x0f\n\x07last_ms\x18\x05 \x01(\x03\x12\r\n\x05\x63ount\x18\x06 \x01(\x03\"\xa2\x04\n\x0bTaskMetrics\x12\x11\n\tcomponent\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\x05\x12\x11\n\tcontainer\x18\x03 \x01(\x05\x12\x14\n\x0ctimestamp_ms\x18\x04 \x01(\x03\x12\x13\n\x0bincarnation\x18\x05 \x01(\x05\x12@\n\x08\x63ounters\x18\x06 \x03(\x0b\x32..heronbridge.runtime.TaskMetrics.CountersEntry\x12<\n\x06gauges\x18\x07 \x03(\x0b\x32,.heronbridge.runtime.TaskMetrics.GaugesEntry\x12\x44\n\nhistograms\x18\x08 \x03(\x0b\x32\x30.heronbridge.runtime.TaskMetrics.HistogramsEntry\x12\x38\n\nexceptions\x18\t \x03(\x0b\x32$.heronbridge.runtime.ExceptionRecord\x1a/\n\rCountersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a-\n\x0bGaugesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1aQ\n\x0fHistogramsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12-\n\x05value\x18\x02 \x01(\x0b\x32\x1e.heronbridge.runtime.Histogram:\x02\x38\x01\"A\n\x0eMetricsPublish\x12/\n\x05tasks\x18\x01 \x03(\x0b\x32 .heronbridge.runtime.TaskMetrics\"!\n\x0cMetricsQuery\x12\x11\n\tcomponent\x18\x01 \x01(\t\"S\n\rMetricsReport\x12/\n\x05tasks\x18\x01 \x03(\x0b\x32 .heronbridge.runtime.TaskMetrics\x12\x11\n\tall_ready\x18\x02 \x01(\x08\"S\n\x18RegisterMetricsPublisher\x12\x13\n\x0btopology_id\x18\x01 \x01(\t\x12\x11\n\tcomponent\x18\x02 \x01(\t\x12\x0f\n\x07task_id\x18\x03 \x01(\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'heronbridge/runtime/proto/control.proto\x12\x13heronbridge.runtime\x1a%heronbridge/runtime/proto/plans.proto\x1a(heronbridge/runtime/proto/topology.proto\"%\n\x06Status\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0f\n\x07message\x18\x02 \x01(\t\"L\n\x17RegisterInstanceRequest\x12\x13\n\x0btopology_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\x05\x12\x0b\n\x03pid\x18\x03 \x01(\x05\"y\n\x18RegisterInstanceResponse\x12+\n\x06status\x18\x01 \x01(\x0b\x32\x1b.heronbridge.runtime.Status\x12\x30\n\x05pplan\x18\x02 \x01(\x0b\x32!.heronbridge.runtime.PhysicalPlan\"|\n\x1cRegisterStreamManagerRequest\x12\x13\n\x0btopology_id\x18\x01 \x01(\t\x12\x35\n\x05stmgr\x18\x02 \x01(\x0b\x32&.heronbridge.runtime.StreamManagerInfo\x12\x10\n\x08task_ids\x18\x03 \x03(\x05\"~\n\x1dRegisterStreamManagerResponse\x12+\n\x06status\x18\x01 \x01(\x0b\x32\x1b.heronbridge.runtime.Status\x12\x30\n\x05pplan\x18\x02 \x01(\x0b\x32!.heronbridge.runtime.PhysicalPlan\"h\n\x16StreamManagerHeartbeat\x12\x10\n\x08stmgr_id\x18\x01 \x01(\t\x12\x0f\n\x07time_ms\x18\x02 \x01(\x03\x12\x17\n\x0finstances_ready\x18\x03 \x01(\x08\x12\x12\n\npacking_id\x18\x04 \x01(\t\"C\n\x0fNewPhysicalPlan\x12\x30\n\x05pplan\x18\x01 \x01(\x0b\x32!.heronbridge.runtime.PhysicalPlan\"H\n\x13TopologyStateChange\x12\x31\n\x05state\x18\x01 \x01(\x0e\x32\".heronbridge.runtime.TopologyState\";\n\x12StreamManagerHello\x12\x13\n\x0btopology_id\x18\x01 \x01(\t\x12\x10\n\x08stmgr_id\x18\x02 \x01(\t\"6\n\x12\x42\x61\x63kPressureNotice\x12\x10\n\x08stmgr_id\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tive\x18\x02 \x01(\x08\"\x8e\x02\n\x11\x43ontrollerRequest\x12\x15\n\rtopology_name\x18\x01 \x01(\t\x12\x37\n\tset_state\x18\x02 \x01(\x0e\x32\".heronbridge.runtime.TopologyStateH\x00\x12\x34\n\x07metrics\x18\x03 \x01(\x0b\x32!.heronbridge.runtime.MetricsQueryH\x00\x12\x34\n\x06update\x18\x04 \x01(\x0b\x32\".heronbridge.runtime.UpdateRequestH\x00\x12\x33\n\x07restart\x18\x05 \x01(\x0b\x32 .heronbridge.runtime.RestartTaskH\x00\x42\x08\n\x06\x61\x63tion\"\xdc\x01\n\x12\x43ontrollerResponse\x12+\n\x06status\x18\x01 \x01(\x0b\x32\x1b.heronbridge.runtime.Status\x12\x33\n\x07metrics\x18\x02 \x01(\x0b\x32\".heronbridge.runtime.MetricsReport\x12\x31\n\x05state\x18\x03 \x01(\x0e\x32\".heronbridge.runtime.TopologyState\x12\x31\n\x06update\x18\x04 \x01(\x0b\x32!.heronbridge.runtime.UpdateReport\"\xc2\x01\n\rUpdateRequest\x12H\n\x0bparallelism\x18\x01 \x03(\x0b\x32\x33.heronbridge.runtime.UpdateRequest.ParallelismEntry\x12\x12\n\ncontainers\x18\x02 \x01(\x05\x12\x0f\n\x07\x64ry_run\x18\x03 \x01(\x08\x12\x0e\n\x06reason\x18\x04 \x01(\t\x1a\x32\n\x10ParallelismEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"\x97\x02\n\x0cUpdateReport\x12\x16\n\x0eold_packing_id\x18\x01 \x01(\t\x12\x16\n\x0enew_packing_id\x18\x02 \x01(\t\x12\x13\n\x0bpaused_secs\x18\x03 \x01(\x01\x12\x12\n\ndrain_secs\x18\x04 \x01(\x01\x12\x17\n\x0ftrees_in_flight\x18\x05 \x01(\x03\x12\x15\n\rstarted_tasks\x18\x06 \x03(\x05\x12\x15\n\rstopped_tasks\x18\x07 \x03(\x05\x12\x18\n\x10\x61\x64\x64\x65\x64_containers\x18\x08 \x03(\x05\x12\x1a\n\x12removed_containers\x18\t \x03(\x05\x12\x31\n\x07packing\x18\n \x01(\x0b\x32 .heronbridge.runtime.PackingPlan\".\n\x0bRestartTask\x12\x0f\n\x07task_id\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x1b\n\tHistogram\x12\x0e\n\x06\x63ounts\x18\x01 \x03(\x03\"|\n\x0f\x45xceptionRecord\x12\x12\n\nclass_name\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x12\n\nstacktrace\x18\x03 \x01(\t\x12\x10\n\x08\x66irst_ms\x18\x04 \x01(\x03\x12\x0f\n\x07last_ms\x18\x05 \x01(\x03\x12\r\n\x05\x63ount\x18\x06 \x01(\x03\"\xa2\x04\n\x0bTaskMetrics\x12\x11\n\tcomponent\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\x05\x12\x11\n\tcontainer\x18\x03 \x01(\x05\x12\x14\n\x0ctimestamp_ms\x18\x04 \x01(\x03\x12\x13\n\x0bincarnation\x18\x05 \x01(\x05\x12@\n\x08\x63ounters\x18\x06 \x03(\x0b\x32..heronbridge.runtime.TaskMetrics.CountersEntry\x12<\n\x06gauges\x18\x07 \x03(\x0b\x32,.heronbridge.runtime.TaskMetrics.GaugesEntry\x12\x44\n\nhistograms\x18\x08 \x03(\x0b\x32\x30.heronbridge.runtime.TaskMetrics.HistogramsEntry\x12\x38\n\nexceptions\x18\t \x03(\x0b\x32$.heronbridge.runtime.ExceptionRecord\x1a/\n\rCountersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1a-\n\x0bGaugesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x1aQ\n\x0fHistogramsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12-\n\x05value\x18\x02 \x01(\x0b\x32\x1e.heronbridge.runtime.Histogram:\x02\x38\x01\"A\n\x0eMetricsPublish\x12/\n\x05tasks\x18\x01 \x03(\x0b\x32 .heronbridge.runtime.TaskMetrics\"!\n\x0cMetricsQuery\x12\x11\n\tcomponent\x18\x01 \x01(\t\"S\n\rMetricsReport\x12/\n\x05tasks\x18\x01 \x03(\x0b\x32 .heronbridge.runtime.TaskMetrics\x12\x11\n\tall_ready\x18\x02 \x01(\x08\"S\n\x18RegisterMetricsPublisher\x12\x13\n\x0btopology_id\x18\x01 \x01(\t\x12\x11\n\tcomponent\x18\x02 \x01(\t\x12\x0f\n\x07task_id\x18\x03 \x01(\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'heronbridge.runtime.proto.control_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_UPDATEREQUEST_PARALLELISMENTRY']._loaded_options = None
+  _globals['_UPDATEREQUEST_PARALLELISMENTRY']._serialized_options = b'8\001'
   _globals['_TASKMETRICS_COUNTERSENTRY']._loaded_options = None
   _globals['_TASKMETRICS_COUNTERSENTRY']._serialized_options = b'8\001'
   _globals['_TASKMETRICS_GAUGESENTRY']._loaded_options = None
@@ -50,37 +52,45 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REGISTERSTREAMMANAGERRESPONSE']._serialized_start=511
   _globals['_REGISTERSTREAMMANAGERRESPONSE']._serialized_end=637
   _globals['_STREAMMANAGERHEARTBEAT']._serialized_start=639
-  _globals['_STREAMMANAGERHEARTBEAT']._serialized_end=723
-  _globals['_NEWPHYSICALPLAN']._serialized_start=725
-  _globals['_NEWPHYSICALPLAN']._serialized_end=792
-  _globals['_TOPOLOGYSTATECHANGE']._serialized_start=794
-  _globals['_TOPOLOGYSTATECHANGE']._serialized_end=866
-  _globals['_STREAMMANAGERHELLO']._serialized_start=868
-  _globals['_STREAMMANAGERHELLO']._serialized_end=927
-  _globals['_BACKPRESSURENOTICE']._serialized_start=929
-  _globals['_BACKPRESSURENOTICE']._serialized_end=983
-  _globals['_CONTROLLERREQUEST']._serialized_start=986
-  _globals['_CONTROLLERREQUEST']._serialized_end=1149
-  _globals['_CONTROLLERRESPONSE']._serialized_start=1152
-  _globals['_CONTROLLERRESPONSE']._serialized_end=1321
-  _globals['_HISTOGRAM']._serialized_start=1323
-  _globals['_HISTOGRAM']._serialized_end=1350
-  _globals['_EXCEPTIONRECORD']._serialized_start=1352
-  _globals['_EXCEPTIONRECORD']._serialized_end=1476
-  _globals['_TASKMETRICS']._serialized_start=1479
-  _globals['_TASKMETRICS']._serialized_end=2025
-  _globals['_TASKMETRICS_COUNTERSENTRY']._serialized_start=1848
-  _globals['_TASKMETRICS_COUNTERSENTRY']._serialized_end=1895
-  _globals['_TASKMETRICS_GAUGESENTRY']._serialized_start=1897
-  _globals['_TASKMETRICS_GAUGESENTRY']._serialized_end=1942
-  _globals['_TASKMETRICS_HISTOGRAMSENTRY']._serialized_start=1944
-  _globals['_TASKMETRICS_HISTOGRAMSENTRY']._serialized_end=2025
-  _globals['_METRICSPUBLISH']._serialized_start=2027
-  _globals['_METRICSPUBLISH']._serialized_end=2092
-  _globals['_METRICSQUERY']._serialized_start=2094
-  _globals['_METRICSQUERY']._serialized_end=2127
-  _globals['_METRICSREPORT']._serialized_start=2129
-  _globals['_METRICSREPORT']._serialized_end=2212
-  _globals['_REGISTERMETRICSPUBLISHER']._serialized_start=2214
-  _globals['_REGISTERMETRICSPUBLISHER']._serialized_end=2297
+  _globals['_STREAMMANAGERHEARTBEAT']._serialized_end=743
+  _globals['_NEWPHYSICALPLAN']._serialized_start=745
+  _globals['_NEWPHYSICALPLAN']._serialized_end=812
+  _globals['_TOPOLOGYSTATECHANGE']._serialized_start=814
+  _globals['_TOPOLOGYSTATECHANGE']._serialized_end=886
+  _globals['_STREAMMANAGERHELLO']._serialized_start=888
+  _globals['_STREAMMANAGERHELLO']._serialized_end=947
+  _globals['_BACKPRESSURENOTICE']._serialized_start=949
+  _globals['_BACKPRESSURENOTICE']._serialized_end=1003
+  _globals['_CONTROLLERREQUEST']._serialized_start=1006
+  _globals['_CONTROLLERREQUEST']._serialized_end=1276
+  _globals['_CONTROLLERRESPONSE']._serialized_start=1279
+  _globals['_CONTROLLERRESPONSE']._serialized_end=1499
+  _globals['_UPDATEREQUEST']._serialized_start=1502
+  _globals['_UPDATEREQUEST']._serialized_end=1696
+  _globals['_UPDATEREQUEST_PARALLELISMENTRY']._serialized_start=1646
+  _globals['_UPDATEREQUEST_PARALLELISMENTRY']._serialized_end=1696
+  _globals['_UPDATEREPORT']._serialized_start=1699
+  _globals['_UPDATEREPORT']._serialized_end=1978
+  _globals['_RESTARTTASK']._serialized_start=1980
+  _globals['_RESTARTTASK']._serialized_end=2026
+  _globals['_HISTOGRAM']._serialized_start=2028
+  _globals['_HISTOGRAM']._serialized_end=2055
+  _globals['_EXCEPTIONRECORD']._serialized_start=2057
+  _globals['_EXCEPTIONRECORD']._serialized_end=2181
+  _globals['_TASKMETRICS']._serialized_start=2184
+  _globals['_TASKMETRICS']._serialized_end=2730
+  _globals['_TASKMETRICS_COUNTERSENTRY']._serialized_start=2553
+  _globals['_TASKMETRICS_COUNTERSENTRY']._serialized_end=2600
+  _globals['_TASKMETRICS_GAUGESENTRY']._serialized_start=2602
+  _globals['_TASKMETRICS_GAUGESENTRY']._serialized_end=2647
+  _globals['_TASKMETRICS_HISTOGRAMSENTRY']._serialized_start=2649
+  _globals['_TASKMETRICS_HISTOGRAMSENTRY']._serialized_end=2730
+  _globals['_METRICSPUBLISH']._serialized_start=2732
+  _globals['_METRICSPUBLISH']._serialized_end=2797
+  _globals['_METRICSQUERY']._serialized_start=2799
+  _globals['_METRICSQUERY']._serialized_end=2832
+  _globals['_METRICSREPORT']._serialized_start=2834
+  _globals['_METRICSREPORT']._serialized_end=2917
+  _globals['_REGISTERMETRICSPUBLISHER']._serialized_start=2919
+  _globals['_REGISTERMETRICSPUBLISHER']._serialized_end=3002
 # @@protoc_insertion_point(module_scope)

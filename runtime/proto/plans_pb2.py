@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from heronbridge.runtime.proto import topology_pb2 as heronbridge_dot_runtime_dot_proto_dot_topology__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%heronbridge/runtime/proto/plans.proto\x12\x13heronbridge.runtime\x1a(heronbridge/runtime/proto/topology.proto\"K\n\x0cInstancePlan\x12\x11\n\tcomponent\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\x05\x12\x17\n\x0f\x63omponent_index\x18\x03 \x01(\x05\"Q\n\rContainerPlan\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x34\n\tinstances\x18\x02 \x03(\x0b\x32!.heronbridge.runtime.InstancePlan\"Q\n\x0bPackingPlan\x12\n\n\x02id\x18\x01 \x01(\t\x12\x36\n\ncontainers\x18\x02 \x03(\x0b\x32\".heronbridge.runtime.ContainerPlan\"`\n\x11StreamManagerInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tcontainer\x18\x02 \x01(\x05\x12\x0c\n\x04host\x18\x03 \x01(\t\x12\x11\n\tdata_port\x18\x04 \x01(\x05\x12\x0b\n\x03pid\x18\x05 \x01(\x05\"]\n\x0cInstanceInfo\x12\x0f\n\x07task_id\x18\x01 \x01(\x05\x12\x11\n\tcomponent\x18\x02 \x01(\t\x12\x17\n\x0f\x63omponent_index\x18\x03 \x01(\x05\x12\x10\n\x08stmgr_id\x18\x04 \x01(\t\"\xad\x01\n\x0cPhysicalPlan\x12/\n\x08topology\x18\x01 \x01(\x0b\x32\x1d.heronbridge.runtime.Topology\x12\x36\n\x06stmgrs\x18\x02 \x03(\x0b\x32&.heronbridge.runtime.StreamManagerInfo\x12\x34\n\tinstances\x18\x03 \x03(\x0b\x32!.heronbridge.runtime.InstanceInfo\"\xa9\x01\n\x0e\x45xecutionState\x12\x15\n\rtopology_name\x18\x01 \x01(\t\x12\x13\n\x0btopology_id\x18\x02 \x01(\t\x12\x17\n\x0fsubmission_time\x18\x03 \x01(\x03\x12\x17\n\x0fsubmission_user\x18\x04 \x01(\t\x12\x0f\n\x07\x63luster\x18\x05 \x01(\t\x12\x0f\n\x07\x65nviron\x18\x06 \x01(\t\x12\x17\n\x0frelease_version\x18\x07 \x01(\t\"g\n\x16TopologyMasterLocation\x12\x15\n\rtopology_name\x18\x01 \x01(\t\x12\x13\n\x0btopology_id\x18\x02 \x01(\t\x12\x0c\n\x04host\x18\x03 \x01(\t\x12\x13\n\x0bserver_port\x18\x04 \x01(\x05\"Z\n\x11SchedulerLocation\x12\x15\n\rtopology_name\x18\x01 \x01(\t\x12\x0b\n\x03pid\x18\x02 \x01(\x05\x12\x13\n\x0bworking_dir\x18\x03 \x01(\t\x12\x0c\n\x04host\x18\x04 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%heronbridge/runtime/proto/plans.proto\x12\x13heronbridge.runtime\x1a(heronbridge/runtime/proto/topology.proto\"K\n\x0cInstancePlan\x12\x11\n\tcomponent\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\x05\x12\x17\n\x0f\x63omponent_index\x18\x03 \x01(\x05\"Q\n\rContainerPlan\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x34\n\tinstances\x18\x02 \x03(\x0b\x32!.heronbridge.runtime.InstancePlan\"Q\n\x0bPackingPlan\x12\n\n\x02id\x18\x01 \x01(\t\x12\x36\n\ncontainers\x18\x02 \x03(\x0b\x32\".heronbridge.runtime.ContainerPlan\"`\n\x11StreamManagerInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x11\n\tcontainer\x18\x02 \x01(\x05\x12\x0c\n\x04host\x18\x03 \x01(\t\x12\x11\n\tdata_port\x18\x04 \x01(\x05\x12\x0b\n\x03pid\x18\x05 \x01(\x05\"]\n\x0cInstanceInfo\x12\x0f\n\x07task_id\x18\x01 \x01(\x05\x12\x11\n\tcomponent\x18\x02 \x01(\t\x12\x17\n\x0f\x63omponent_index\x18\x03 \x01(\x05\x12\x10\n\x08stmgr_id\x18\x04 \x01(\t\"\xc1\x01\n\x0cPhysicalPlan\x12/\n\x08topology\x18\x01 \x01(\x0b\x32\x1d.heronbridge.runtime.Topology\x12\x36\n\x06stmgrs\x18\x02 \x03(\x0b\x32&.heronbridge.runtime.StreamManagerInfo\x12\x34\n\tinstances\x18\x03 \x03(\x0b\x32!.heronbridge.runtime.InstanceInfo\x12\x12\n\npacking_id\x18\x04 \x01(\t\"\xa9\x01\n\x0e\x45xecutionState\x12\x15\n\rtopology_name\x18\x01 \x01(\t\x12\x13\n\x0btopology_id\x18\x02 \x01(\t\x12\x17\n\x0fsubmission_time\x18\x03 \x01(\x03\x12\x17\n\x0fsubmission_user\x18\x04 \x01(\t\x12\x0f\n\x07\x63luster\x18\x05 \x01(\t\x12\x0f\n\x07\x65nviron\x18\x06 \x01(\t\x12\x17\n\x0frelease_version\x18\x07 \x01(\t\"g\n\x16TopologyMasterLocation\x12\x15\n\rtopology_name\x18\x01 \x01(\t\x12\x13\n\x0btopology_id\x18\x02 \x01(\t\x12\x0c\n\x04host\x18\x03 \x01(\t\x12\x13\n\x0bserver_port\x18\x04 \x01(\x05\"Z\n\x11SchedulerLocation\x12\x15\n\rtopology_name\x18\x01 \x01(\t\x12\x0b\n\x03pid\x18\x02 \x01(\x05\x12\x13\n\x0bworking_dir\x18\x03 \x01(\t\x12\x0c\n\x04host\x18\x04 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,11 +43,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_INSTANCEINFO']._serialized_start=445
   _globals['_INSTANCEINFO']._serialized_end=538
   _globals['_PHYSICALPLAN']._serialized_start=541
-  _globals['_PHYSICALPLAN']._serialized_end=714
-  _globals['_EXECUTIONSTATE']._serialized_start=717
-  _globals['_EXECUTIONSTATE']._serialized_end=886
-  _globals['_TOPOLOGYMASTERLOCATION']._serialized_start=888
-  _globals['_TOPOLOGYMASTERLOCATION']._serialized_end=991
-  _globals['_SCHEDULERLOCATION']._serialized_start=993
-  _globals['_SCHEDULERLOCATION']._serialized_end=1083
+  _globals['_PHYSICALPLAN']._serialized_end=734
+  _globals['_EXECUTIONSTATE']._serialized_start=737
+  _globals['_EXECUTIONSTATE']._serialized_end=906
+  _globals['_TOPOLOGYMASTERLOCATION']._serialized_start=908
+  _globals['_TOPOLOGYMASTERLOCATION']._serialized_end=1011
+  _globals['_SCHEDULERLOCATION']._serialized_start=1013
+  _globals['_SCHEDULERLOCATION']._serialized_end=1103
 # @@protoc_insertion_point(module_scope)

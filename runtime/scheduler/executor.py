@@ -9,6 +9,10 @@ that itself keeps failing backs off the same way across its own restarts.
 
 Every process's output goes through a pipe to its log file, which the executor rotates
 (`heronbridge.log.max.bytes`, `heronbridge.log.backup.count`).
+
+The executor follows its topology's packing plan: on an update it stops the tasks the
+new plan no longer runs here (or runs under another identity) and starts the new ones,
+leaving every other process alone; a container the plan drops stops.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from ..addresses import metrics_address, stmgr_address
 from ..config import TopologyConfig
 from ..errors import SchedulerError
 from ..logfiles import LOG_DIR_ENV, RotatingOutput
-from ..plan.codec import topology_from_proto
+from ..plan.codec import packing_from_proto, topology_from_proto
+from ..plan.rescale import changes
 from ..proto import control_pb2
 from ..state import PACKING_PLANS, TOPOLOGIES, ZK_DIGEST_ENV, StateManager
 from ..state.follow import Follower
@@ -58,6 +63,7 @@ class Child:
     copying: asyncio.Task | None = None  # its output, from the pipe to the log
     started_at: float = 0.0
     restarts: int = 0
+    retired: bool = False  # stopped by an update: not to be restarted
 
 
 class Executor:
@@ -70,6 +76,7 @@ class Executor:
             msg = f"topology {topology_name!r}: no topology or packing plan to execute"
             raise SchedulerError(msg)
         self.plan = plan = topology_from_proto(topology)
+        self.packing = packing_from_proto(packing)
         self.conf = TopologyConfig.read(plan.config, topology_name)
         self.name = topology_name
         self.container = container
@@ -77,7 +84,7 @@ class Executor:
         self.logs = workdir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.stopping = False
-        self.topology_id = tid = topology.id
+        self.topology_id = topology.id
         secret = state.get_secret(topology_name)
         if secret is None:
             msg = (f"topology {topology_name!r}: no secret in the state manager "
@@ -105,23 +112,28 @@ class Executor:
             msg = f"topology {topology_name!r}: the packing plan has no container {container}"
             raise SchedulerError(msg)
         for inst in instances:
-            task = inst.task_id
-            self._add(f"task-{task}-{inst.component}", 0, lambda n, task=task: module_command(
-                "instance", "--topology-id", tid, "--task", str(task),
-                "--container", str(container),
-                "--stmgr", argv_address(stmgr_address(tid, container)),
-                "--metrics", argv_address(metrics_address(tid, container)),
-                "--incarnation", str(n)), (inst.component, task))
+            self._add_task(inst.component, inst.task_id)
         self._metrics: FramedProtocol | None = None
+        self._watchers: list[asyncio.Task] = []
+
+    def _add_task(self, component: str, task: int) -> Child:
+        tid, container = self.topology_id, self.container
+        return self._add(f"task-{task}-{component}", 0, lambda n: module_command(
+            "instance", "--topology-id", tid, "--task", str(task),
+            "--container", str(container),
+            "--stmgr", argv_address(stmgr_address(tid, container)),
+            "--metrics", argv_address(metrics_address(tid, container)),
+            "--incarnation", str(n)), (component, task))
 
     def _add(self, name: str, tier: int, argv_for: Callable[[int], list[str]],
-             task: tuple[str, int] | None = None) -> None:
+             task: tuple[str, int] | None = None) -> Child:
         conf = self.conf if task is None else TopologyConfig.read(
             self.plan.component_config(task[0]), self.name, task[0])
         child = Child(name, argv_for, self.logs / f"{name}.log", tier,
                       Backoff(conf.restart_backoff_secs), task)
         child.output = RotatingOutput(child.log_path, conf.log_max_bytes, conf.log_backup_count)
         self.children.append(child)
+        return child
 
     async def _start(self, child: Child) -> None:
         if child.incarnation:
@@ -153,7 +165,7 @@ class Executor:
             # The rest of its output first (its own children may hold the pipe a moment).
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(child.copying), 2.0)
-            if self.stopping:
+            if self.stopping or child.retired:
                 return
             lived = time.monotonic() - child.started_at
             child.restarts += 1
@@ -164,7 +176,7 @@ class Executor:
             if child.task is not None:
                 await self._publish_wait(child, delay)
             await asyncio.sleep(delay)
-            if self.stopping:
+            if self.stopping or child.retired:
                 return
             child.incarnation += 1
             await self._start(child)
@@ -199,11 +211,15 @@ class Executor:
         spawn(self._until_killed(topology, stop), "topology watch")
         for child in sorted(self.children, key=lambda c: -c.tier):
             await self._start(child)
-        watchers = [asyncio.create_task(self._watch(c)) for c in self.children]
+        watchers = self._watchers
+        watchers += [asyncio.create_task(self._watch(c)) for c in self.children]
+        packing = Follower(self.state, PACKING_PLANS, self.name)
+        spawn(self._follow_packing(packing, stop), "packing watch")
         log.info("container %d of %r: started %d processes", self.container, self.name,
                  len(self.children))
         await stop.wait()
         topology.cancel()
+        packing.cancel()
         self.stopping = True
         for tier in sorted({c.tier for c in self.children}):
             await self._stop_tier([c for c in self.children if c.tier == tier])
@@ -218,6 +234,47 @@ class Executor:
             self._metrics.transport.close()
         log.info("container %d of %r: stopped", self.container, self.name)
         return 0
+
+    async def _follow_packing(self, packing: Follower, stop: asyncio.Event) -> None:
+        """Apply each new packing plan of an update to this container."""
+        while not stop.is_set():
+            node = await packing.changed()
+            if node is None or node.id == self.packing.id or self.stopping:
+                continue
+            topology = await asyncio.to_thread(self.state.get, TOPOLOGIES, self.name)
+            if topology is None or topology.id != self.topology_id:
+                continue  # killed or replaced: _until_killed stops us
+            new_plan, new_packing = topology_from_proto(topology), packing_from_proto(node)
+            delta = changes(self.plan, self.packing, new_plan, new_packing)
+            self.plan, self.packing = new_plan, new_packing
+            if self.container in delta.removed:
+                log.warning("container %d: packing %s has no container %d; stopping",
+                            self.container, new_packing.id, self.container)
+                stop.set()
+                return
+            await self._retire(delta.stop.get(self.container, frozenset()))
+            started = []
+            for inst in next(c.instances for c in new_packing.containers
+                             if c.id == self.container):
+                if inst.task_id in delta.start.get(self.container, ()):
+                    child = self._add_task(inst.component, inst.task_id)
+                    await self._start(child)
+                    self._watchers.append(asyncio.create_task(self._watch(child)))
+                    started.append(inst.task_id)
+            log.info("container %d: packing %s: stopped tasks %s, started %s", self.container,
+                     new_packing.id, sorted(delta.stop.get(self.container, ())), started)
+
+    async def _retire(self, tasks: frozenset[int]) -> None:
+        leaving = [c for c in self.children if c.task is not None and c.task[1] in tasks]
+        for child in leaving:
+            child.retired = True
+            self.children.remove(child)
+        await self._stop_tier(leaving)
+        for child in leaving:
+            if child.copying is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(child.copying, 2.0)
+            child.output.close()
 
     async def _until_killed(self, topology: Follower, stop: asyncio.Event) -> None:
         seen = False

@@ -2,7 +2,8 @@
 
 `submit_plan` publishes the topology, its packing plan and execution state; a
 `Supervisor` then starts one executor per container, restarts an executor that dies,
-and on stop terminates every container and removes the topology's state.
+starts and stops containers as an update's packing plan adds or drops them, and on stop
+terminates every container and removes the topology's state.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..config import TopologyConfig
 from ..errors import SchedulerError, where
 from ..plan.codec import packing_to_proto, topology_from_proto, topology_to_proto
 from ..plan.logical import LogicalPlan
-from ..plan.packing import round_robin
+from ..plan.packing import pack
 from ..procfs import pid_alive
 from ..proto import plans_pb2, topology_pb2
 from ..state import (
@@ -126,7 +127,7 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
     state.clear(plan.name)
     topology_id = f"{plan.name}-{uuid.uuid4().hex[:12]}"
     state.put_secret(plan.name, secrets.token_bytes(32))  # proven by every connection
-    packing = round_robin(plan, conf.containers)
+    packing = pack(plan, conf.containers)
     state.put(TOPOLOGIES, plan.name, topology_to_proto(plan, topology_id, initial_state))
     state.put(PACKING_PLANS, plan.name, packing_to_proto(packing))
     state.put(EXECUTION_STATE, plan.name, plans_pb2.ExecutionState(
@@ -139,6 +140,21 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
         workdir.rename(previous)
     workdir.mkdir(parents=True)
     return topology_id
+
+
+class ContainersFollower:
+    """The container ids of a topology's latest packing plan (None until it is read)."""
+
+    def __init__(self, state: StateManager, name: str) -> None:
+        self.containers: set[int] | None = None
+        self._watch = state.watch(PACKING_PLANS, name, self._changed)
+
+    def _changed(self, packing: object) -> None:
+        if packing is not None:
+            self.containers = {c.id for c in packing.containers}
+
+    def cancel(self) -> None:
+        self._watch.cancel()
 
 
 class Supervisor:
@@ -164,6 +180,9 @@ class Supervisor:
         self.backoff = {c: Backoff(base) for c in self.containers}
         self.started: dict[int, float] = {}
         self.due: dict[int, float] = {}  # container -> when its executor starts again
+        self.base_backoff = base
+        self.leaving: list[subprocess.Popen] = []
+        self.planned = ContainersFollower(state, name)
 
     def start(self) -> None:
         self.state.put(SCHEDULERS, self.name, plans_pb2.SchedulerLocation(
@@ -189,9 +208,9 @@ class Supervisor:
                 start_new_session=True, preexec_fn=die_with_parent())
 
     def check(self) -> list[int]:
-        """Restart executors that died, each once its back-off has passed; returns the
-        containers restarted."""
-        restarted: list[int] = []
+        """Restart executors that died, each once its back-off has passed; start and stop
+        the containers an update added or dropped; returns the containers (re)started."""
+        restarted: list[int] = self._follow_packing()
         dead = [c for c, proc in self.executors.items() if proc.poll() is not None]
         if dead and not still_submitted(self.state, self.name, self.topology_id):
             return restarted  # killed through the state: the executors stopped by themselves
@@ -213,7 +232,35 @@ class Supervisor:
                 restarted.append(container)
         return restarted
 
+    def _follow_packing(self) -> list[int]:
+        wanted = self.planned.containers
+        if wanted is None or wanted == set(self.containers):
+            return []
+        for container in sorted(set(self.containers) - wanted):
+            # Its executor stops by itself once it sees the plan; this makes sure.
+            log.info("%s: container %d left the packing plan; stopping it", where(self.name),
+                     container)
+            self.containers.remove(container)
+            self.due.pop(container, None)
+            proc = self.executors.pop(container, None)
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                self.leaving.append(proc)
+        added = sorted(wanted - set(self.containers))
+        for container in added:
+            log.info("%s: container %d joined the packing plan; starting it",
+                     where(self.name), container)
+            self.containers.append(container)
+            self.backoff[container] = Backoff(self.base_backoff)
+            self._spawn(container)
+        self.leaving = [p for p in self.leaving if p.poll() is None]
+        return added
+
     def stop(self) -> None:
+        self.planned.cancel()
+        for proc in self.leaving:
+            if proc.poll() is None:
+                proc.kill()
         for proc in self.executors.values():
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)

@@ -5,6 +5,14 @@ task), so tuple values are never decoded here; it tracks the XOR acks of its loc
 spouts; and it runs backpressure: when a connection's unsent bytes pass the high
 watermark, it stops reading from its local spouts and tells every peer to do the same,
 until the buffer drains below the low watermark.
+
+A new physical plan (an update) is applied live: local tasks the new plan moved or
+dropped are let go, new ones are accepted when they register (a task that registers
+before the plan reaches us waits for it), routes switch, and peers are dialled.
+
+Backpressure time is also counted per cause (`backpressure-ms/task/N`,
+`backpressure-ms/stmgr/ID`) with each local task's queue (`queue-bytes/task/N`): the
+health manager reads them to find who is slow.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import logging
 import os
 import signal
 import time
+from collections import defaultdict
 from typing import Any
 
 from ..addresses import host_address, metrics_address, stmgr_address, stmgr_id
@@ -48,6 +57,13 @@ log = logging.getLogger("heronbridge.runtime.stream_manager")
 
 SHIFT = frames.ROOT_TASK_SHIFT
 STMGR_COMPONENT = "__stmgr__"
+PARK_SECS = 10.0  # a task that registers before the plan that has it waits this long
+BP_BY_CAUSE = BACKPRESSURE_MS + "/{}/{}"  # e.g. backpressure-ms/task/4
+QUEUE_BYTES = "queue-bytes/task/{}"
+
+
+def _remaining(link: InstanceLink) -> bool:
+    return link.transport is not None and not link.transport.is_closing()
 
 
 class _Link(FramedProtocol):
@@ -96,6 +112,7 @@ class InstanceLink(_Link):
     """A local task's connection."""
 
     task: int | None = None
+    pid = 0
     is_spout = False
 
     def who(self) -> str:
@@ -158,6 +175,8 @@ class MasterLink(FramedProtocol):
                 self.sm.apply_pplan(message.pplan)
         elif isinstance(message, control_pb2.TopologyStateChange):
             self.sm.set_state(message.state)
+        elif isinstance(message, control_pb2.RestartTask):
+            self.sm.restart_task(message)
 
 
 class StreamManager:
@@ -178,13 +197,12 @@ class StreamManager:
         self.container = container
         self.id = stmgr_id(container)
         packing_plan = packing_from_proto(packing)
-        layout = TaskLayout.of(self.plan)
-        self.local_tasks = {i.task_id for c in packing_plan.containers if c.id == container
-                            for i in c.instances}
-        spouts = {t for t, c in layout.task_component.items()
-                  if c in self.plan.components and self.plan.components[c].is_spout}
-        self.local_spouts = self.local_tasks & spouts
-        self.all_spouts_local = spouts <= self.local_tasks
+        self.packing_id = packing_plan.id
+        self._place({i.task_id for c in packing_plan.containers if c.id == container
+                     for i in c.instances})
+        self.parked: dict[InstanceLink, tuple[Any, float]] = {}
+        self.bp_by_cause: dict[tuple, float] = defaultdict(float)
+        self.bp_since: dict[tuple, float] = {}
         self.instances: dict[int, InstanceLink] = {}
         self.waiting: list[InstanceLink] = []  # registered before the physical plan came
         self.route: dict[int, _Link] = {}  # destination task -> link
@@ -289,13 +307,23 @@ class StreamManager:
         finally:
             moved.cancel()
 
+    def _place(self, local_tasks: set[int]) -> None:
+        """Which tasks are ours, and which of them are spouts, under the current plan."""
+        layout = TaskLayout.of(self.plan)
+        self.local_tasks = local_tasks
+        spouts = {t for t, c in layout.task_component.items()
+                  if c in self.plan.components and self.plan.components[c].is_spout}
+        self.local_spouts = self.local_tasks & spouts
+        self.all_spouts_local = spouts <= self.local_tasks
+
     def heartbeat(self, force: bool = False) -> None:
-        ready = self.ready
+        ready = (self.ready, self.packing_id)
         if self.master is None or (not force and ready == self._ready_sent):
             return
         self._ready_sent = ready
         self.master.send(control_pb2.StreamManagerHeartbeat(
-            stmgr_id=self.id, time_ms=int(time.time() * 1000), instances_ready=ready))
+            stmgr_id=self.id, time_ms=int(time.time() * 1000), instances_ready=ready[0],
+            packing_id=self.packing_id))
 
     @property
     def ready(self) -> bool:
@@ -307,8 +335,21 @@ class StreamManager:
 
     def apply_pplan(self, pplan: plans_pb2.PhysicalPlan) -> None:
         first = self.pplan is None
+        if pplan.packing_id and pplan.packing_id != self.packing_id:
+            self._replan(pplan)
         self.pplan = pplan
         self.owner = {i.task_id: i.stmgr_id for i in pplan.instances}
+        listed = {info.id for info in pplan.stmgrs} | set(self.owner.values())
+        for gone in [peer for peer in self.peers if peer not in listed]:
+            # A container the update removed: stop dialling it.
+            dialer = self.peer_dialers.pop(gone, None)
+            if dialer is not None:
+                dialer.cancel()
+            link = self.peers.pop(gone)
+            self.peer_addresses.pop(gone, None)
+            if link.transport is not None:
+                link.transport.close()
+            self.peer_backpressure(gone, False)
         for info in pplan.stmgrs:
             address = (info.host, info.data_port)
             if info.id == self.id or self.peer_addresses.get(info.id) == address:
@@ -329,7 +370,47 @@ class StreamManager:
             waiting, self.waiting = self.waiting, []
             for link in waiting:
                 self._welcome(link)
+        for link, (req, _) in list(self.parked.items()):
+            if req.task_id in self.local_tasks:
+                del self.parked[link]
+                self.register_instance(link, req)
         self.heartbeat()
+
+    def _replan(self, pplan: plans_pb2.PhysicalPlan) -> None:
+        """An update: the new topology and our tasks in it. Tasks that are no longer ours
+        (or are ours under another identity) are let go; their executor stops them."""
+        self.plan = topology_from_proto(pplan.topology)
+        self.packing_id = pplan.packing_id
+        mine = {i.task_id: i.component for i in pplan.instances if i.stmgr_id == self.id}
+        old_component = {t: link.component for t, link in self.instances.items()}
+        self._place(set(mine))
+        for task, link in list(self.instances.items()):
+            if mine.get(task) != old_component[task]:
+                log.info("%s: task %d is not ours under packing %s; letting it go", self.id,
+                         task, self.packing_id)
+                self._let_go(link)
+        log.info("%s: packing %s, local tasks %s", self.id, self.packing_id,
+                 sorted(self.local_tasks))
+
+    def _let_go(self, link: InstanceLink) -> None:
+        self.instance_gone(link)
+        if link.transport is not None:
+            link.transport.close()
+
+    def restart_task(self, req: Any) -> None:
+        """End a local task (the health manager asked: a slow instance); its executor
+        starts it again as it does any task that exits."""
+        link = self.instances.get(req.task_id)
+        if link is None or not link.pid:
+            log.warning("%s: asked to restart task %d, which is not connected here", self.id,
+                        req.task_id)
+            return
+        log.warning("%s: restarting task %d (pid %d): %s", self.id, req.task_id, link.pid,
+                    req.reason)
+        try:
+            os.kill(link.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError) as exc:
+            log.warning("%s: cannot signal task %d: %s", self.id, req.task_id, exc)
 
     async def _connect_peer(self, peer: str, address: tuple[str, int]) -> None:
         while not self._stopping.is_set():
@@ -360,6 +441,14 @@ class StreamManager:
 
     def register_instance(self, link: InstanceLink, req: Any) -> None:
         task = req.task_id
+        if req.topology_id == self.topology_id and task not in self.local_tasks \
+                and self.parked.get(link, (None, time.monotonic()))[1] + PARK_SECS \
+                > time.monotonic():
+            # Perhaps a task of a plan that has not reached us yet: wait for it.
+            self.parked.setdefault(link, (req, time.monotonic()))
+            asyncio.get_running_loop().call_later(PARK_SECS, self._unpark, link)
+            return
+        self.parked.pop(link, None)
         if req.topology_id != self.topology_id or task not in self.local_tasks:
             reason = (f"{self.id}: task {task} of topology {req.topology_id!r} does not belong "
                       f"here; expected a task among {sorted(self.local_tasks)} of "
@@ -372,6 +461,8 @@ class StreamManager:
         if old is not None and old is not link:
             old.transport.close()
         link.task = task
+        link.pid = req.pid
+        link.component = TaskLayout.of(self.plan).task_component.get(task)
         link.cause = ("instance", task)
         link.is_spout = task in self.local_spouts
         if link.is_spout:  # a new life: the trees of the last are nobody's now
@@ -392,7 +483,15 @@ class StreamManager:
         if link.is_spout and self.state is not None:
             link.send(control_pb2.TopologyStateChange(state=self.state))
 
+    def _unpark(self, link: InstanceLink) -> None:
+        parked = self.parked.get(link)
+        if parked is not None and _remaining(link):
+            self.register_instance(link, parked[0])  # refused now: its wait is over
+        else:
+            self.parked.pop(link, None)
+
     def instance_gone(self, link: InstanceLink) -> None:
+        self.parked.pop(link, None)
         if link.task is None or self.instances.get(link.task) is not link:
             return
         del self.instances[link.task]
@@ -551,6 +650,7 @@ class StreamManager:
     # -- backpressure -----------------------------------------------------------
 
     def backpressure_start(self, cause: tuple) -> None:
+        self.bp_since.setdefault(cause, time.monotonic())
         first = not self.local_causes
         self.local_causes.add(cause)
         if first:
@@ -559,6 +659,9 @@ class StreamManager:
         self._update_spouts()
 
     def backpressure_stop(self, cause: tuple) -> None:
+        since = self.bp_since.pop(cause, None)
+        if since is not None:
+            self.bp_by_cause[cause] += (time.monotonic() - since) * 1000
         if cause not in self.local_causes:
             return
         self.local_causes.discard(cause)
@@ -606,7 +709,15 @@ class StreamManager:
         buffered = max((link.transport.get_write_buffer_size() for link in links
                         if link.transport is not None and not link.transport.is_closing()),
                        default=0)
-        return control_pb2.TaskMetrics(
+        now = time.monotonic()
+        by_cause = dict(self.bp_by_cause)
+        for cause, since in self.bp_since.items():
+            by_cause[cause] = by_cause.get(cause, 0.0) + (now - since) * 1000
+        counters = {BP_BY_CAUSE.format("task" if kind == "instance" else kind, who): ms
+                    for (kind, who), ms in by_cause.items()}
+        gauges = {QUEUE_BYTES.format(task): link.transport.get_write_buffer_size()
+                  for task, link in self.instances.items() if _remaining(link)}
+        sample = control_pb2.TaskMetrics(
             component=STMGR_COMPONENT, task_id=-1, container=self.container,
             timestamp_ms=int(time.time() * 1000),
             counters={TUPLES_ROUTED: self.routed, BYTES_ROUTED: self.bytes_routed,
@@ -616,6 +727,9 @@ class StreamManager:
                       BACKPRESSURE_MS: bp},
             gauges={TREES_PENDING: len(self.tracker), MAX_CONNECTION_BUFFER: buffered,
                     RSS_BYTES: rss_bytes()})
+        sample.counters.update(counters)
+        sample.gauges.update(gauges)
+        return sample
 
     async def _metrics_loop(self) -> None:
         address = metrics_address(self.topology_id, self.container)

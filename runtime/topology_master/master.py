@@ -2,7 +2,15 @@
 
 It waits for every container's stream manager, builds and publishes the physical plan,
 starts the spouts once every task has registered, keeps the latest metrics of every
-task, and answers controller requests (activate, deactivate, metrics).
+task, and answers controller requests (activate, deactivate, metrics, update, restart a
+task).
+
+An update (`heronbridge update`) runs here, one at a time, as Heron's
+UpdateTopologyManager does: pause the spouts, let the trees in flight complete (or give
+up after the drain time: they fail back to their spouts), publish the new topology and
+packing plan (executors and schedulers follow it: only the affected tasks and containers
+stop or start), send every stream manager the new physical plan, wait until every task
+of the new plan has registered, and resume the spouts.
 """
 
 from __future__ import annotations
@@ -16,7 +24,9 @@ from typing import Any
 from ..addresses import host_address, stmgr_id
 from ..config import TopologyConfig
 from ..errors import SchedulerError, StateManagerError
-from ..plan.codec import topology_from_proto
+from ..plan.codec import packing_from_proto, packing_to_proto, topology_from_proto
+from ..plan.packing import repack
+from ..plan.rescale import UpdateError, changes, rescaled
 from ..proto import control_pb2, plans_pb2, topology_pb2
 from ..state import (
     PACKING_PLANS,
@@ -27,10 +37,15 @@ from ..state import (
     StateManager,
 )
 from ..state.follow import Follower
+from ..telemetry import TREES_PENDING
 from ..wire import auth, tls
 from ..wire.aio import FramedProtocol, cancel, spawn
 
 log = logging.getLogger("heronbridge.runtime.topology_master")
+
+STMGR_COMPONENT = "__stmgr__"
+DRAIN_SECS = "heronbridge.update.drain.secs"  # longest wait for trees in flight
+READY_SECS = "heronbridge.update.ready.secs"  # longest wait for the new plan's tasks
 
 
 class MasterLink(FramedProtocol):
@@ -80,6 +95,8 @@ class TopologyMaster:
         self._stopping = asyncio.Event()
         self._pending: dict[str, Any] = {}
         self._wake = asyncio.Event()
+        self.updating = False
+        self._all_ready = asyncio.Event()
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
@@ -190,7 +207,7 @@ class TopologyMaster:
                 status=control_pb2.Status(ok=True)))
 
     def _build_pplan(self) -> None:
-        pplan = plans_pb2.PhysicalPlan(topology=self.topology)
+        pplan = plans_pb2.PhysicalPlan(topology=self.topology, packing_id=self.packing.id)
         pplan.topology.state = self.state
         for sid in sorted(self.stmgrs):
             pplan.stmgrs.append(self.stmgrs[sid][1])
@@ -210,10 +227,12 @@ class TopologyMaster:
             return
         self.last_heartbeat[link.stmgr] = time.monotonic()
         was_ready = link.stmgr in self.ready
-        if hb.instances_ready:
+        if hb.instances_ready and hb.packing_id == self.packing.id:
             self.ready.add(link.stmgr)
         else:
             self.ready.discard(link.stmgr)
+        if self.ready == self.expected:
+            self._all_ready.set()
         if self.ready == self.expected and not self.started:
             self.started = True
             log.info("every task registered: topology %r is %s", self.name,
@@ -236,6 +255,14 @@ class TopologyMaster:
             return control_pb2.ControllerResponse(status=control_pb2.Status(
                 ok=False, message=f"this master runs {self.name!r}, not {req.topology_name!r}"))
         which = req.WhichOneof("action")
+        if which == "update":
+            return await self._update(req.update)
+        if which == "restart":
+            return self._restart(req.restart)
+        if which == "set_state" and self.updating:
+            return control_pb2.ControllerResponse(status=control_pb2.Status(
+                ok=False, message=f"topology {self.name!r}: an update is in progress; its "
+                                  "spouts resume when it ends"))
         if which == "set_state":
             if req.set_state not in (topology_pb2.RUNNING, topology_pb2.PAUSED):
                 return control_pb2.ControllerResponse(status=control_pb2.Status(
@@ -260,6 +287,133 @@ class TopologyMaster:
             if not component or key[0] == component:
                 report.tasks.append(self.metrics[key])
         return control_pb2.ControllerResponse(status=ok, metrics=report, state=self.state)
+
+    # -- update -------------------------------------------------------------------
+
+    async def _update(self, req: Any) -> control_pb2.ControllerResponse:
+        def refused(message: str) -> control_pb2.ControllerResponse:
+            return control_pb2.ControllerResponse(status=control_pb2.Status(
+                ok=False, message=message))
+
+        if self.updating:
+            return refused(f"topology {self.name!r}: another update is in progress")
+        if not self.started:
+            return refused(f"topology {self.name!r}: not every task has registered yet; "
+                           "update once it runs")
+        old_plan = topology_from_proto(self.topology)
+        old_packing = packing_from_proto(self.packing)
+        try:
+            new_plan = rescaled(old_plan, dict(req.parallelism))
+            new_packing = repack(old_packing, new_plan, req.containers or None)
+        except UpdateError as exc:
+            return refused(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a plan the packing refuses, say
+            return refused(f"topology {self.name!r}: cannot pack the new plan: {exc}")
+        delta = changes(old_plan, old_packing, new_plan, new_packing)
+        report = control_pb2.UpdateReport(
+            old_packing_id=old_packing.id, new_packing_id=new_packing.id,
+            started_tasks=delta.started_tasks, stopped_tasks=delta.stopped_tasks,
+            added_containers=sorted(delta.added), removed_containers=sorted(delta.removed),
+            packing=packing_to_proto(new_packing))
+        ok = control_pb2.Status(ok=True)
+        if req.dry_run or (new_packing.id == old_packing.id and not delta.started_tasks):
+            return control_pb2.ControllerResponse(status=ok, update=report, state=self.state)
+        self.updating = True
+        try:
+            await self._apply(req, report, new_packing)
+        except (StateManagerError, TimeoutError) as exc:
+            return refused(f"topology {self.name!r}: update to packing {new_packing.id} did "
+                           f"not complete: {exc}")
+        finally:
+            self.updating = False
+        return control_pb2.ControllerResponse(status=ok, update=report, state=self.state)
+
+    async def _apply(self, req: Any, report: Any, new_packing: Any) -> None:
+        began = time.monotonic()
+        resume = self.state
+        log.info("update of %r to packing %s (%s): pausing spouts", self.name,
+                 new_packing.id, req.reason or "asked")
+        self._set_spouts(topology_pb2.PAUSED)
+        try:
+            await self._switch(req, report, new_packing, began, resume)
+        finally:
+            self._set_spouts(resume)  # on failure too: never leave the spouts paused
+        report.paused_secs = time.monotonic() - began
+        log.info("update of %r done: spouts paused %.2fs (draining %.2fs, %d trees still in "
+                 "flight at the switch); started tasks %s, stopped %s", self.name,
+                 report.paused_secs, report.drain_secs, report.trees_in_flight,
+                 list(report.started_tasks), list(report.stopped_tasks))
+
+    async def _switch(self, req: Any, report: Any, new_packing: Any, began: float,
+                      resume: int) -> None:
+        config = topology_from_proto(self.topology).config
+        report.trees_in_flight = await self._drain(
+            began, float(config.get(DRAIN_SECS, min(10.0, self.conf.message_timeout_secs))))
+        report.drain_secs = time.monotonic() - began
+        topology = _copy(self.topology)
+        for comp in topology.components:
+            if comp.name in req.parallelism:
+                comp.parallelism = req.parallelism[comp.name]
+        topology.state = resume  # what `list` shows: the user's state, not the update's
+        packing = packing_to_proto(new_packing)
+        # The topology first: the packing plan is what executors and schedulers follow.
+        await asyncio.to_thread(self.statemgr.put, TOPOLOGIES, self.name, topology)
+        await asyncio.to_thread(self.statemgr.put, PACKING_PLANS, self.name, packing)
+        self.topology, self.packing = _copy(topology), packing
+        self.topology.state = self.state
+        self.expected = {stmgr_id(c.id) for c in packing.containers}
+        for sid in set(self.stmgrs) - self.expected:
+            link, _ = self.stmgrs.pop(sid)
+            if link.transport is not None:
+                link.transport.close()
+        self.ready = set()
+        self._all_ready.clear()
+        placed = {(i.component, i.task_id, c.id) for c in packing.containers
+                  for i in c.instances}
+        for key in [k for k in self.metrics if k[1] >= 0 and k not in placed]:
+            del self.metrics[key]  # tasks that no longer exist, or exist under another id
+        self._build_pplan()
+        await asyncio.wait_for(self._all_ready.wait(), float(config.get(READY_SECS, 120.0)))
+
+    def _set_spouts(self, state: int) -> None:
+        self.state = state
+        self.topology.state = state
+        if self.pplan is not None:
+            self.pplan.topology.state = state
+            self._publish(PHYSICAL_PLANS, self.pplan)
+        self._broadcast_state()
+
+    async def _drain(self, since: float, limit: float) -> int:
+        """Wait until every stream manager reports, in a sample taken after `since`, no
+        tree in flight (or `limit` seconds pass); returns the trees still in flight."""
+        since_ms = (time.time() - (time.monotonic() - since)) * 1000
+        deadline = time.monotonic() + limit
+        pending = -1
+        while True:
+            samples = [m for (component, _, _), m in self.metrics.items()
+                       if component == STMGR_COMPONENT]
+            fresh = [m for m in samples if m.timestamp_ms >= since_ms]
+            if len(fresh) >= len(self.expected):
+                pending = int(sum(m.gauges.get(TREES_PENDING, 0) for m in fresh))
+                if pending == 0:
+                    return 0
+            if time.monotonic() >= deadline:
+                return max(pending, 0)
+            await asyncio.sleep(0.05)
+
+    def _restart(self, req: Any) -> control_pb2.ControllerResponse:
+        owner = next((c.id for c in self.packing.containers
+                      if any(i.task_id == req.task_id for i in c.instances)), None)
+        link = self.stmgrs.get(stmgr_id(owner))[0] if owner is not None \
+            and stmgr_id(owner) in self.stmgrs else None
+        if link is None:
+            return control_pb2.ControllerResponse(status=control_pb2.Status(
+                ok=False, message=f"topology {self.name!r}, task {req.task_id}: no such task, "
+                                  "or its stream manager is not connected"))
+        log.warning("restarting task %d: %s", req.task_id, req.reason or "asked")
+        link.send(req)
+        return control_pb2.ControllerResponse(status=control_pb2.Status(ok=True),
+                                              state=self.state)
 
     def link_lost(self, link: MasterLink) -> None:
         if link.stmgr is not None and self.stmgrs.get(link.stmgr, (None,))[0] is link:
