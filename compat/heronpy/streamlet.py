@@ -14,7 +14,9 @@ topology written for heronpy runs as its author meant it:
   the default function takes one argument where the grouping passes two, and the
   grouping's `prepare` logs through a logger it does not have. Repaired as Heron's Java
   API defines it: `f(element, num_partitions)` returns a partition or a list of them;
-  without `f`, elements go round-robin.
+  without `f`, elements go round-robin;
+- `reduce_by_window(...)`: its grouping accepts only (key, value) pairs and spreads
+  them by key, so no window sees all its elements: they all go to its first task.
 
 `to_sink(sink)` (Heron's Java `toSink`) is missing from heronpy altogether: it is added
 here, with `Sink` (sink.py).
@@ -125,7 +127,14 @@ def _repair_reducebykeyandwindowbolt(module: ModuleType) -> None:
 
 
 def _repair_reducebywindowbolt(module: ModuleType) -> None:
-    _stable_keys(module.ReduceGrouping)
+    """reduce_by_window reduces every element of a window to one result, but its
+    grouping demands (key, value) pairs and spreads them by key: every element goes to
+    the first task instead, whose window then holds them all."""
+
+    def choose_tasks(self: Any, values: list) -> list[int]:
+        return [self.target_tasks[0]]
+
+    module.ReduceGrouping.choose_tasks = choose_tasks
 
 
 def _stable_keys(grouping: type) -> None:

@@ -8,6 +8,9 @@ whose slide is its duration) hand most tuples to two windows. Driven here instea
 
 - a window ends at a tick and holds the tuples that arrived in the `duration` seconds
   before it, by the task's monotonic clock; a tumbling window holds each tuple once;
+- a window's start and end are epoch seconds (floats; heronpy gives whole seconds,
+  which made neighbouring windows overlap): a tumbling window starts where the one
+  before it ended;
 - a tuple is acked when it has left its last window (heronpy's own rule);
 - the Streamlet's reductions on a tumbling window fold each value as it arrives: the
   same left fold, in the same order, that their `processWindow` runs over the window,
@@ -56,44 +59,49 @@ def driver(user: Any, acking: bool) -> Any:
     return Tumbling(user, duration)
 
 
-def _context(duration: int) -> WindowContext:
-    # heronpy's window times: whole seconds since the epoch, the window ending now.
-    end = int(time.time())
-    return WindowContext(end - duration, end)
-
-
 class Tumbling:
     def __init__(self, user: Any, duration: int) -> None:
         self.user = user
         self.duration = duration
         self.tuples: list[Any] = []
+        self.end: float | None = None  # when the last window ended
+
+    def _context(self) -> WindowContext:
+        """This window's times: it began when the last one ended (or `duration` ago)."""
+        end = time.time()
+        start, self.end = end - self.duration if self.end is None else self.end, end
+        return WindowContext(start, end)
 
     def process(self, tup: Any) -> None:
         self.tuples.append(tup)
 
     def process_tick(self, tick: Any) -> None:
         tuples, self.tuples = self.tuples, []
-        self.user.processWindow(_context(self.duration), tuples)
+        self.user.processWindow(self._context(), tuples)
         ack = self.user.ack
         for tup in tuples:
             ack(tup)
 
 
 class Sliding:
+    clock = staticmethod(time.monotonic)  # when tuples arrive and windows end
+
     def __init__(self, user: Any, duration: int) -> None:
         self.user = user
         self.duration = duration
         self.tuples: deque[tuple[float, Any]] = deque()
 
     def process(self, tup: Any) -> None:
-        self.tuples.append((time.monotonic(), tup))
+        self.tuples.append((self.clock(), tup))
 
     def process_tick(self, tick: Any) -> None:
         tuples, ack = self.tuples, self.user.ack
-        gone = time.monotonic() - self.duration  # arrived then or before: out of the window
+        gone = self.clock() - self.duration  # arrived then or before: out of the window
         while tuples and tuples[0][0] <= gone:
             ack(tuples.popleft()[1])
-        self.user.processWindow(_context(self.duration), [tup for _, tup in tuples])
+        end = time.time()
+        self.user.processWindow(WindowContext(end - self.duration, end),
+                                [tup for _, tup in tuples])
 
 
 class Fold(Tumbling):
@@ -112,7 +120,7 @@ class Fold(Tumbling):
 
     def process_tick(self, tick: Any) -> None:
         result, self.result = self.result, None
-        window = _context(self.duration)
+        window = self._context()
         self.user.emit([(Window(window.start, window.end), result)], stream=OUTPUT)
         self._ack()
 
@@ -145,7 +153,7 @@ class KeyedFold(Fold):
 
     def process_tick(self, tick: Any) -> None:
         results, self.results = self.results, {}
-        window = _context(self.duration)
+        window = self._context()
         emit = self.user.emit
         for key, result in results.items():
             emit([(KeyedWindow(key, Window(window.start, window.end)), result)],
