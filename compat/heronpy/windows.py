@@ -44,7 +44,9 @@ def driver(user: Any, acking: bool) -> Any:
         return None
     if cls.process is not base.process or cls.process_tick is not base.process_tick:
         return None
-    duration = user.window_duration
+    duration = getattr(user, "window_duration", None)
+    if duration is None:  # no duration configured: heronpy's own code fails as on Heron
+        return None
     slide = getattr(user, "slide_interval", duration)
     if slide < duration:
         return Sliding(user, duration)

@@ -13,15 +13,19 @@ import sys
 from collections import Counter
 
 import pytest
+from heronpy.api.bolt.window_bolt import TumblingWindowBolt
 from heronpy.streamlet.builder import Builder
 from heronpy.streamlet.config import Config
 from heronpy.streamlet.generator import Generator
 from heronpy.streamlet.transformoperator import TransformOperator
 from heronpy.streamlet.windowconfig import WindowConfig
+from heronpy_kit import Hosted, build_plan
+from hp_components import NumberSpout
 from streamlet_kit import InProcess
 
 from heronbridge.compat.heronpy import windows
 from heronbridge.compat.heronpy.sink import Sink
+from heronbridge.runtime.api.tuple import tick_tuple
 
 SEEN: list = []  # what consume and the sink were handed (functions pickle by reference)
 
@@ -310,11 +314,35 @@ def test_a_window_acks_its_tuples_once_it_has_emitted():
     for n, value in enumerate([1, 2], 1):
         bolt.receive("pairs", [("a", value)], "output", root=n, edge=n)
     assert bolt.settled()["ack"] == []
-    bolt.host.execute(windows_tick())
+    bolt.host.execute(tick_tuple(1))
     assert sorted(bolt.settled()["ack"]) == [1, 1, 2, 2]  # (root, xor) of each input
 
 
-def windows_tick():
-    from heronbridge.runtime.api.tuple import tick_tuple
+# -- heronpy's window bolts used directly --------------------------------------------
 
-    return tick_tuple(1)
+
+class Windows(TumblingWindowBolt):
+    outputs = ["size"]
+    windows: list = []
+
+    def processWindow(self, window_info, tuples):
+        Windows.windows.append([t.values[0] for t in tuples])
+
+
+def test_a_tumbling_window_bolt_gets_ticks_and_each_tuple_in_one_window():
+    def build(b):
+        numbers = b.add_spout("numbers", NumberSpout, 1)
+        b.add_bolt("windows", Windows, 1, inputs=[numbers],
+                   config={TumblingWindowBolt.WINDOW_DURATION_SECS: 3})
+
+    Windows.windows = []
+    plan = build_plan("windowed", build)
+    bolt = Hosted(plan, "windows")
+    assert bolt.config["topology.tick.tuple.freq.secs"] == 3
+    for n in (1, 2):
+        bolt.receive("numbers", [n, "k"])
+    bolt.host.execute(tick_tuple(1))
+    bolt.receive("numbers", [3, "k"])
+    bolt.host.execute(tick_tuple(1))
+    bolt.host.execute(tick_tuple(1))
+    assert Windows.windows == [[1, 2], [3], []]
