@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterable
 from typing import Any
 
 from heronpy.api.bolt.window_bolt import SlidingWindowBolt, TumblingWindowBolt, WindowContext
@@ -142,11 +141,11 @@ class KeyedFold(Fold):
         self.results: dict[Any, Any] = {}
 
     def process(self, tup: Any) -> None:
-        data = tup.values[0]
-        if not isinstance(data, Iterable) or len(data) != 2:
+        try:
+            key, value = tup.values[0]
+        except (TypeError, ValueError):
             msg = "ReduceByWindow tuples must be iterable of length 2"  # heronpy's words
-            raise RuntimeError(msg)
-        key, value = data
+            raise RuntimeError(msg) from None
         results = self.results
         results[key] = self.user.reduce_function(results[key], value) if key in results \
             else value
