@@ -45,10 +45,18 @@ from .errors import HeronbridgeError
 from .migrate_verb import add_verb as add_migrate_verb
 from .nimbus_verb import add_verb as add_nimbus_verb
 from .scheduling import scheduler_options, spark_of
-from .status import RateLine, totals_from_report, totals_from_samples, totals_table
+from .status import (
+    RateLine,
+    actions_table,
+    totals_from_report,
+    totals_from_samples,
+    totals_table,
+)
 from .terminal import console, out, parse_options
 from .ui_verb import add_verb as add_ui_verb
 from .ui_verb import print_ui_address
+from .update_verb import add_health_option, apply_health_option
+from .update_verb import add_verb as add_update_verb
 
 KILL_WAIT_SECS = 60.0
 
@@ -95,6 +103,7 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
         prepared = Prepared(project.plan, project)
     if args.containers:
         prepared.plan.config["topology.stmgrs"] = args.containers
+    apply_health_option(args, prepared.plan)
     prepared.plan.validate()
     return prepared
 
@@ -232,6 +241,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         out.print(f"no topologies in {state.uri}")
     else:
         out.print(table)
+        if (actions := actions_table(state, names)) is not None:
+            out.print(actions)
     return 0
 
 
@@ -344,6 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "protocol, byte for byte as under Storm (streamparse)")
     topo.add_argument("--containers", type=int,
                       help="number of containers (stream managers); topology.stmgrs")
+    add_health_option(topo)
     named = argparse.ArgumentParser(add_help=False)
     named.add_argument("topology_name", help="name of a submitted topology")
 
@@ -371,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
                              ("deactivate", cmd_deactivate, "pause a topology's spouts")):
         p = verbs.add_parser(verb, parents=[named, home, state], help=text, description=text + ".")
         p.set_defaults(func=func)
+    add_update_verb(verbs, [named, home, state])
     add_migrate_verb(verbs)
     add_conformance_verbs(verbs, home)
     add_bench_verb(verbs, [home])

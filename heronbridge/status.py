@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,8 @@ from heronbridge.runtime.telemetry import (
 )
 
 STMGR = "__stmgr__"
+HEALTH = "__healthmgr__"
+ACTIONS_SHOWN = 10  # per topology, the latest
 
 
 @dataclass
@@ -89,6 +92,8 @@ def totals_table(title: str, totals: dict[str, ComponentTotals], seconds: float)
                 "max RSS MB"):
         table.add_column(col, justify="left" if col == "component" else "right")
     for name in sorted(totals, key=lambda n: (n == STMGR, n)):
+        if name == HEALTH:
+            continue  # its counters are actions, shown by `list`
         t = totals[name]
         c = t.counters
         if name == STMGR:
@@ -117,7 +122,7 @@ class RateLine:
         parts = [f"{name} {elapsed:5.0f}s"]
         dt = now - self.previous_time if self.previous_time is not None else None
         for comp in sorted(totals):
-            if comp == STMGR:
+            if comp in (STMGR, HEALTH):
                 continue
             c = totals[comp].counters
             count = c.get(EXECUTE_COUNT, 0) or c.get(EMIT_COUNT, 0)
@@ -135,3 +140,22 @@ class RateLine:
                 parts.append(f"dropped {dropped(totals):,} frames (a task was down)")
         self.previous_time = now
         return " | ".join(parts)
+
+
+def actions_table(state: Any, names: list[str]) -> Table | None:
+    """The health manager's latest actions, per topology (None: no action yet)."""
+    from heronbridge.runtime.health.actions import read_actions
+
+    table = Table(title="health manager actions (latest first)")
+    for col in ("topology", "time", "action", "component", "task", "diagnosis", "why",
+                "done"):
+        table.add_column(col)
+    shown = False
+    for name in names:
+        for action in reversed(read_actions(state, name)[-ACTIONS_SHOWN:]):
+            shown = True
+            table.add_row(name, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(action.time)),
+                          action.action, action.component,
+                          "" if action.task is None else str(action.task), action.diagnosis,
+                          action.why, action.detail)
+    return table if shown else None

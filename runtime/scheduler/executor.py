@@ -30,6 +30,7 @@ from pathlib import Path
 from ..addresses import metrics_address, stmgr_address
 from ..config import TopologyConfig
 from ..errors import SchedulerError
+from ..health.config import HealthConfig
 from ..logfiles import LOG_DIR_ENV, RotatingOutput
 from ..plan.codec import packing_from_proto, topology_from_proto
 from ..plan.rescale import changes
@@ -101,6 +102,8 @@ class Executor:
         self.children: list[Child] = []
         if container == 0:
             self._add("topology-master", 3, lambda n: module_command("topology_master", *common))
+            if HealthConfig.read(plan.config, topology_name).enabled:
+                self._add("health-manager", 3, lambda n: module_command("health", *common))
         self._add("metrics-manager", 2, lambda n: module_command(
             "metrics_manager", *common, "--container", str(container),
             "--sink", str(workdir / "metrics.jsonl"),

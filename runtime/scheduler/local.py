@@ -25,6 +25,7 @@ from pathlib import Path
 from ..addresses import HOST_ENV
 from ..config import TopologyConfig
 from ..errors import SchedulerError, where
+from ..health.config import HealthConfig
 from ..plan.codec import packing_to_proto, topology_from_proto, topology_to_proto
 from ..plan.logical import LogicalPlan
 from ..plan.packing import pack
@@ -113,6 +114,7 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
     the scheduler that will run it (the execution state's cluster)."""
     plan.validate()
     conf = TopologyConfig.read(plan.config, plan.name)
+    HealthConfig.read(plan.config, plan.name)  # refused here rather than in container 0
     if conf.serializer == "pickle":
         log.warning("%s: tuple values travel pickled (heronbridge.serializer=pickle), as "
                     "asked: tasks unpickle only what an authenticated stream manager forwards, "

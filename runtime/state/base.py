@@ -3,7 +3,8 @@
 The node layout is Heron's, the same for every backend:
 `<root>/{topologies,packingplans,pplans,executionstate,tmasters,schedulers}/<topology>`,
 each node one serialized protobuf message, plus `<root>/secrets/<topology>`: the
-topology's link secret, readable by its owner only.
+topology's link secret, readable by its owner only, and `<root>/actions/<topology>`: the
+health manager's action log (JSON lines, the latest few).
 
 Processes follow nodes with `watch`: ZooKeeper pushes changes, the local backend polls.
 """
@@ -32,6 +33,7 @@ EXECUTION_STATE = "executionstate"
 TMASTERS = "tmasters"
 SCHEDULERS = "schedulers"
 SECRETS = "secrets"
+ACTIONS = "actions"
 
 NODE_TYPES: dict[str, type[Message]] = {
     TOPOLOGIES: topology_pb2.Topology,
@@ -44,7 +46,7 @@ NODE_TYPES: dict[str, type[Message]] = {
 # Where a backend has sessions (ZooKeeper), these nodes live only as long as the process
 # that wrote them: a dead master or scheduler is noticed at once.
 EPHEMERAL = frozenset({TMASTERS, SCHEDULERS})
-KINDS = (*NODE_TYPES, SECRETS)
+KINDS = (*NODE_TYPES, SECRETS, ACTIONS)
 
 Callback = Callable[[Message | None], object]
 
@@ -171,6 +173,15 @@ class StateManager(ABC):
 
     def get_secret(self, name: str) -> bytes | None:
         return self._read(SECRETS, name)
+
+    # -- the health manager's action log ---------------------------------------------
+
+    def put_actions(self, name: str, lines: list[str]) -> None:
+        self._write(ACTIONS, name, "".join(f"{line}\n" for line in lines).encode())
+
+    def get_actions(self, name: str) -> list[str]:
+        data = self._read(ACTIONS, name)
+        return data.decode(errors="replace").splitlines() if data else []
 
     def clear(self, name: str) -> None:
         """Delete every node of one topology."""

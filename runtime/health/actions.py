@@ -1,0 +1,48 @@
+"""The action log: every decision the health manager takes, kept in the state manager
+(`actions/<topology>`, the latest entries) so that `heronbridge list` shows it from any
+host, and counted in the health manager's own metrics."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+
+from ..state import StateManager
+
+KEEP = 100
+SCALE_UP, RESTART, NONE = "scale-up", "restart", "none"
+
+
+@dataclass(frozen=True)
+class Action:
+    action: str  # scale-up, restart or none
+    diagnosis: str
+    component: str
+    task: int | None
+    why: str  # the symptoms seen
+    detail: str  # what was done, or why nothing was
+    time: float = 0.0
+
+    def line(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    def text(self) -> str:
+        when = time.strftime("%H:%M:%S", time.localtime(self.time))
+        target = self.component + (f" task {self.task}" if self.task is not None else "")
+        return f"{when} {self.action} {target} ({self.diagnosis}): {self.detail}; {self.why}"
+
+
+def read_actions(state: StateManager, name: str) -> list[Action]:
+    out = []
+    for line in state.get_actions(name):
+        try:
+            out.append(Action(**json.loads(line)))
+        except (ValueError, TypeError):
+            continue  # a line of another version: skip it
+    return out
+
+
+def append_action(state: StateManager, name: str, action: Action) -> None:
+    lines = [*state.get_actions(name), action.line()]
+    state.put_actions(name, lines[-KEEP:])

@@ -1,0 +1,151 @@
+"""The health manager's loop: sense every `interval`, diagnose each bolt, resolve, log.
+
+After an action that changes the topology (a scale-up, a restart) it waits out the
+cool-down and starts a fresh window, as Heron's policies wait after acting; a decision
+to do nothing is logged once per cool-down per component."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+from .. import control
+from ..errors import RuntimeKernelError, where
+from ..plan.codec import topology_from_proto
+from ..plan.tasks import TaskLayout
+from ..proto import control_pb2
+from ..scheduler.update import restart_task, update
+from ..state import PACKING_PLANS, TOPOLOGIES, StateManager
+from .actions import NONE, RESTART, SCALE_UP, Action, append_action
+from .config import HealthConfig
+from .diagnosis import (
+    DATA_SKEW,
+    FAILING_TASK,
+    SLOW_INSTANCE,
+    UNDER_PROVISIONED,
+    Diagnosis,
+    scaled_parallelism,
+)
+from .diagnosis import diagnose as diagnose_component
+from .sensors import Window
+
+log = logging.getLogger("heronbridge.runtime.health")
+
+COMPONENT = "__healthmgr__"
+
+
+class HealthManager:
+    def __init__(self, state: StateManager, name: str, publish: Any = None) -> None:
+        self.state = state
+        self.name = name
+        topology = state.get(TOPOLOGIES, name)
+        if topology is None:
+            msg = f"{where(name)}: not submitted; no health to manage"
+            raise RuntimeKernelError(msg)
+        self.conf = HealthConfig.read(topology_from_proto(topology).config, name)
+        self.window = Window(self.conf.window)
+        self.quiet_until = 0.0  # the cool-down after an action
+        self.said: dict[tuple[str, str, int | None], float] = {}  # when a no-op was logged
+        self.packing_id = ""
+        self.counts: Counter[str] = Counter()
+        self.publish = publish  # callable(TaskMetrics), or None
+
+    def run(self, stop: threading.Event) -> None:
+        log.info("health manager of %r: every %.1fs over %.0fs windows, cool-down %.0fs, "
+                 "parallelism ceiling %d", self.name, self.conf.interval, self.conf.window,
+                 self.conf.cooldown, self.conf.max_parallelism)
+        while not stop.wait(self.conf.interval):
+            try:
+                self.step()
+            except RuntimeKernelError as exc:
+                log.warning("%s", exc)
+            self._publish()
+
+    def step(self, now: float | None = None) -> list[Action]:
+        """One round: sense, and once the window is full, diagnose and resolve."""
+        now = time.monotonic() if now is None else now
+        report = control.metrics(self.state, self.name, timeout=5.0)
+        packing = self.state.get(PACKING_PLANS, self.name)
+        if not report.all_ready or packing is None:
+            self.window.clear()
+            return []
+        if packing.id != self.packing_id:  # started, or updated: tasks changed
+            self.packing_id = packing.id
+            self.window.clear()
+        self.window.add(report, now)
+        if self.window.span < self.conf.window * 0.8 or now < self.quiet_until:
+            return []
+        plan = topology_from_proto(self.state.get(TOPOLOGIES, self.name))
+        layout = TaskLayout.of(plan)
+        bolts = {n: layout.component_tasks[n] for n, s in plan.components.items()
+                 if not s.is_spout}
+        taken = []
+        for view in self.window.components(bolts).values():
+            for diagnosis in diagnose_component(view, self.conf):
+                self.counts[f"health-diagnoses/{diagnosis.kind}"] += 1
+                action = self.resolve(diagnosis, view, plan, now)
+                if action is not None:
+                    taken.append(action)
+                    if action.action != NONE:
+                        return taken  # one change at a time; the window starts again
+        return taken
+
+    def resolve(self, d: Diagnosis, view: Any, plan: Any, now: float) -> Action | None:
+        if d.kind == UNDER_PROVISIONED:
+            current = plan.components[d.component].parallelism
+            target = scaled_parallelism(view, self.conf.max_parallelism)
+            if target <= current:
+                return self._none(d, now, f"parallelism {current} is at the ceiling "
+                                          f"({self.conf.max_parallelism}); not scaling")
+            report = update(self.state, self.name, {d.component: target},
+                            reason=f"health manager: {d.kind}")
+            return self._act(SCALE_UP, d, now,
+                             f"parallelism {current} -> {target}; spouts paused "
+                             f"{report.paused_secs:.2f}s")
+        if d.kind == SLOW_INSTANCE:
+            restart_task(self.state, self.name, d.task, f"health manager: {d.symptoms}")
+            return self._act(RESTART, d, now, "restarted the task: its queue is the longest "
+                                              "while its rate is no higher than the others'")
+        if d.kind == DATA_SKEW:
+            return self._none(d, now, "one task receives most of the keys of a fields "
+                                      "grouping: more tasks would not share them; not scaling")
+        if d.kind == FAILING_TASK:
+            # Its executor restarts it with a back-off; scaling would not help.
+            return self._logged(RESTART, d, now, "its executor restarts it after each crash "
+                                                 "(with a back-off); not scaling")
+        return None
+
+    def _act(self, kind: str, d: Diagnosis, now: float, detail: str) -> Action:
+        self.quiet_until = now + self.conf.cooldown
+        self.window.clear()
+        return self._record(kind, d, detail)
+
+    def _none(self, d: Diagnosis, now: float, detail: str) -> Action | None:
+        return self._logged(NONE, d, now, detail)
+
+    def _logged(self, kind: str, d: Diagnosis, now: float, detail: str) -> Action | None:
+        """Log a decision that changes nothing once per cool-down per target."""
+        key = (d.kind, d.component, d.task)
+        if now - self.said.get(key, -1e9) < max(self.conf.cooldown, self.conf.window):
+            return None
+        self.said[key] = now
+        return self._record(kind, d, detail)
+
+    def _record(self, kind: str, d: Diagnosis, detail: str) -> Action:
+        action = Action(kind, d.kind, d.component, d.task, d.symptoms, detail, time.time())
+        self.counts[f"health-actions/{kind}"] += 1
+        log.warning("%s", action.text())
+        append_action(self.state, self.name, action)
+        return action
+
+    def _publish(self) -> None:
+        if self.publish is None:
+            return
+        self.publish(control_pb2.TaskMetrics(
+            component=COMPONENT, task_id=-2, container=0,
+            timestamp_ms=int(time.time() * 1000),
+            counters={k: float(v) for k, v in self.counts.items()},
+            gauges={"health-cooldown-secs": max(0.0, self.quiet_until - time.monotonic())}))

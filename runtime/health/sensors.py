@@ -1,0 +1,117 @@
+"""Sensors: what the topology master's metrics say about each bolt over a sliding window.
+
+Per task: the time it held backpressure (the stream managers' `backpressure-ms/task/N`,
+in ms per second, at most 1000, as Heron's BackPressureSensor), its execute rate, its
+queue (the bytes its stream manager has not yet written to it) and how often it was
+restarted (its incarnation) with the latest exception it raised.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..telemetry import BACKPRESSURE_MS, EXECUTE_COUNT
+
+STMGR = "__stmgr__"
+BP_TASK = BACKPRESSURE_MS + "/task/"
+QUEUE_TASK = "queue-bytes/task/"
+
+
+@dataclass
+class TaskView:
+    task: int
+    backpressure: float = 0.0  # ms per second over the window
+    rate: float = 0.0  # executes per second
+    queue: float = 0.0  # bytes waiting for it now
+    growth: float = 0.0  # of its queue, bytes per second over the window
+    restarts: int = 0  # within the window
+    exception: str = ""  # the latest, "Class: message"
+
+
+@dataclass
+class ComponentView:
+    name: str
+    tasks: dict[int, TaskView] = field(default_factory=dict)
+
+    @property
+    def backpressure(self) -> float:
+        """Heron's component figure: the tasks' ms/s summed, capped at 999."""
+        return min(999.0, sum(t.backpressure for t in self.tasks.values()))
+
+    @property
+    def rate(self) -> float:
+        return sum(t.rate for t in self.tasks.values())
+
+
+def _delta(first: float, last: float) -> float:
+    return last - first if last >= first else last  # a counter that started over
+
+
+class Window:
+    """The samples of the last `seconds` seconds: (when, {(component, task): sample})."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.samples: deque[tuple[float, dict[tuple[str, int, int], Any]]] = deque()
+
+    def add(self, report: Any, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self.samples.append((now, {(t.component, t.task_id, t.container): t
+                                   for t in report.tasks}))
+        while len(self.samples) > 2 and now - self.samples[1][0] >= self.seconds:
+            self.samples.popleft()
+
+    def clear(self) -> None:
+        self.samples.clear()
+
+    @property
+    def span(self) -> float:
+        return self.samples[-1][0] - self.samples[0][0] if len(self.samples) > 1 else 0.0
+
+    def components(self, bolts: dict[str, tuple[int, ...]]) -> dict[str, ComponentView]:
+        """A view of each bolt ({name: its task ids}) over the window."""
+        views = {name: ComponentView(name, {t: TaskView(t) for t in tasks})
+                 for name, tasks in bolts.items()}
+        if len(self.samples) < 2 or self.span <= 0:
+            return views
+        (t0, first), (t1, last) = self.samples[0], self.samples[-1]
+        seconds = t1 - t0
+        owner = {t: name for name, tasks in bolts.items() for t in tasks}
+        for key, sample in last.items():
+            component, task, _container = key
+            before = first.get(key)
+            if component == STMGR:
+                for name, value in sample.counters.items():
+                    if name.startswith(BP_TASK):
+                        target = int(name[len(BP_TASK):])
+                        if target in owner:
+                            old = before.counters.get(name, 0.0) if before is not None else 0.0
+                            views[owner[target]].tasks[target].backpressure += min(
+                                1000.0, _delta(old, value) / seconds)
+                for name, value in sample.gauges.items():
+                    if name.startswith(QUEUE_TASK):
+                        target = int(name[len(QUEUE_TASK):])
+                        if target in owner:
+                            view = views[owner[target]].tasks[target]
+                            view.queue = value
+                            old = before.gauges.get(name) if before is not None else None
+                            if old is not None:
+                                view.growth = (value - old) / seconds
+                continue
+            if owner.get(task) != component:
+                continue
+            view = views[component].tasks[task]
+            if before is not None:
+                # Over the task's own sample times: a busy task publishes between batches.
+                taken = (sample.timestamp_ms - before.timestamp_ms) / 1000
+                view.rate = _delta(before.counters.get(EXECUTE_COUNT, 0.0),
+                                   sample.counters.get(EXECUTE_COUNT, 0.0)) / taken \
+                    if taken > 0 else 0.0
+                view.restarts = max(0, sample.incarnation - before.incarnation)
+            if sample.exceptions:
+                latest = max(sample.exceptions, key=lambda e: e.last_ms)
+                view.exception = f"{latest.class_name}: {latest.message}"[:200]
+        return views

@@ -1,0 +1,30 @@
+"""A task that crashes every few seconds is restarted, and the action log (in
+`heronbridge list` too) says why; nothing is scaled."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from health_components import CrashingBolt
+from healthkit import first_actions, parallelism, topology
+from testkit import HERONBRIDGE, Running
+
+
+@pytest.mark.integration
+def test_a_crash_looping_task_is_restarted_and_the_log_says_why(home, state):
+    plan = topology("crashing-health", CrashingBolt, 50,
+                    **{"test.crash.secs": 1.5, "heronbridge.restart.backoff.secs": 0.2,
+                       "heronbridge.health.window.secs": 6.0})
+    with Running(plan, home, state) as run:
+        log = first_actions(run, state, plan.name)
+        assert log, run.logs()[-4000:]
+        first = log[0]
+        print("\n  action:", first.text())
+        assert (first.action, first.diagnosis, first.component) == \
+            ("restart", "failing-task", "work")
+        assert "restarted" in first.why and "crash drill" in first.why
+        assert parallelism(state, plan.name) == 1
+        listed = subprocess.run([HERONBRIDGE, "list", "--home", str(home.root)],
+                                capture_output=True, text=True, timeout=60, check=True).stdout
+        assert "failing-task" in listed and "crash drill" in listed, listed
