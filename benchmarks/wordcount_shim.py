@@ -1,11 +1,13 @@
-"""A streamparse project, unchanged, in-process vs. as multilang subprocesses, in one run.
+"""A streamparse project, unchanged, under each way of hosting it, in one run.
 
-    python benchmarks/wordcount_shim.py [--seconds S] [--rounds R] [--max-pending P] [--json FILE]
+    python benchmarks/wordcount_shim.py [--seconds S] [--rounds R] [--max-pending P]
+                                        [--modes lean,pulled,multilang] [--json FILE]
 
 Runs examples/storm_topologies/wordcount (a word spout, two counting bolts behind a
-fields grouping, at-least-once acking) first with every component in its task's own
-process under pystorm's loop, then with every component as a multilang subprocess
-speaking Storm's JSON protocol to its task, as Storm runs it. Each run lasts a fixed
+fields grouping, at-least-once acking) with every component in its task's own process
+on the lean host (the runtime's loops call pystorm's methods), under pystorm's own loop
+pulling from the task ("pulled"), and as a multilang subprocess speaking Storm's JSON
+protocol to its task, as Storm runs it; rounds interleave the modes. Each run lasts a fixed
 time; sink tuples/s is the count bolts' steady state (their own metric samples after a
 warm-up), complete latency is the spout's over the same window. Prints both, their
 ratio, and the CPU each process spent per sink tuple.
@@ -31,7 +33,8 @@ PROJECT = Path(__file__).resolve().parent.parent / "examples" / "storm_topologie
 METRICS_INTERVAL = 0.25
 
 
-def run(multilang: bool, seconds: float, max_pending: int) -> dict:
+def run(mode: str, seconds: float, max_pending: int) -> dict:
+    multilang = mode == "multilang"
     from heronbridge.compat.streamparse import load_project, topology_name
     from heronbridge.runtime import control
     from heronbridge.runtime.scheduler import Home
@@ -43,7 +46,8 @@ def run(multilang: bool, seconds: float, max_pending: int) -> dict:
         options = {"wordcount.rounds": 10**9,  # unbounded: the run is timed
                    "example.output.dir": str(Path(tmp) / "out"),
                    "topology.max.spout.pending": max_pending,
-                   "heronbridge.metrics.interval.secs": METRICS_INTERVAL}
+                   "heronbridge.metrics.interval.secs": METRICS_INTERVAL,
+                   "heronbridge.storm.lean": mode == "lean"}
         project = load_project(PROJECT, name, None, options, multilang,
                                home.workdir(name) / "resources")
         launch = Launch(project.plan, home, install=project.install_resources)
@@ -63,7 +67,9 @@ def run(multilang: bool, seconds: float, max_pending: int) -> dict:
     rate, executed, latency = 0.0, 0.0, Histogram()
     begin = {(t.task_id, t.container): t for t in first.tasks}
     for task in last.tasks:
-        before = begin[task.task_id, task.container]
+        before = begin.get((task.task_id, task.container))
+        if before is None:  # a process that reported only later (the stream manager's)
+            continue
         if task.component == "count_bolt":
             # Each task's own sample times: a sum of exact per-task rates.
             span = (task.timestamp_ms - before.timestamp_ms) / 1000
@@ -84,6 +90,11 @@ def run(multilang: bool, seconds: float, max_pending: int) -> dict:
                                       if executed}}
 
 
+def _median(values: list) -> float | None:
+    values = sorted(v for v in values if v is not None)
+    return values[len(values) // 2] if values else None
+
+
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f} ms"
 
@@ -95,30 +106,33 @@ def main() -> int:
                         help="pairs of runs (in-process, then multilang); the median is shown")
     parser.add_argument("--max-pending", type=int, default=1000,
                         help="topology.max.spout.pending, the same in both modes")
+    parser.add_argument("--modes", default="lean,pulled,multilang",
+                        help="comma-separated, among lean, pulled, multilang")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
+    modes = args.modes.split(",")
     rounds = []
     for _ in range(args.rounds):
-        inproc = run(False, args.seconds, args.max_pending)
-        multi = run(True, args.seconds, args.max_pending)
-        rounds.append({"in_process": inproc, "multilang": multi,
-                       "ratio": inproc["sink_per_s"] / multi["sink_per_s"]})
-    rounds.sort(key=lambda r: r["ratio"])
-    middle = rounds[len(rounds) // 2]
+        rounds.append({mode: run(mode, args.seconds, args.max_pending) for mode in modes})
     print(f"streamparse word count (1 spout task, 2 count tasks, at-least-once), "
           f"{args.seconds:.0f} s a run, max spout pending {args.max_pending}, "
-          f"{os.cpu_count()} cores")
-    for label, key in (("in-process (pystorm in the task)", "in_process"),
-                       ("multilang (Storm's JSON protocol)", "multilang")):
-        r = middle[key]
-        cpu = r["cpu_us_per_sink_tuple"]
-        print(f"  {label:<34}: {r['sink_per_s']:>9,.0f} sink tuples/s, complete latency "
-              f"p50 {_ms(r['p50_ms'])}, p99 {_ms(r['p99_ms'])}")
-        print(f"  {'':<34}  CPU us per sink tuple: total {sum(cpu.values()):.1f} = " + ", ".join(
-            f"{k} {v:.1f}" for k, v in sorted(cpu.items(), key=lambda kv: -kv[1]) if v >= 0.05))
-    ratios = ", ".join(f"{r['ratio']:.1f}" for r in rounds)
-    print(f"  ratio in-process / multilang: {middle['ratio']:.1f} "
-          f"(median of {len(rounds)} round(s): {ratios})")
+          f"{os.cpu_count()} cores; medians of {len(rounds)} interleaved round(s)")
+    for mode in modes:
+        runs = [r[mode] for r in rounds]
+        rate = _median([r["sink_per_s"] for r in runs])
+        cpu = _median([sum(r["cpu_us_per_sink_tuple"].values()) for r in runs])
+        instance = _median([sum(v for k, v in r["cpu_us_per_sink_tuple"].items()
+                                if k.startswith("task")) for r in runs])
+        print(f"  {mode:<10}: {rate:>9,.0f} sink tuples/s (runs: "
+              + ", ".join(f"{r['sink_per_s']:,.0f}" for r in runs)
+              + f"); complete latency p50 {_ms(_median([r['p50_ms'] for r in runs]))}, "
+              f"p99 {_ms(_median([r['p99_ms'] for r in runs]))}; CPU us per sink tuple "
+              f"{cpu:.1f} (tasks {instance:.1f})")
+    if len(modes) > 1:
+        base = modes[0]
+        for mode in modes[1:]:
+            ratio = _median([r[base]["sink_per_s"] / r[mode]["sink_per_s"] for r in rounds])
+            print(f"  throughput {base} / {mode}: {ratio:.2f} (median of per-round ratios)")
     if args.json:
         Path(args.json).write_text(json.dumps({"rounds": rounds}, indent=2))
     return 0

@@ -27,6 +27,12 @@ METRICS_INTERVAL_SECS = "heronbridge.metrics.interval.secs"
 HEARTBEAT_INTERVAL_SECS = "heronbridge.heartbeat.interval.secs"
 XOR_BUCKETS = "heronbridge.acking.buckets"
 SPOUT_BURST = "heronbridge.spout.burst"
+# Heron's heron.instance.emit.batch.time.ms / .size.bytes and execute.batch.time.ms: a
+# spout's burst of next_tuple calls, and a bolt's run of execute calls, end after this
+# long or (spouts) this many bytes emitted, and what they emitted is sent.
+EMIT_BATCH_MS = "heronbridge.emit.batch.time.ms"
+EMIT_BATCH_BYTES = "heronbridge.emit.batch.size.bytes"
+EXECUTE_BATCH_MS = "heronbridge.execute.batch.time.ms"
 RESTART_BACKOFF_SECS = "heronbridge.restart.backoff.secs"
 LOG_MAX_BYTES = "heronbridge.log.max.bytes"  # a process log (and metrics.jsonl) rotates past
 LOG_BACKUP_COUNT = "heronbridge.log.backup.count"  # this size, keeping this many old files
@@ -53,6 +59,9 @@ DEFAULTS: dict[str, Any] = {
     HEARTBEAT_INTERVAL_SECS: 2.0,
     XOR_BUCKETS: 3,
     SPOUT_BURST: 1024,
+    EMIT_BATCH_MS: 5.0,
+    EMIT_BATCH_BYTES: 32 << 10,
+    EXECUTE_BATCH_MS: 5.0,
     RESTART_BACKOFF_SECS: 0.5,
     LOG_MAX_BYTES: 10 << 20,
     LOG_BACKUP_COUNT: 5,
@@ -109,6 +118,9 @@ class TopologyConfig:
     heartbeat_interval_secs: float
     xor_buckets: int
     spout_burst: int
+    emit_batch_secs: float
+    emit_batch_bytes: int
+    execute_batch_secs: float
     restart_backoff_secs: float
     log_max_bytes: int
     log_backup_count: int
@@ -168,6 +180,12 @@ class TopologyConfig:
                                             0.01),
             xor_buckets=_expect(conf, XOR_BUCKETS, (int,), "an integer >= 2", loc, 2),
             spout_burst=_expect(conf, SPOUT_BURST, (int,), "an integer >= 1", loc, 1),
+            emit_batch_secs=_expect(conf, EMIT_BATCH_MS, num, "milliseconds > 0", loc,
+                                    0.001) / 1000,
+            emit_batch_bytes=_expect(conf, EMIT_BATCH_BYTES, (int,), "an integer >= 1 (bytes)",
+                                     loc, 1),
+            execute_batch_secs=_expect(conf, EXECUTE_BATCH_MS, num, "milliseconds > 0", loc,
+                                       0.001) / 1000,
             restart_backoff_secs=_expect(conf, RESTART_BACKOFF_SECS, num, "seconds >= 0", loc, 0),
             log_max_bytes=_expect(conf, LOG_MAX_BYTES, (int,), "an integer >= 1024 (bytes)", loc,
                                   1024),

@@ -81,6 +81,8 @@ def run_bench(settings: Settings, out: Path, display: Display | None = None) -> 
         result["fused"] = _fused(settings, out / "fused", probe=True)
         # The same without the probe: what measuring costs, shown beside the ceiling.
         result["fused_unprobed"] = _fused(settings, out / "fused-unprobed", probe=False)
+        show("user-code floor: the components' own methods, a collector that does nothing")
+        result["floor"] = _fused(settings, out / "floor", probe=False, floor=True)
     rate = settings.rate
     for name in settings.systems:
         system = (StormSystem if name == "storm" else RuntimeSystem)(
@@ -105,12 +107,13 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def _fused(settings: Settings, workdir: Path, probe: bool) -> dict[str, Any]:
+def _fused(settings: Settings, workdir: Path, probe: bool, floor: bool = False) -> dict[str, Any]:
     workdir.mkdir(parents=True, exist_ok=True)
     args = {"workdir": str(workdir), "project": str(settings.project),
             "topology": settings.topology, "environment": settings.environment,
             "options": settings.options, "sink": list(settings.sink),
-            "seconds": settings.seconds, "warmup": min(settings.warmup, 2.0), "probe": probe}
+            "seconds": settings.seconds, "warmup": min(settings.warmup, 2.0), "probe": probe,
+            "floor": floor}
     done = subprocess.run([sys.executable, "-m", FUSED, json.dumps(args)],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -192,7 +195,7 @@ def _summary(w: Window, acking: bool, span: float) -> dict[str, Any]:
 
 
 def ratios(result: dict[str, Any]) -> dict[str, float | None]:
-    systems, fused = result["systems"], result.get("fused")
+    systems, fused, floor = result["systems"], result.get("fused"), result.get("floor")
     storm, runtime = systems.get("storm"), systems.get("runtime")
 
     def div(a: float | None, b: float | None) -> float | None:
@@ -213,4 +216,7 @@ def ratios(result: dict[str, Any]) -> dict[str, float | None]:
         if fused:
             out[f"throughput_{name}_over_fused"] = div(run["saturation"]["sink_per_s"],
                                                        fused["sink_per_s"])
+        if floor:  # the framework's cost: CPU per tuple over the user code's own
+            out[f"cpu_per_tuple_{name}_over_user_code"] = div(
+                run["saturation"]["cpu_s_per_million"], floor["cpu_s_per_million"])
     return out

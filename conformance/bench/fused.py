@@ -1,7 +1,12 @@
 """The fused ceiling: the project's components in one process, one instance each, every
 emit handed straight to the next component's `process` (no transport, no batching, no
 acker), under pystorm's own loop code and the same probe the systems run under. What is
-left is the cost of the measured code itself, which no system can go under:
+left is the cost of the measured code itself, which no system can go under.
+
+With `"floor": true` it measures the user-code floor instead: the components' own
+methods (`next_tuple`, `process`, the spout's `ack`) called directly, each emit building
+the input Tuple of the subscribers' `process` and nothing else (no pystorm loop, no
+messages, no probe); what separates a system from it is the framework's cost:
 
     python -m heronbridge.conformance.bench.fused SETTINGS_JSON   (prints the result as JSON)
 """
@@ -115,6 +120,69 @@ class Fused:
             component._run()
 
 
+class Floor:
+    """The user-code floor: components' own methods, a collector that only hands the
+    values on. Every component keeps its class; only emit, ack and fail are replaced."""
+
+    def __init__(self, plan: Any, sink: set[str]) -> None:
+        from pystorm.component import Tuple
+
+        self.plan = plan
+        self.sink = sink
+        self.sunk = 0
+        self.ids = 0
+        self.components: dict[str, Any] = {}
+        self.roots: list[Any] = []
+        self._tuple = Tuple
+        self.subscribers = {(name, stream): [bolt for bolt, _ in plan.subscribers(name, stream)]
+                            for name, spec in plan.components.items() for stream in spec.outputs}
+
+    def add(self, name: str, component: Any) -> None:
+        self.components[name] = component
+
+    def ready(self) -> None:
+        """After initialize: bind each component's emit to its subscribers' process."""
+        for name, component in self.components.items():
+            is_spout = self.plan.components[name].is_spout
+            component.emit = self._emitter(name, component, is_spout)
+            if not is_spout:
+                component.ack = component.fail = _nothing
+
+    def _emitter(self, name: str, component: Any, is_spout: bool) -> Any:
+        subscribers, components, sink = self.subscribers, self.components, self.sink
+        tuple_cls = self._tuple
+
+        def emit(tup: Any, tup_id: Any = None, stream: str | None = None, anchors: Any = None,
+                 direct_task: Any = None, need_task_ids: bool = False) -> Any:
+            stream = stream or "default"
+            targets = subscribers.get((name, stream), ())
+            for bolt in targets:
+                self.ids += 1
+                receiver = components[bolt]
+                types = receiver._source_tuple_types[name]
+                values_type = types.get(stream)
+                values = tuple(tup) if values_type is None else values_type(*tup)
+                if bolt in sink:
+                    self.sunk += 1
+                receiver.process(tuple_cls(str(self.ids), name, stream, 1, values))
+            if is_spout and tup_id is not None:
+                self.roots.append(tup_id)
+            return [1] * len(targets) if need_task_ids else None
+
+        return emit
+
+    def step(self, spout: str) -> None:
+        component = self.components[spout]
+        component.next_tuple()
+        roots, self.roots = self.roots, []
+        for root in roots:
+            component.ack(root)
+
+
+def _nothing(*_: Any) -> None:
+    """The floor's ack and fail."""
+
+
 def _depth_order(plan: Any) -> list[str]:
     depth: dict[str, int] = {}
 
@@ -145,8 +213,11 @@ def run_fused(settings: dict[str, Any]) -> dict[str, Any]:
     os.chdir(workdir / "resources")
     sys.path.insert(0, os.getcwd())
     pid_dir = tempfile.mkdtemp(prefix="pids-", dir=workdir)
-    probe = {DIR_OPTION: str(workdir / "probes")} if settings.get("probe", True) else None
-    fused = Fused(plan, set(settings["sink"]), probe)
+    floor = settings.get("floor", False)
+    probe = {DIR_OPTION: str(workdir / "probes")} \
+        if settings.get("probe", True) and not floor else None
+    fused = Floor(plan, set(settings["sink"])) if floor else Fused(plan, set(settings["sink"]),
+                                                                   probe)
     for name in sorted(plan.components):
         spec = plan.components[name]
         class_path = spec.config.get(keys.CLASS)
@@ -160,11 +231,15 @@ def run_fused(settings: dict[str, Any]) -> dict[str, Any]:
         fused.add(name, component)
     for name, component in fused.components.items():
         context = TopologyContext.build(plan, plan.name, _task_of(plan, name))
+        if floor:  # its own messages (logs) go nowhere
+            component.serializer = _Inbox(Fused(plan, set(), None), name)
         component.serializer.queue.append(handshake(context, pid_dir,
                                                     plan.components[name].is_spout))
         conf, ctx = component.read_handshake()
         component._setup_component(conf, ctx)
         component.initialize(conf, ctx)
+    if floor:
+        fused.ready()
     spouts = [n for n, s in plan.components.items() if s.is_spout]
     warm_end = time.perf_counter() + settings.get("warmup", 0.5)
     while time.perf_counter() < warm_end:

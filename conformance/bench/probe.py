@@ -1,8 +1,10 @@
 """The probe: a message hook that measures one task, identical on Storm and the runtime.
 
 It sits where the tracing hook sits (the runtime's in-process `heronbridge.storm.hook`;
-on Storm, inside the component's own process, see `probe_run`), so both systems pay the
-same few dict lookups per message. Every `INTERVAL` it appends one JSON line to
+on Storm, inside the component's own process, see `probe_run`), so both systems pay a
+few dict lookups per message. On the runtime's lean host (shims/storm/lean.py), which
+has no messages, the host calls the same counts directly (`tuple_in`, `emitted`,
+`acked`, `failed`, `next_allowed`). Every `INTERVAL` it appends one JSON line to
 `<dir>/<component>-<task>-<pid>.jsonl`: input tuples, emits, acks, fails and the
 latency histogram of the acks in that interval. A spout is paced when `<dir>/rate`
 holds a number (tuples/s for the whole component): a `next` that comes early is answered
@@ -51,7 +53,7 @@ class Probe:
         self.paced_emits = 0
         self.file: Any = None
         self._zero()
-        self.next_line = 0.0  # the first message (the handshake) starts the first line
+        self.next_line = 0.0  # set by the handshake, the first message
         self.next_rate_check = 0.0
 
     def _zero(self) -> None:
@@ -61,40 +63,67 @@ class Probe:
     # -- MessageHook --------------------------------------------------------------------
 
     def down(self, msg: Any) -> tuple[list[Any], list[Any]]:
-        now = monotonic()
-        if now >= self.next_line:
-            if not self.started:
-                self.started = True
-                self._handshake(msg)
-                return [msg], NOTHING
-            self._line(now)
+        if not self.started:
+            self.started = True
+            self._handshake(msg)
+            return [msg], NOTHING
         if type(msg) is dict:
             command = msg.get("command")
             if command is None:  # a tuple: heartbeats and ticks come from __system
-                if msg.get("comp") != SYSTEM and msg.get("stream") != HEARTBEAT_STREAM:
-                    self.inputs += 1
+                self.tuple_in(msg.get("comp"), msg.get("stream"))
             elif command == "next":
-                if self.rate is not None and self._early(now):
+                if not self.next_allowed():
                     return NOTHING, SYNC
             elif command == "ack":
-                self.acks += 1
-                began = self.sent.pop(_key(msg.get("id")), None)
-                if began is not None:
-                    self.latency.add(now - began)
+                self.acked(msg.get("id"))
             elif command == "fail":
-                self.fails += 1
-                self.sent.pop(_key(msg.get("id")), None)
+                self.failed(msg.get("id"))
+            else:
+                self._tick()
+        else:
+            self._tick()
         return [msg], NOTHING
 
     def up(self, msg: Any) -> list[Any]:
         if msg.get("command") == "emit":  # pystorm sends dicts only
-            self.emits += 1
-            if self.is_spout:
-                self.paced_emits += 1
-                msg_id = msg.get("id")
-                if msg_id is not None:
-                    self.sent[_key(msg_id)] = monotonic()
+            self.emitted(msg.get("id"))
         return [msg]
+
+    # -- the same counts, called directly by the runtime's lean host ---------------------
+
+    def _tick(self) -> float:
+        now = monotonic()
+        if now >= self.next_line:
+            self._line(now)
+        return now
+
+    def tuple_in(self, component: str, stream: str) -> None:
+        self._tick()
+        if component != SYSTEM and stream != HEARTBEAT_STREAM:
+            self.inputs += 1
+
+    def next_allowed(self) -> bool:
+        now = self._tick()
+        return self.rate is None or not self._early(now)
+
+    def emitted(self, msg_id: Any) -> None:
+        self.emits += 1
+        if self.is_spout:
+            self.paced_emits += 1
+            if msg_id is not None:
+                self.sent[_key(msg_id)] = monotonic()
+
+    def acked(self, msg_id: Any) -> None:
+        now = self._tick()
+        self.acks += 1
+        began = self.sent.pop(_key(msg_id), None)
+        if began is not None:
+            self.latency.add(now - began)
+
+    def failed(self, msg_id: Any) -> None:
+        self._tick()
+        self.fails += 1
+        self.sent.pop(_key(msg_id), None)
 
     def close(self) -> None:
         if self.file is not None:

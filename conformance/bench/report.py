@@ -50,6 +50,12 @@ def table(result: dict[str, Any]) -> Table:
     if bare:
         row("  the same without the probe", ["" for _ in systems],
             _n(bare["cpu_s_per_million"], "{:.1f}"))
+    floor = result.get("floor")
+    if floor:
+        row("  user-code floor (own methods only): sink tuples/s", ["" for _ in systems],
+            _n(floor["sink_per_s"]))
+        row("  user-code floor: CPU seconds per million", ["" for _ in systems],
+            _n(floor["cpu_s_per_million"], "{:.1f}"))
     kinds = sorted({k for r in systems.values() for k in r["memory"]})
     for kind in kinds:
         row(f"peak RSS MB, {kind} (processes)",

@@ -72,6 +72,10 @@ class Emitter:
         self._serializer = serializer.name
         self._rand = random.Random(seed).getrandbits
         self.emitted = 0
+        # Bytes on the wire per emit, from the last flush that had any: what a spout's
+        # burst is bounded by (heronbridge.emit.batch.size.bytes) before anything is encoded.
+        self.bytes_per_emit = 64.0
+        self._emitted_at_flush = 0
         self.errors_reported = 0
         self.exceptions = ExceptionLog()  # reported here, and the one a task dies of
         self._streams: dict[str, _StreamOut] = {}
@@ -156,6 +160,7 @@ class Emitter:
         """
         encode = self._encode
         error = None
+        size = 0
         for b in self._buffers:
             records = b.records
             if not records:
@@ -169,7 +174,12 @@ class Emitter:
                 refused = self._salvage(b, records, exc, out)
                 error = error or refused
             else:
+                size += len(blob)
                 out.append(frames.data_frame(b.task, self.task, b.stream, blob))
+        emits = self.emitted - self._emitted_at_flush
+        if size and emits > 0:
+            self.bytes_per_emit = size / emits
+        self._emitted_at_flush = self.emitted
         return error
 
     def _salvage(self, buf: OutBuffer, records: list, exc: Exception,

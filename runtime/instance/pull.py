@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from ..api.tuple import Tuple, tick_tuple
 from ..telemetry import ACK_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
 from ..wire import frames
-from .runner import BURST_SECS
 
 if TYPE_CHECKING:
     from .runner import InstanceRunner
@@ -66,6 +65,10 @@ class PullHost:
         window = conf.max_spout_pending if conf.acking else None
         self._window = window or float("inf")
         self._burst = conf.spout_burst
+        self._burst_secs = conf.emit_batch_secs
+        self._burst_bytes = conf.emit_batch_bytes
+        self._execute_secs = conf.execute_batch_secs
+        self._handed_since = 0.0  # when the first input tuple handed out unflushed went
         # Once the window is full, wait until a burst's worth is free again (as the
         # runner's own spout loop does): one `next` per returning ack would cost a flush
         # and a wake-up per tuple on every hop.
@@ -74,6 +77,7 @@ class PullHost:
         self._window_full = False
         self._nexts = 0  # `next` commands since the last flush
         self._burst_began = 0.0
+        self._burst_most = 0  # the emit count that ends the burst (its bytes bound)
         self._emitted_at_next: int | None = None
         data, found = runner.backlog
         if found:
@@ -105,8 +109,16 @@ class PullHost:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if self._batch:
+                # A long batch sends its output every execute.batch.time, not at its end.
+                now = time.monotonic()
+                if not self._handed_since:
+                    self._handed_since = now
+                elif now - self._handed_since > self._execute_secs:
+                    self.flush()
+                    self._handed_since = now
                 return self._batch.popleft()
             self.flush()  # a whole input batch is done: send its output on
+            self._handed_since = 0.0
             if self._runner.stopping:
                 return None
             now = time.monotonic()
@@ -154,8 +166,9 @@ class PullHost:
                 self._resume_below if self._window_full else self._window)
             if not idle and self._active and not self._window_full \
                     and not self._runner._backpressured(now):
-                if self._nexts >= self._burst or (self._nexts and
-                                                  now - self._burst_began > BURST_SECS):
+                if self._nexts >= self._burst or (self._nexts and (
+                        now - self._burst_began > self._burst_secs
+                        or em.emitted >= self._burst_most)):
                     # After a burst: send it, read what came.
                     self.flush()
                     ready = self._pump(0.0)
@@ -164,6 +177,8 @@ class PullHost:
                     continue
                 if not self._nexts:
                     self._burst_began = now
+                    self._burst_most = em.emitted + max(
+                        1, int(self._burst_bytes / em.bytes_per_emit))
                 self._nexts += 1
                 self._runner.counts[NEXT_TUPLE_COUNT] += 1
                 em.now = now

@@ -56,9 +56,7 @@ EXIT_COMPONENT_ERROR = 1
 EXIT_LOST_STREAM_MANAGER = 3
 IDLE_WAIT = 0.001  # a spout with nothing to emit waits this long for acks (Storm: 1 ms)
 LATENCY_SAMPLES = 64  # complete latencies recorded per batch of acks, at most
-# A burst of next_tuple calls ends after spout_burst calls or this long, whichever comes
-# first: a slow spout's tuples must not wait for a full burst.
-BURST_SECS = 0.005
+EXECUTE_CHECK = 16  # a bolt's long batch looks at the clock after this many tuples
 
 
 class InstanceRunner:
@@ -75,6 +73,7 @@ class InstanceRunner:
         self.topology = "?"
         self.component = "?"
         self.conn: Connection | None = None
+        self.send: Callable[[list[bytes]], None] | None = None  # frames to the stream manager
         self.backlog: tuple[bytes, list] = (b"", [])
         self.active = False  # a spout's topology is running
         self.pull_host: Any = None  # set when the component owns its loop (see pull.py)
@@ -93,6 +92,7 @@ class InstanceRunner:
         while True:
             try:
                 self.conn = Connection.connect(self.stmgr_address, self.secret)
+                self.send = self.conn.send
                 break
             except (OSError, AuthError):  # not listening yet, or going away: try again
                 if time.monotonic() > deadline or self.stopping:
@@ -119,6 +119,15 @@ class InstanceRunner:
 
     def _setup(self, pplan: Any) -> None:
         plan = topology_from_proto(pplan.topology)
+        my_stmgr = next(i.stmgr_id for i in pplan.instances if i.task_id == self.task)
+        local = frozenset(i.task_id for i in pplan.instances if i.stmgr_id == my_stmgr)
+        self.attach(plan, local)
+        self.metrics = MetricsPublisher(self.metrics_address, self.topology_id, self.component,
+                                        self.task, self.secret)
+
+    def attach(self, plan: Any, local: frozenset[int], seed: int | None = None) -> None:
+        """Load this task's component of `plan` and build its collector; `local` are the
+        tasks behind the same stream manager (local-or-shuffle prefers them)."""
         layout = TaskLayout.of(plan)
         self.plan = plan
         self.topology = plan.name
@@ -137,18 +146,15 @@ class InstanceRunner:
         except Exception as exc:
             msg = f"{self._loc()}: cannot load {spec.class_path!r}: {exc!r}"
             raise ComponentError(msg) from exc
-        my_stmgr = next(i.stmgr_id for i in pplan.instances if i.task_id == self.task)
-        local = frozenset(i.task_id for i in pplan.instances if i.stmgr_id == my_stmgr)
         self.context = TopologyContext.build(plan, self.topology_id, self.task)
         serializer = self.serializer = make_serializer(self.conf.serializer, self.topology)
         self.task_component = layout.task_component
         self.streams = stream_table(plan)
         self.decoders: dict[tuple[int, int], Callable[[memoryview], list]] = {}
         kind = SpoutEmitter if spec.is_spout else BoltEmitter
-        self.emitter = kind(plan, self.task, serializer, self.conf.acking, local, self.context)
+        self.emitter = kind(plan, self.task, serializer, self.conf.acking, local, self.context,
+                            seed)
         self.is_spout = spec.is_spout
-        self.metrics = MetricsPublisher(self.metrics_address, self.topology_id, self.component,
-                                        self.task, self.secret)
         self.user.config = conf
         self.user.context = self.context
         self.user.collector = self.emitter
@@ -172,14 +178,17 @@ class InstanceRunner:
                 self.user.run(PullHost(self))
                 self._finish()
                 return 0
+            self.start_component()
             if self.is_spout:
-                self.user.open(self.user.config, self.context, self.emitter)
                 self._spout_loop()
             else:
-                self.user.prepare(self.user.config, self.context, self.emitter)
                 self._bolt_loop()
             self._shutdown()
             return 0
+        except SystemExit as exc:  # the component chose to exit: what it sent goes first
+            log.info("%s: the component exits with %s", self._loc(), exc.code)
+            self._finish()
+            return exc.code if isinstance(exc.code, int) else 1
         except ConnectionLost as exc:
             log.error("%s: lost the stream manager (%s); exiting to be restarted",
                       self._loc(), exc)
@@ -192,14 +201,21 @@ class InstanceRunner:
             self._salvage()
             return EXIT_COMPONENT_ERROR
 
+    def start_component(self) -> None:
+        """open (a spout) or prepare (a bolt) the component the runtime's loops call."""
+        if self.is_spout:
+            self.user.open(self.user.config, self.context, self.emitter)
+        else:
+            self.user.prepare(self.user.config, self.context, self.emitter)
+
     def _flush(self) -> None:
         try:
             out = self.emitter.flush()
         except SerializationError as exc:
-            self.conn.send(exc.frames)
+            self.send(exc.frames)
             raise
         if out:
-            self.conn.send(out)
+            self.send(out)
 
     def _salvage(self) -> None:
         """Send what was already emitted and acked before the task dies."""
@@ -252,6 +268,7 @@ class InstanceRunner:
         max_pending = self.conf.max_spout_pending if self.conf.acking else None
         max_pending = max_pending or float("inf")
         burst = self.conf.spout_burst
+        burst_secs, burst_bytes = self.conf.emit_batch_secs, self.conf.emit_batch_bytes
         # Once the window is full, wait until a burst's worth of it is free again: emitting
         # one tuple per returning ack would cost a flush and a wake-up per tuple.
         resume_below = max_pending - min(burst, max(1, int(max_pending) // 4)) \
@@ -271,15 +288,19 @@ class InstanceRunner:
                 self._spout_frames(data, found)
                 can_emit = can_emit and self.active and len(pending) < max_pending
             if can_emit:
+                # A burst ends when next_tuple emits nothing, the window fills, or after
+                # emit.batch.time or about emit.batch.size.bytes of tuples.
                 start = emitted = em.emitted
                 em.now = began = monotonic()
+                most = start + max(1, int(burst_bytes / em.bytes_per_emit))
                 calls = 0
                 for calls in range(1, burst + 1):  # noqa: B007 - counted after the loop
                     next_tuple()
-                    if em.emitted == emitted or len(pending) >= max_pending \
-                            or monotonic() - began > BURST_SECS:
+                    now_emitted = em.emitted
+                    if now_emitted == emitted or now_emitted >= most \
+                            or len(pending) >= max_pending or monotonic() - began > burst_secs:
                         break
-                    emitted = em.emitted
+                    emitted = now_emitted
                 self.counts[NEXT_TUPLE_COUNT] += calls
                 if em.ack_now:
                     acked, em.ack_now = em.ack_now, []
@@ -434,10 +455,27 @@ class InstanceRunner:
         batch = self._decode(data, start, end)
         execute = self.user.execute
         t0 = time.perf_counter_ns()
-        for tup in batch:
-            execute(tup)
+        if len(batch) <= EXECUTE_CHECK:
+            for tup in batch:
+                execute(tup)
+        else:
+            self._execute_long(batch, execute, t0)
         self.counts[EXECUTE_TIME_NS] += time.perf_counter_ns() - t0
         self.counts[EXECUTE_COUNT] += len(batch)
+
+    def _execute_long(self, batch: list[Tuple], execute: Callable, t0: int) -> None:
+        """A long batch sends what it produced (acks, emits) every execute.batch.time, so
+        the tuples at its head are not held back until its tail is done."""
+        clock = time.perf_counter_ns
+        limit = int(self.conf.execute_batch_secs * 1e9)
+        mark = t0
+        for i in range(0, len(batch), EXECUTE_CHECK):
+            for tup in batch[i:i + EXECUTE_CHECK]:
+                execute(tup)
+            now = clock()
+            if now - mark >= limit:
+                self._flush()
+                mark = now
 
     # -- metrics ----------------------------------------------------------------
 

@@ -1,6 +1,8 @@
 """Hosting a pystorm (or streamparse) component in the task's process.
 
-pystorm's own `run()` loop runs unchanged in the main thread. Only its serializer is
+Most components run lean (lean.py): the runtime's loops call them. This module keeps
+the pulled host for the others: pystorm's own `run()` loop runs unchanged in the main
+thread. Only its serializer is
 replaced: instead of JSON lines on stdin and stdout, messages are Python objects handed
 to and taken from the StormPeer, which pulls the next tuple or command from the runtime
 when pystorm asks for its next message. Auto-ack, auto-anchor, auto-fail, batching,
@@ -12,7 +14,6 @@ from __future__ import annotations
 import io
 import logging
 import os
-import sys
 import threading
 from collections import deque
 from typing import Any, Protocol
@@ -24,11 +25,9 @@ from heronbridge.runtime.api import LoopOwner
 from heronbridge.runtime.plan.logical import resolve_import_path
 
 from . import ShimError, keys
+from .lean import STORM_WENT_AWAY, LeanHost, LeanSpout, bolt_face, lean_capable, load_class
 from .logs import prefixed_log
 from .peer import StormPeer
-
-# pystorm's exit code when Storm goes away; after an orderly stop the task exits 0.
-STORM_WENT_AWAY = 2
 
 
 class MessageHook(Protocol):
@@ -107,30 +106,51 @@ class Bridge(Serializer):
 
 
 class PystormComponent(LoopOwner):
-    """The runtime component that hosts one pystorm Spout or Bolt class."""
+    """The runtime component that hosts one pystorm Spout or Bolt class.
+
+    Lean (lean.py) unless the class runs threads of its own or a message hook that only
+    speaks messages is set: then pystorm's own loop pulls from the task (`run`).
+    """
+
+    _cls: type | None = None
+    _hook: MessageHook | None = None
+
+    @property
+    def owns_loop(self) -> bool:
+        if self._cls is None:
+            conf, context = self.config, self.context
+            self._cls = load_class(conf, context.component_id, context.task_id)
+            self._hook = _hook(conf, context.component_id, context.task_id)
+        hook = self._hook
+        return not lean_capable(self._cls) or self.config.get(keys.LEAN) is False or (
+            hook is not None and not hasattr(hook, "next_allowed"))
+
+    # -- lean: the runtime's loops call these ---------------------------------------------
+
+    def _lean(self, context: Any, collector: Any, is_spout: bool) -> LeanHost:
+        _keep_runtime_logs_apart()
+        return LeanHost(self._cls, self.config, context, collector, is_spout, self._hook)
+
+    def open(self, config: dict, context: Any, collector: Any) -> None:
+        face = LeanSpout(self._lean(context, collector, True))
+        self.next_tuple, self.ack, self.fail = face.next_tuple, face.ack, face.fail
+        self.activate, self.deactivate, self.close = face.activate, face.deactivate, face.close
+
+    def prepare(self, config: dict, context: Any, collector: Any) -> None:
+        self.execute, self.cleanup = bolt_face(self._lean(context, collector, False))
+
+    # -- pulled: pystorm's own loop ------------------------------------------------------
 
     def run(self, host: Any) -> None:
-        conf = host.config
-        class_path = conf.get(keys.CLASS)
-        resources = conf.get(keys.RESOURCES)
-        if resources:
-            os.chdir(resources)  # Storm runs a component in its resources folder
-            if resources not in sys.path:
-                sys.path.insert(0, resources)
         _keep_runtime_logs_apart()
-        try:
-            cls = resolve_import_path(class_path.replace(":", ".") if class_path else "")
-        except Exception as exc:
-            msg = (f"{host.component!r} (task {host.task}): cannot load class "
-                   f"{class_path!r}: {type(exc).__name__}: {exc}")
-            raise ShimError(msg) from exc
+        cls = self._cls
         peer = StormPeer(host, pystorm=True)
         # pystorm builds its own serializer around the streams it is given; it is replaced
         # before anything is read or written.
         component = cls(input_stream=io.BytesIO(), output_stream=io.BytesIO(),
                         serializer="json")
         bridge = Bridge(peer, host, component._reader_lock, component._writer_lock,
-                        _hook(host))
+                        self._hook)
         component.serializer = bridge
         component.log = prefixed_log(component)  # its lines reach the task log as they come
         pid_dir = os.path.join(os.getcwd(), ".pids")
@@ -144,14 +164,14 @@ class PystormComponent(LoopOwner):
         component.run()
 
 
-def _hook(host: Any) -> MessageHook | None:
-    path = host.config.get(keys.HOOK)
+def _hook(config: dict, component: str, task: int) -> MessageHook | None:
+    path = config.get(keys.HOOK)
     if not path:
         return None
     try:
-        return resolve_import_path(path)(host.config)
+        return resolve_import_path(path)(config)
     except Exception as exc:
-        msg = (f"{host.component!r} (task {host.task}): cannot set up the message hook "
+        msg = (f"{component!r} (task {task}): cannot set up the message hook "
                f"{keys.HOOK}={path!r}: {type(exc).__name__}: {exc}")
         raise ShimError(msg) from exc
 

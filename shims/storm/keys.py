@@ -17,6 +17,10 @@ STREAMPARSE_RUN = "streamparse_run"  # the COMMAND sparse gives its Python compo
 # message hook for in-process components; see inprocess.MessageHook.
 HOOK = "heronbridge.storm.hook"
 
+# Topology-level (or a component's): false hosts every in-process component under
+# pystorm's own loop (inprocess.py) instead of the lean host (lean.py); for comparison.
+LEAN = "heronbridge.storm.lean"
+
 # Topology-level (or a component's): the configured pystorm.log.path the loader found
 # unusable; each task's own log folder takes its place (see logs.py).
 LOG_FALLBACK = "heronbridge.storm.log.fallback"

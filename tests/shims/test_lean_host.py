@@ -1,0 +1,109 @@
+"""The lean in-process host (shims/storm/lean.py) on the in-memory topology: pystorm's
+semantics with no processes, sockets or stream managers."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from heronbridge.compat.streamparse import load_project
+from heronbridge.runtime.testing import InMemoryTopology
+
+PROJECT = Path(__file__).parent / "project"
+
+
+@pytest.fixture(autouse=True)
+def task_process_state():
+    """What hosting components changes in a task's process (pystorm's log handlers, the
+    runtime's own logger, the working folder, sys.path) is put back after each test."""
+    root, ours = logging.getLogger(), logging.getLogger("heronbridge")
+    saved = (list(root.handlers), root.level, list(ours.handlers), ours.propagate, ours.level,
+             os.getcwd(), list(sys.path))
+    yield
+    root.handlers[:], root.level, ours.handlers[:], ours.propagate, ours.level = saved[:5]
+    os.chdir(saved[5])
+    sys.path[:] = saved[6]
+
+
+def topology(tmp_path: Path, name: str, **options) -> tuple[InMemoryTopology, Path]:
+    out = tmp_path / "out"
+    resources = tmp_path / "resources"
+    shutil.copytree(PROJECT / "src", resources)
+    opts = {"test.out": str(out), "topology.reliability.mode": "ATLEAST_ONCE", **options}
+    project = load_project(PROJECT, name, None, opts, False, resources)
+    return InMemoryTopology(project.plan), out
+
+
+def rows(out: Path, pattern: str) -> list[dict]:
+    return [json.loads(line) for f in sorted(out.glob(pattern)) for line in f.open()]
+
+
+def outcomes(out: Path) -> dict[int, list[str]]:
+    result: dict[int, list[str]] = {}
+    for r in rows(out, "spout-*.jsonl"):
+        if r["event"] in ("ack", "fail"):
+            result.setdefault(r["id"], []).append(r["event"])
+    return result
+
+
+def test_auto_anchor_and_ack_carry_fails_back_and_values_are_namedtuples(tmp_path):
+    topo, out = topology(tmp_path, "acking", **{"test.count": 40})
+    assert all(type(r.user).__name__ == "PystormComponent" and not r.user.owns_loop
+               for r in topo.runners.values())
+    topo.run(60, batch=7)
+    result = outcomes(out)
+    assert result == {n: ["fail"] if n % 4 == 0 else ["ack"] for n in range(40)}
+    seen = rows(out, "seen-passing-*.jsonl")
+    assert sorted(r["n"] for r in seen) == list(range(40))
+    assert {(r["component"], r["stream"], r["type"], tuple(r["fields"])) for r in seen} == \
+        {("numbers", "default", "NumbersDefaultTuple", ("n",))}
+
+
+def test_reliable_spout_replays_and_need_task_ids(tmp_path):
+    topo, out = topology(tmp_path, "replays", **{"test.count": 20, "test.reject": 5})
+    topo.run(200, batch=5)
+    attempts = Counter(r["n"] for r in rows(out, "seen-judge-*.jsonl"))
+    assert attempts == {n: 3 if n % 5 == 0 else 1 for n in range(20)}  # 1 + max_fails
+
+    topo, out = topology(tmp_path / "ids", "taskids", **{"test.count": 12})
+    topo.run(20)
+    sinks = {r["n"]: r["pid"] for r in rows(out, "seen-sink-*.jsonl")}
+    sink_tasks = {t for t, r in topo.runners.items() if r.component == "sink"}
+    probes = rows(out, "seen-probe-*.jsonl")
+    assert len(probes) == 12 and len(sinks) == 12
+    assert all(len(p["tasks"]) == 1 and p["tasks"][0] in sink_tasks for p in probes)
+
+
+def test_a_raising_bolt_fails_its_tuple_and_exits_through_the_task(tmp_path):
+    topo, out = topology(tmp_path, "crashing", **{"test.count": 5})
+    with pytest.raises(SystemExit) as exit_:
+        topo.run(5)
+    assert exit_.value.code == 1
+    assert [r["n"] for r in rows(out, "seen-hard-*.jsonl") if "n" in r] == [0, 1, 2, 3]
+    hard = next(r for r in topo.runners.values() if r.component == "hard")
+    assert hard.emitter.failed == 1 and hard.emitter.errors_reported == 1
+
+
+def test_acking_a_tuple_twice_is_the_components_error(tmp_path):
+    topo, _ = topology(tmp_path, "acking", **{"test.count": 2})  # the judge acks n=1
+    judge = next(r for r in topo.runners.values() if r.component == "judge")
+    comp = judge.user.execute.__self__.comp
+    first = comp.ack
+
+    def ack_twice(tup):
+        first(tup)
+        first(tup)
+
+    comp.ack = ack_twice
+    comp.exit_on_exception = False
+    topo.run(2)
+    assert judge.emitter.errors_reported == 1
+    [record] = judge.emitter.exceptions.records.values()
+    assert "ShimError" in str(record) and "already acked or failed" in str(record)
