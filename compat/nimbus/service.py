@@ -5,7 +5,8 @@ submit` or another host on ZooKeeper); a submit starts one detached, as `heronbr
 submit` does. Errors are Nimbus's own exceptions with Nimbus's messages where a client
 shows them ("NAME is not alive", "NAME is already alive"), so clients print what they
 print against Storm. Kill follows Storm: the topology is deactivated at once, shows as
-KILLED, and is stopped `wait_secs` later (default: its message timeout).
+KILLED, and is stopped `wait_secs` later (default: its message timeout). A rebalance
+is `heronbridge update`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from heronbridge.runtime.proto import topology_pb2
 from heronbridge.runtime.scheduler import Home, pid_alive, running_scheduler
 from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.scheduler.spark import SparkOptions
+from heronbridge.runtime.scheduler.update import update
 from heronbridge.runtime.state import (
     EXECUTION_STATE,
     PACKING_PLANS,
@@ -163,6 +165,7 @@ class NimbusService:
         self.staging = home.root / "nimbus" / "staging"
         self.launches: dict[str, Launch] = {}  # started here, still running
         self.killing: dict[str, float] = {}  # name -> when it is stopped
+        self.rebalancing: set[str] = set()  # an update under way
         self.lock = threading.RLock()
         self.submit_lock = threading.Lock()  # one submit at a time: it imports user code
         self.t = idl()
@@ -192,9 +195,11 @@ class NimbusService:
         with self.lock:
             starting = name in self.launches
             killed = name in self.killing
+            rebalancing = name in self.rebalancing
         if not starting and running_scheduler(self.state, name) is None:
             return None  # stale state of a topology that died
-        status = "KILLED" if killed else STATUS.get(topology.state, "INACTIVE")
+        status = "KILLED" if killed else "REBALANCING" if rebalancing else \
+            STATUS.get(topology.state, "INACTIVE")
         return Known(name, topology, status)
 
     def _alive(self, name: str, by_id: bool = False) -> Known:
@@ -535,8 +540,11 @@ class NimbusService:
             raise
 
     def rebalance(self, name: str, options: Any) -> None:
-        """Validated as Storm validates it, then refused: the runtime cannot change a
-        running topology's parallelism yet (that is `heronbridge update`'s)."""
+        """Validated as Storm validates it, then applied as `heronbridge update`: new
+        executor counts are the components' parallelism, `num_workers` the containers.
+        As Nimbus does, it returns at once and the topology shows REBALANCING until the
+        update is done; what the update refuses is refused here (InvalidTopologyException).
+        The spouts pause only while the trees in flight drain, not for `wait_secs`."""
         known = self._alive(name)
         components = sorted(known.plan.components)
         executors = (options.num_executors if options is not None else None) or {}
@@ -548,14 +556,40 @@ class NimbusService:
             if count is None or count <= 0:
                 raise self.t.InvalidTopologyException(
                     msg="Number of executors must be greater than 0")
-        asked = [f"{c}={n}" for c, n in sorted(executors.items())]
-        if options is not None and options.num_workers is not None:
-            asked.append(f"{options.num_workers} workers")
-        raise self.t.InvalidTopologyException(
-            msg=f"{where(name)}: rebalance ({', '.join(asked) or 'no change'}) is not "
-                "supported by heronbridge yet: a running topology's parallelism and "
-                "containers cannot change until `heronbridge update` exists; the topology "
-                "keeps running unchanged (kill and submit it again to change them)")
+        parallelism = {c: n for c, n in executors.items() if not c.startswith(SYSTEM_PREFIX)}
+        workers = options.num_workers if options is not None else None
+        if workers is not None and workers <= 0:
+            raise self.t.InvalidTopologyException(
+                msg="Number of workers must be greater than 0")
+        if not parallelism and workers is None:
+            return
+        with self.lock:
+            if name in self.rebalancing:
+                raise self.t.InvalidTopologyException(
+                    msg=f"{where(name)}: a rebalance is already under way")
+        if not parallelism:  # the update needs a component: one at its current size
+            first = components[0]
+            parallelism = {first: known.plan.components[first].parallelism}
+        try:
+            update(self.state, name, parallelism, workers, dry_run=True)
+        except RuntimeKernelError as exc:
+            raise self.t.InvalidTopologyException(msg=str(exc)) from exc
+        with self.lock:
+            self.rebalancing.add(name)
+        threading.Thread(target=self._rebalance, args=(name, parallelism, workers),
+                         name=f"nimbus-rebalance-{name}", daemon=True).start()
+
+    def _rebalance(self, name: str, parallelism: dict[str, int], workers: int | None) -> None:
+        try:
+            report = update(self.state, name, parallelism, workers,
+                            reason="Nimbus rebalance")
+            log.info("%s: rebalanced to packing %s; spouts paused %.2fs", where(name),
+                     report.new_packing_id, report.paused_secs)
+        except RuntimeKernelError as exc:
+            log.error("%s: rebalance failed: %s", where(name), exc)
+        finally:
+            with self.lock:
+                self.rebalancing.discard(name)
 
 
 def _denied(exc: BaseException) -> bool:

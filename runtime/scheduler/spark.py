@@ -34,7 +34,7 @@ from ..plan.codec import topology_from_proto
 from ..proto import plans_pb2
 from ..state import PACKING_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
 from .lifecycle import still_submitted
-from .local import Home
+from .local import ContainersFollower, Home
 from .package import build
 from .restarts import Backoff
 from .spark_container import ContainerTask, Outcome, partition
@@ -129,6 +129,8 @@ class SparkSupervisor:
         self._lock = threading.Lock()
         self._restarted: list[int] = []
         self._last_report = 0.0
+        self.planned = ContainersFollower(state, name)
+        self._archive = ""
 
     # -- starting ---------------------------------------------------------------
 
@@ -168,21 +170,25 @@ class SparkSupervisor:
             host=socket.gethostname()))
         package = build(self.plan, self.topology_id, self.workdir, self.workdir / PACKAGE)
         self.sc = self._context()
-        archive = f"heronbridge-{self.topology_id}"
+        archive = self._archive = f"heronbridge-{self.topology_id}"
         self.sc.addArchive(f"{package}#{archive}")
         self._last_report = time.monotonic()
         log.info("%s: %d containers on %s (application %s)", where(self.name),
                  len(self.containers), self.options.master, self.sc.applicationId)
+        for container in self.containers:
+            self._add_container(container, start=False)
+        for thread in self.threads:
+            thread.start()
+
+    def _add_container(self, container: int, start: bool = True) -> None:
         from pyspark import InheritableThread
 
-        identity = self.state.child_env()
-        for container in self.containers:
-            task = ContainerTask(self.name, self.topology_id, container, self.state.uri,
-                                 archive, identity)
-            thread = InheritableThread(target=self._keep_running, args=(task,),
-                                       name=f"container-{container}", daemon=True)
-            self.threads.append(thread)
-        for thread in self.threads:
+        task = ContainerTask(self.name, self.topology_id, container, self.state.uri,
+                             self._archive, self.state.child_env())
+        thread = InheritableThread(target=self._keep_running, args=(task,),
+                                   name=f"container-{container}", daemon=True)
+        self.threads.append(thread)
+        if start:
             thread.start()
 
     def _group(self, container: int) -> str:
@@ -194,7 +200,7 @@ class SparkSupervisor:
         sc.setJobGroup(self._group(container), f"heronbridge {self.name}: container "
                        f"{container}", interruptOnCancel=True)
         backoff = Backoff(self.backoff)
-        while not self._stopping.is_set():
+        while not self._stopping.is_set() and container in self.containers:
             began = time.monotonic()
             try:
                 outcome: Outcome = sc.parallelize([container], 1).mapPartitions(
@@ -210,9 +216,9 @@ class SparkSupervisor:
                                   f"driver's log says why); last: {_reason(exc)}")
                     return
                 what = f"failed: {_reason(exc)}"
-            if self._stopping.is_set() or not still_submitted(self.state, self.name,
-                                                              self.topology_id):
-                return
+            if self._stopping.is_set() or container not in self.containers \
+                    or not still_submitted(self.state, self.name, self.topology_id):
+                return  # stopped, killed, or dropped by an update (its executor stopped)
             lived = time.monotonic() - began
             delay = backoff.after_exit(lived)
             log.warning("%s: container %d %s after %.1fs; starting it again in %.1fs%s",
@@ -260,6 +266,18 @@ class SparkSupervisor:
                             where(self.name), waiting, self.options.master)
         with self._lock:
             restarted, self._restarted = self._restarted, []
+        wanted = self.planned.containers
+        if wanted is not None and wanted != set(self.containers) and self.sc is not None:
+            # An update added or dropped containers: a dropped one's executor stops by
+            # itself and its job is not submitted again; an added one gets its job (it
+            # needs a free core: spark.cores.max counts the containers at start).
+            self.containers[:] = [c for c in self.containers if c in wanted]
+            for container in sorted(wanted - set(self.containers)):
+                log.info("%s: container %d joined the packing plan; starting it",
+                         where(self.name), container)
+                self.containers.append(container)
+                self._add_container(container)
+                restarted.append(container)
         return restarted
 
     def stop(self) -> None:
@@ -268,6 +286,7 @@ class SparkSupervisor:
         if self._stopping.is_set():
             return
         self._stopping.set()
+        self.planned.cancel()
         try:
             self.state.delete(TOPOLOGIES, self.name)
         except StateManagerError as exc:

@@ -393,9 +393,10 @@ class StreamManager:
                  sorted(self.local_tasks))
 
     def _let_go(self, link: InstanceLink) -> None:
+        # Its link stays open until its executor stops it: a task that lost its stream
+        # manager would exit and be restarted, under its old identity, before the
+        # executor saw the new plan.
         self.instance_gone(link)
-        if link.transport is not None:
-            link.transport.close()
 
     def restart_task(self, req: Any) -> None:
         """End a local task (the health manager asked: a slow instance); its executor
