@@ -30,6 +30,7 @@ from healthkit import Probe, actions, parallelism, topology  # noqa: E402
 from heronbridge.runtime.scheduler import Home  # noqa: E402
 from heronbridge.runtime.scheduler.launch import Launch  # noqa: E402
 
+SMOOTH = 4  # samples (seconds) per plotted point
 HEALTH = {"heronbridge.health.interval.secs": 2.0, "heronbridge.health.window.secs": 8.0,
           "heronbridge.health.cooldown.secs": 10.0}
 
@@ -63,11 +64,15 @@ def plot(results: dict, rate: int, path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(10, 5))
     for name, result in results.items():
-        ax.plot([p[0] for p in result["points"]], [p[1] for p in result["points"]],
+        points = result["points"]
+        # A busy task publishes its counters between batches: average over SMOOTH samples.
+        smooth = [sum(p[1] for p in points[max(0, i - SMOOTH + 1):i + 1])
+                  / len(points[max(0, i - SMOOTH + 1):i + 1]) for i in range(len(points))]
+        ax.plot([p[0] for p in points], smooth,
                 label=f"health manager {name} (ends at parallelism {result['parallelism']})")
     ax.axhline(rate, linestyle=":", color="grey", label=f"offered ({rate}/s)")
     ax.set_xlabel("seconds since the topology started")
-    ax.set_ylabel("sink tuples/s")
+    ax.set_ylabel(f"sink tuples/s (mean of the last {SMOOTH} s)")
     ax.set_title("A bolt 3x too slow for its input, with the health manager on and off")
     ax.legend()
     fig.tight_layout()
