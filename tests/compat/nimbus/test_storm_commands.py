@@ -88,8 +88,10 @@ def test_storm_commands_on_a_sparse_submitted_topology(nimbus, tmp_path, storm_c
     assert ("InvalidTopologyException(msg:Invalid component nosuch for topology wordcount, "
             "valid values are count_bolt,word_spout)") in out
     code, out = storm(storm_classpath, "Rebalance", "wordcount", "-e", "count_bolt=3", **seeds)
-    assert code != 0 and "InvalidTopologyException(msg:topology 'wordcount': rebalance " \
-        "(count_bolt=3) is not supported by heronbridge yet" in out, out
+    assert code == 0, out  # heronbridge update: count_bolt goes from 2 tasks to 3
+    wait_until(lambda: listed(storm(storm_classpath, "ListTopologies", **seeds)[1])[0][1:3]
+               == ["ACTIVE", "4"], 120, "ListTopologies to show the rebalanced topology",
+               on_timeout=nimbus.output)
     code, out = storm(storm_classpath, "Activate", "nosuch", **seeds)
     assert code != 0 and "NotAliveException(msg:nosuch is not alive)" in out, out
 
