@@ -55,15 +55,18 @@ def diagnose(view: ComponentView, conf: HealthConfig) -> list[Diagnosis]:
     tasks = list(view.tasks.values())
     queue_skew = _skewed([t.queue + 1 for t in tasks], conf.queue_skew) or \
         _skewed([t.backpressure + 1 for t in tasks], conf.queue_skew)
-    rate_skew = _skewed([t.rate for t in tasks], conf.rate_skew)
+    # Input rates as their stream managers saw them, if they report them (see sensors).
+    rate = (lambda t: t.intake) if any(t.intake for t in tasks) else (lambda t: t.rate)
+    rate_skew = _skewed([rate(t) for t in tasks], conf.rate_skew)
     seen = (("queue growing; " if growing else "")
             + f"backpressure {bp:.0f} ms/s over {len(tasks)} task(s); rates "
-            + ", ".join(f"{t.task}:{t.rate:.0f}/s" for t in tasks) + "; backpressure "
+            + ", ".join(f"{t.task}:{t.rate:.0f}/s" for t in tasks) + "; intake "
+            + ", ".join(f"{t.task}:{t.intake / 1024:.0f}KB/s" for t in tasks) + "; backpressure "
             + ", ".join(f"{t.task}:{t.backpressure:.0f}ms/s" for t in tasks))
     if not queue_skew:
         return [Diagnosis(UNDER_PROVISIONED, view.name, None, seen)]
     worst = max(tasks, key=lambda t: (t.backpressure, t.queue))
-    if rate_skew and worst.rate >= max(t.rate for t in tasks) * 0.9:
+    if rate_skew and rate(worst) >= max(rate(t) for t in tasks) * 0.9:
         return [Diagnosis(DATA_SKEW, view.name, worst.task, seen)]
     return [Diagnosis(SLOW_INSTANCE, view.name, worst.task, seen)]
 

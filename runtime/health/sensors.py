@@ -3,7 +3,9 @@
 Per task: the time it held backpressure (the stream managers' `backpressure-ms/task/N`,
 in ms per second, at most 1000, as Heron's BackPressureSensor), its execute rate, its
 queue (the bytes its stream manager has not yet written to it) and how often it was
-restarted (its incarnation) with the latest exception it raised.
+restarted (its incarnation) with the latest exception it raised. Its input rate is
+measured where it is sure to be current: the bytes its stream manager wrote to it
+(`bytes-to/task/N`); a saturated task publishes its own counters only between batches.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ from ..telemetry import BACKPRESSURE_MS, EXECUTE_COUNT
 STMGR = "__stmgr__"
 BP_TASK = BACKPRESSURE_MS + "/task/"
 QUEUE_TASK = "queue-bytes/task/"
+BYTES_TO_TASK = "bytes-to/task/"
 
 
 @dataclass
 class TaskView:
     task: int
     backpressure: float = 0.0  # ms per second over the window
-    rate: float = 0.0  # executes per second
+    rate: float = 0.0  # executes per second (from its own, possibly late, counters)
+    intake: float = 0.0  # bytes per second its stream manager wrote to it
     queue: float = 0.0  # bytes waiting for it now
     growth: float = 0.0  # of its queue, bytes per second over the window
     restarts: int = 0  # within the window
@@ -85,7 +89,13 @@ class Window:
             before = first.get(key)
             if component == STMGR:
                 for name, value in sample.counters.items():
-                    if name.startswith(BP_TASK):
+                    if name.startswith(BYTES_TO_TASK):
+                        target = int(name[len(BYTES_TO_TASK):])
+                        if target in owner:
+                            old = before.counters.get(name, 0.0) if before is not None else 0.0
+                            views[owner[target]].tasks[target].intake = \
+                                _delta(old, value) / seconds
+                    elif name.startswith(BP_TASK):
                         target = int(name[len(BP_TASK):])
                         if target in owner:
                             old = before.counters.get(name, 0.0) if before is not None else 0.0

@@ -60,6 +60,7 @@ STMGR_COMPONENT = "__stmgr__"
 PARK_SECS = 10.0  # a task that registers before the plan that has it waits this long
 BP_BY_CAUSE = BACKPRESSURE_MS + "/{}/{}"  # e.g. backpressure-ms/task/4
 QUEUE_BYTES = "queue-bytes/task/{}"
+BYTES_TO = "bytes-to/task/{}"  # written to a local task: what it consumed, near enough
 
 
 def _remaining(link: InstanceLink) -> bool:
@@ -73,6 +74,7 @@ class _Link(FramedProtocol):
         super().__init__()
         self.sm = sm
         self.cause: tuple[str, Any] | None = None  # backpressure cause this link stands for
+        self.sent = 0  # bytes written to it
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -84,6 +86,7 @@ class _Link(FramedProtocol):
             self.sm.undeliverable(chunks)
             return
         transport.writelines(chunks)
+        self.sent += sum(map(len, chunks))
 
     def pause_writing(self) -> None:
         if self.cause is not None:
@@ -317,13 +320,21 @@ class StreamManager:
         self.all_spouts_local = spouts <= self.local_tasks
 
     def heartbeat(self, force: bool = False) -> None:
-        ready = (self.ready, self.packing_id)
+        paused = self.state == topology_pb2.PAUSED
+        ready = (self.ready, self.packing_id, paused, len(self.tracker) if paused else 0)
         if self.master is None or (not force and ready == self._ready_sent):
             return
         self._ready_sent = ready
         self.master.send(control_pb2.StreamManagerHeartbeat(
             stmgr_id=self.id, time_ms=int(time.time() * 1000), instances_ready=ready[0],
-            packing_id=self.packing_id))
+            packing_id=self.packing_id, paused=paused, trees_pending=ready[3]))
+
+    async def _report_drain(self) -> None:
+        """While the spouts are paused, tell the master how many trees are still in
+        flight as soon as that changes: an update waits for none."""
+        while self.state == topology_pb2.PAUSED:
+            self.heartbeat()
+            await asyncio.sleep(0.02)
 
     @property
     def ready(self) -> bool:
@@ -505,7 +516,9 @@ class StreamManager:
         self.heartbeat()
 
     def set_state(self, state: int) -> None:
-        self.state = state
+        was, self.state = self.state, state
+        if state == topology_pb2.PAUSED and was != state:
+            spawn(self._report_drain(), "drain report")
         log.info("%s: topology state %s", self.id, topology_pb2.TopologyState.Name(state))
         for link in self.instances.values():
             if link.is_spout and link not in self.waiting:
@@ -718,6 +731,8 @@ class StreamManager:
                     for (kind, who), ms in by_cause.items()}
         gauges = {QUEUE_BYTES.format(task): link.transport.get_write_buffer_size()
                   for task, link in self.instances.items() if _remaining(link)}
+        counters.update({BYTES_TO.format(task): link.sent
+                         for task, link in self.instances.items()})
         sample = control_pb2.TaskMetrics(
             component=STMGR_COMPONENT, task_id=-1, container=self.container,
             timestamp_ms=int(time.time() * 1000),

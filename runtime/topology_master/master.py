@@ -37,13 +37,11 @@ from ..state import (
     StateManager,
 )
 from ..state.follow import Follower
-from ..telemetry import TREES_PENDING
 from ..wire import auth, tls
 from ..wire.aio import FramedProtocol, cancel, spawn
 
 log = logging.getLogger("heronbridge.runtime.topology_master")
 
-STMGR_COMPONENT = "__stmgr__"
 DRAIN_SECS = "heronbridge.update.drain.secs"  # longest wait for trees in flight
 READY_SECS = "heronbridge.update.ready.secs"  # longest wait for the new plan's tasks
 
@@ -97,6 +95,7 @@ class TopologyMaster:
         self._wake = asyncio.Event()
         self.updating = False
         self._all_ready = asyncio.Event()
+        self.drain: dict[str, tuple[float, int]] = {}  # stmgr -> (when, trees) while paused
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
@@ -226,6 +225,8 @@ class TopologyMaster:
         if link.stmgr is None:
             return
         self.last_heartbeat[link.stmgr] = time.monotonic()
+        if hb.paused:
+            self.drain[link.stmgr] = (time.monotonic(), hb.trees_pending)
         was_ready = link.stmgr in self.ready
         if hb.instances_ready and hb.packing_id == self.packing.id:
             self.ready.add(link.stmgr)
@@ -384,22 +385,17 @@ class TopologyMaster:
         self._broadcast_state()
 
     async def _drain(self, since: float, limit: float) -> int:
-        """Wait until every stream manager reports, in a sample taken after `since`, no
-        tree in flight (or `limit` seconds pass); returns the trees still in flight."""
-        since_ms = (time.time() - (time.monotonic() - since)) * 1000
+        """Wait until every stream manager reports, paused since `since`, no tree in
+        flight (or `limit` seconds pass); returns the trees still in flight."""
         deadline = time.monotonic() + limit
-        pending = -1
         while True:
-            samples = [m for (component, _, _), m in self.metrics.items()
-                       if component == STMGR_COMPONENT]
-            fresh = [m for m in samples if m.timestamp_ms >= since_ms]
-            if len(fresh) >= len(self.expected):
-                pending = int(sum(m.gauges.get(TREES_PENDING, 0) for m in fresh))
-                if pending == 0:
-                    return 0
+            seen = [self.drain.get(sid, (0.0, -1)) for sid in self.expected]
+            fresh = [trees for when, trees in seen if when >= since]
+            if len(fresh) == len(seen) and not any(fresh):
+                return 0
             if time.monotonic() >= deadline:
-                return max(pending, 0)
-            await asyncio.sleep(0.05)
+                return sum(max(0, trees) for _, trees in seen)
+            await asyncio.sleep(0.02)
 
     def _restart(self, req: Any) -> control_pb2.ControllerResponse:
         owner = next((c.id for c in self.packing.containers
