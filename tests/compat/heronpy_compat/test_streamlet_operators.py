@@ -229,11 +229,13 @@ print([g.choose_tasks([(f"key{i}", 1)])[0] for i in range(40)])
 """
 
 
-def test_keyed_windows_route_a_key_alike_in_every_process():
+def test_keyed_windows_route_a_key_alike_in_every_process(tmp_path):
     """Python's hash of a str differs between processes: two tasks emitting the same
-    key must still pick the same task."""
+    key must still pick the same task. (Run from an empty folder: the checkout's own
+    `heronbridge/` folder would shadow the installed package.)"""
     routes = {subprocess.run([sys.executable, "-c", ROUTE], capture_output=True, text=True,
-                             check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+                             check=True, cwd=tmp_path,
+                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout
               for seed in ("1", "2")}
     assert len(routes) == 1
 
