@@ -322,7 +322,12 @@ class TopologyMaster:
         self.updating = True
         try:
             await self._apply(req, report, new_packing)
-        except (StateManagerError, TimeoutError) as exc:
+        except TimeoutError:
+            return refused(f"topology {self.name!r}: update to packing {new_packing.id} did "
+                           f"not complete: stream managers {sorted(self.expected - self.ready)} "
+                           "did not report every task of the new plan registered in time "
+                           f"({READY_SECS}); the spouts run again on what is registered")
+        except StateManagerError as exc:
             return refused(f"topology {self.name!r}: update to packing {new_packing.id} did "
                            f"not complete: {exc}")
         finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from heronbridge.runtime.plan import TaskLayout  # noqa: E402
 from heronbridge.runtime.plan.codec import packing_from_proto, topology_from_proto  # noqa: E402
 from heronbridge.runtime.plan.rescale import UpdateError  # noqa: E402
 from heronbridge.runtime.scheduler.update import update  # noqa: E402
-from heronbridge.runtime.state import PACKING_PLANS, TOPOLOGIES  # noqa: E402
+from heronbridge.runtime.state import PACKING_PLANS, PHYSICAL_PLANS, TOPOLOGIES  # noqa: E402
 
 LINES = 4000
 
@@ -51,6 +52,17 @@ def wait_for(run: DurableRun, condition, timeout: float, what: str):
         time.sleep(0.05)
     pytest.fail(f"timed out after {timeout}s waiting for {what}: {run.missing()}\n"
                 f"{run.running.logs()[-6000:]}")
+
+
+def updating(run: DurableRun, *args, **kwargs):
+    """`update` from another thread, while this one supervises the containers (as the
+    scheduler's own process does beside the command line's)."""
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(update, run.state, run.plan.name, *args, **kwargs)
+        while not future.done():
+            run.running.check()
+            time.sleep(0.05)
+        return future.result()
 
 
 def count_tasks(run: DurableRun) -> tuple[int, ...]:
@@ -96,3 +108,22 @@ def test_update_refuses_by_name(home, state, tmp_path):
         dry = update(state, name, {"split": 3}, dry_run=True)
         assert dry.new_packing_id != dry.old_packing_id
         assert count_tasks(run) == (2, 3)  # a dry run changes nothing
+
+
+@pytest.mark.integration
+def test_update_adds_a_container_and_drops_it_again(home, state, tmp_path):
+    run = DurableRun(home, state, tmp_path, containers=1, lines=1500)
+    name = run.plan.name
+
+    def stmgrs() -> list[int]:
+        return sorted(s.container for s in state.get(PHYSICAL_PLANS, name).stmgrs)
+
+    with run.running:
+        wait_for(run, lambda: len(acked(run.out)) > 100, 60, "the first acks")
+        grown = updating(run, {"count": 3}, containers=2)
+        assert list(grown.added_containers) == [1] and stmgrs() == [0, 1]
+        shrunk = updating(run, {"count": 2}, containers=1)
+        assert list(shrunk.removed_containers) == [1] and stmgrs() == [0]
+        wait_for(run, lambda: complete(run), 120, "every line acked and counted")
+        wait_for(run, lambda: len(run.running.supervisor.executors) == 1, 30,
+                 "the dropped container's executor to stop")
