@@ -8,7 +8,9 @@ import subprocess
 import pytest
 from health_components import CrashingBolt
 from healthkit import first_actions, parallelism, topology
-from testkit import HERONBRIDGE, Running
+from testkit import HERONBRIDGE, Running, wait_until
+
+from heronbridge.runtime import control
 
 
 @pytest.mark.integration
@@ -25,6 +27,10 @@ def test_a_crash_looping_task_is_restarted_and_the_log_says_why(home, state):
             ("restart", "failing-task", "work")
         assert "restarted" in first.why and "crash drill" in first.why
         assert parallelism(state, plan.name) == 1
+        wait_until(lambda: any(t.counters.get("health-actions/restart", 0) >= 1
+                               for t in control.metrics(state, plan.name).tasks
+                               if t.component == "__healthmgr__"), 30,
+                   "the health manager's action counted in its metrics")
         listed = subprocess.run([HERONBRIDGE, "list", "--home", str(home.root)],
                                 capture_output=True, text=True, timeout=60, check=True).stdout
         assert "failing-task" in listed and "crash drill" in listed, listed
