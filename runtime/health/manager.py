@@ -76,7 +76,8 @@ class HealthManager:
             self.packing_id = packing.id
             self.window.clear()
         self.window.add(report, now)
-        if self.window.span < self.conf.window * 0.8 or now < self.quiet_until:
+        if self.window.span < self.conf.window - self.conf.interval / 2 \
+                or now < self.quiet_until:
             return []
         plan = topology_from_proto(self.state.get(TOPOLOGIES, self.name))
         layout = TaskLayout.of(plan)
