@@ -34,7 +34,7 @@ METRICS_INTERVAL = 0.25
 
 
 def run(mode: str, seconds: float, max_pending: int) -> dict:
-    multilang = mode == "multilang"
+    multilang = mode == "multilang"  # lean, lean-unbounded, pulled or multilang
     from heronbridge.compat.streamparse import load_project, topology_name
     from heronbridge.runtime import control
     from heronbridge.runtime.scheduler import Home
@@ -47,7 +47,10 @@ def run(mode: str, seconds: float, max_pending: int) -> dict:
                    "example.output.dir": str(Path(tmp) / "out"),
                    "topology.max.spout.pending": max_pending,
                    "heronbridge.metrics.interval.secs": METRICS_INTERVAL,
-                   "heronbridge.storm.lean": mode == "lean"}
+                   "heronbridge.storm.lean": mode.startswith("lean")}
+        if mode == "lean-unbounded":  # bursts and bolt batches bounded as before 433914b
+            options.update({"heronbridge.emit.batch.size.bytes": 1 << 40,
+                            "heronbridge.execute.batch.time.ms": 1e9})
         project = load_project(PROJECT, name, None, options, multilang,
                                home.workdir(name) / "resources")
         launch = Launch(project.plan, home, install=project.install_resources)
@@ -107,7 +110,8 @@ def main() -> int:
     parser.add_argument("--max-pending", type=int, default=1000,
                         help="topology.max.spout.pending, the same in both modes")
     parser.add_argument("--modes", default="lean,pulled,multilang",
-                        help="comma-separated, among lean, pulled, multilang")
+                        help="comma-separated, among lean, lean-unbounded, pulled, "
+                        "multilang")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
     modes = args.modes.split(",")

@@ -33,6 +33,9 @@ SPOUT_BURST = "heronbridge.spout.burst"
 EMIT_BATCH_MS = "heronbridge.emit.batch.time.ms"
 EMIT_BATCH_BYTES = "heronbridge.emit.batch.size.bytes"
 EXECUTE_BATCH_MS = "heronbridge.execute.batch.time.ms"
+# Without topology.max.spout.pending, a spout keeps about this much latency in flight
+# (runtime/instance/window.py); 0: no limit, as Storm without max.spout.pending.
+LATENCY_TARGET_MS = "heronbridge.spout.latency.target.ms"
 RESTART_BACKOFF_SECS = "heronbridge.restart.backoff.secs"
 LOG_MAX_BYTES = "heronbridge.log.max.bytes"  # a process log (and metrics.jsonl) rotates past
 LOG_BACKUP_COUNT = "heronbridge.log.backup.count"  # this size, keeping this many old files
@@ -62,6 +65,7 @@ DEFAULTS: dict[str, Any] = {
     EMIT_BATCH_MS: 5.0,
     EMIT_BATCH_BYTES: 32 << 10,
     EXECUTE_BATCH_MS: 5.0,
+    LATENCY_TARGET_MS: 20.0,
     RESTART_BACKOFF_SECS: 0.5,
     LOG_MAX_BYTES: 10 << 20,
     LOG_BACKUP_COUNT: 5,
@@ -121,6 +125,7 @@ class TopologyConfig:
     emit_batch_secs: float
     emit_batch_bytes: int
     execute_batch_secs: float
+    latency_target_secs: float
     restart_backoff_secs: float
     log_max_bytes: int
     log_backup_count: int
@@ -186,6 +191,8 @@ class TopologyConfig:
                                      loc, 1),
             execute_batch_secs=_expect(conf, EXECUTE_BATCH_MS, num, "milliseconds > 0", loc,
                                        0.001) / 1000,
+            latency_target_secs=_expect(conf, LATENCY_TARGET_MS, num, "milliseconds >= 0", loc,
+                                        0) / 1000,
             restart_backoff_secs=_expect(conf, RESTART_BACKOFF_SECS, num, "seconds >= 0", loc, 0),
             log_max_bytes=_expect(conf, LOG_MAX_BYTES, (int,), "an integer >= 1024 (bytes)", loc,
                                   1024),

@@ -219,6 +219,11 @@ class Emitter:
     def _control_frames(self, out: list[bytes], before: bool) -> None:
         """Subclasses add their ack bookkeeping frames before or after the data."""
 
+    @property
+    def unflushed(self) -> bool:
+        """A spout emitted since the last flush."""
+        return self.emitted != self._emitted_at_flush
+
 
 class SpoutEmitter(Emitter):
     """The spout's collector. Tracked emits are remembered until acked, failed or expired."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..api.tuple import Tuple, tick_tuple
 from ..telemetry import ACK_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
 from ..wire import frames
+from .runner import EAGER_SECS, MAX_ACK_WAIT, SLOW_IDLE
 
 if TYPE_CHECKING:
     from .runner import InstanceRunner
@@ -62,23 +63,20 @@ class PullHost:
         self._events: deque[tuple[str, Any]] = deque()
         self._active = False
         runner._blocked_since = None
-        window = conf.max_spout_pending if conf.acking else None
-        self._window = window or float("inf")
+        self._window = runner.window
         self._burst = conf.spout_burst
         self._burst_secs = conf.emit_batch_secs
         self._burst_bytes = conf.emit_batch_bytes
         self._execute_secs = conf.execute_batch_secs
         self._handed_since = 0.0  # when the first input tuple handed out unflushed went
-        # Once the window is full, wait until a burst's worth is free again (as the
-        # runner's own spout loop does): one `next` per returning ack would cost a flush
-        # and a wake-up per tuple on every hop.
-        self._resume_below = self._window - min(self._burst, max(1, int(self._window) // 4)) \
-            if window else self._window
         self._window_full = False
         self._nexts = 0  # `next` commands since the last flush
         self._burst_began = 0.0
         self._burst_most = 0  # the emit count that ends the burst (its bytes bound)
         self._emitted_at_next: int | None = None
+        self._next_at = 0.0  # when the last `next` went to the component
+        self._eager_until = 0.0  # see runner.EAGER_SECS
+        self._acks_until = 0.0  # see runner.MAX_ACK_WAIT
         data, found = runner.backlog
         if found:
             self._frames(data, found)
@@ -148,6 +146,10 @@ class PullHost:
         if self._emitted_at_next is not None:
             idle = em.emitted == self._emitted_at_next  # the last `next` emitted nothing
             self._emitted_at_next = None
+            took = time.monotonic() - self._next_at
+            if idle and took > SLOW_IDLE:
+                self._eager_until = time.monotonic() + EAGER_SECS
+                self._acks_until = time.monotonic() + min(took, MAX_ACK_WAIT)
         while True:
             if em.ack_now:  # at-most-once: a msg id is acked as soon as it is emitted
                 acked, em.ack_now = em.ack_now, []
@@ -163,12 +165,14 @@ class PullHost:
                 return None
             now = time.monotonic()
             self._window_full = len(em.pending) >= (
-                self._resume_below if self._window_full else self._window)
-            if not idle and self._active and not self._window_full \
+                self._window.resume_below(self._burst) if self._window_full
+                else self._window.limit)
+            waiting_acks = now < self._acks_until and em.pending
+            if not idle and self._active and not self._window_full and not waiting_acks \
                     and not self._runner._backpressured(now):
-                if self._nexts >= self._burst or (self._nexts and (
+                if self._nexts >= self._burst or ((self._nexts or em.unflushed) and (
                         now - self._burst_began > self._burst_secs
-                        or em.emitted >= self._burst_most)):
+                        or em.emitted >= self._burst_most or now < self._eager_until)):
                     # After a burst: send it, read what came.
                     self.flush()
                     ready = self._pump(0.0)
@@ -181,11 +185,13 @@ class PullHost:
                         1, int(self._burst_bytes / em.bytes_per_emit))
                 self._nexts += 1
                 self._runner.counts[NEXT_TUPLE_COUNT] += 1
-                em.now = now
+                em.now = self._next_at = now
                 self._emitted_at_next = em.emitted
                 return ("next", None)
             self.flush()
             wait = IDLE_WAIT if idle and self._active else None
+            if waiting_acks and self._active:
+                wait = max(wait or 0.0, self._acks_until - now)
             ready = self._pump(self._wait(now, deadline, now + wait if wait else None))
             idle = False
             if ready is not None:
@@ -272,4 +278,5 @@ class PullHost:
         """Called by the runner when the topology is activated or deactivated."""
         if running != self._active:
             self._active = running
+            self._eager_until = time.monotonic() + EAGER_SECS
             self._events.append(("activate" if running else "deactivate", None))

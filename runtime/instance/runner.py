@@ -49,6 +49,7 @@ from ..wire.serde import make_serializer
 from .connection import Connection, ConnectionLost
 from .emitter import BoltEmitter, SpoutEmitter, stream_table
 from .metrics import MetricsPublisher
+from .window import InFlightWindow
 
 log = logging.getLogger("heronbridge.runtime.instance")
 
@@ -57,6 +58,15 @@ EXIT_LOST_STREAM_MANAGER = 3
 IDLE_WAIT = 0.001  # a spout with nothing to emit waits this long for acks (Storm: 1 ms)
 LATENCY_SAMPLES = 64  # complete latencies recorded per batch of acks, at most
 EXECUTE_CHECK = 16  # a bolt's long batch looks at the clock after this many tuples
+# A next_tuple that emits nothing and takes this long is a spout that sleeps when idle
+# (as streamparse examples do): for EAGER_SECS after one, and after each activation, its
+# bursts end at every emit, so a tuple is not held while the next call sleeps.
+SLOW_IDLE = 0.001
+EAGER_SECS = 0.05
+# After such a call, while its tuples are in flight, the spout waits for their acks as
+# long as that call took (at most this long) before its next call: their callbacks run
+# as they come instead of after its next sleep (Storm's spout wait strategy idles so too).
+MAX_ACK_WAIT = 0.01
 
 
 class InstanceRunner:
@@ -76,6 +86,8 @@ class InstanceRunner:
         self.send: Callable[[list[bytes]], None] | None = None  # frames to the stream manager
         self.backlog: tuple[bytes, list] = (b"", [])
         self.active = False  # a spout's topology is running
+        self.eager_until = 0.0  # see EAGER_SECS
+        self.acks_until = 0.0  # see MAX_ACK_WAIT
         self.pull_host: Any = None  # set when the component owns its loop (see pull.py)
         self.emitter: SpoutEmitter | BoltEmitter | None = None
         self.bp_ms = 0.0
@@ -155,6 +167,8 @@ class InstanceRunner:
         self.emitter = kind(plan, self.task, serializer, self.conf.acking, local, self.context,
                             seed)
         self.is_spout = spec.is_spout
+        self.window = InFlightWindow(self.conf.max_spout_pending, self.conf.acking,
+                                     self.conf.latency_target_secs)
         self.user.config = conf
         self.user.context = self.context
         self.user.collector = self.emitter
@@ -265,14 +279,9 @@ class InstanceRunner:
         spout, em, conn = self.user, self.emitter, self.conn
         next_tuple = spout.next_tuple
         pending = em.pending
-        max_pending = self.conf.max_spout_pending if self.conf.acking else None
-        max_pending = max_pending or float("inf")
+        window = self.window
         burst = self.conf.spout_burst
         burst_secs, burst_bytes = self.conf.emit_batch_secs, self.conf.emit_batch_bytes
-        # Once the window is full, wait until a burst's worth of it is free again: emitting
-        # one tuple per returning ack would cost a flush and a wake-up per tuple.
-        resume_below = max_pending - min(burst, max(1, int(max_pending) // 4)) \
-            if max_pending != float("inf") else max_pending
         window_full = False
         self._blocked_since = None
         interval = self.conf.metrics_interval_secs
@@ -281,26 +290,42 @@ class InstanceRunner:
         self._spout_frames(*self.backlog)
         while not self.stopping:
             now = monotonic()
-            window_full = len(pending) >= (resume_below if window_full else max_pending)
+            max_pending = window.limit
+            window_full = len(pending) >= (window.resume_below(burst) if window_full
+                                           else max_pending)
             can_emit = self.active and not window_full and not self._backpressured(now)
-            data, found = conn.poll(0 if can_emit else min(0.1, next_metrics - now))
+            wait = 0.0
+            if not can_emit:
+                wait = min(0.1, next_metrics - now)
+            elif now < self.acks_until and pending:
+                can_emit, wait = False, self.acks_until - now
+            data, found = conn.poll(wait)
             if found:
                 self._spout_frames(data, found)
+                if em.unflushed:  # replays from fail(): out before next_tuple runs
+                    self._flush()
                 can_emit = can_emit and self.active and len(pending) < max_pending
             if can_emit:
                 # A burst ends when next_tuple emits nothing, the window fills, or after
                 # emit.batch.time or about emit.batch.size.bytes of tuples.
                 start = emitted = em.emitted
-                em.now = began = monotonic()
+                em.now = began = before = monotonic()
                 most = start + max(1, int(burst_bytes / em.bytes_per_emit))
+                eager_until = self.eager_until
                 calls = 0
                 for calls in range(1, burst + 1):  # noqa: B007 - counted after the loop
                     next_tuple()
+                    after = monotonic()
                     now_emitted = em.emitted
-                    if now_emitted == emitted or now_emitted >= most \
-                            or len(pending) >= max_pending or monotonic() - began > burst_secs:
+                    if now_emitted == emitted:
+                        if after - before > SLOW_IDLE:
+                            self.eager_until = after + EAGER_SECS
+                            self.acks_until = after + min(after - before, MAX_ACK_WAIT)
                         break
-                    emitted = now_emitted
+                    if now_emitted >= most or len(pending) >= max_pending \
+                            or after - began > burst_secs or after < eager_until:
+                        break
+                    emitted, before = now_emitted, after
                 self.counts[NEXT_TUPLE_COUNT] += calls
                 if em.ack_now:
                     acked, em.ack_now = em.ack_now, []
@@ -342,10 +367,16 @@ class InstanceRunner:
                 # Complete latency from a sample of each batch: exact counts are in
                 # ack-count; the histogram only needs a representative spread.
                 add = self.latency.add
-                for _, emitted_at in entries[::max(1, len(entries) // LATENCY_SAMPLES)]:
+                sample = entries[::max(1, len(entries) // LATENCY_SAMPLES)]
+                for _, emitted_at in sample:
                     add(now - emitted_at)
+                if sample:
+                    self.window.acked(now - sum(e for _, e in sample) / len(sample),
+                                      len(self.emitter.pending))
             else:
                 self.counts[FAIL_COUNT if kind == frames.FAILED else TIMEOUT_COUNT] += len(entries)
+                if kind == frames.FAILED and entries:  # a bolt's answer: a round trip too
+                    self.window.acked(now - entries[-1][1], len(self.emitter.pending))
                 for msg_id, _ in entries:
                     fail(msg_id)
 
@@ -369,6 +400,7 @@ class InstanceRunner:
                 self.pull_host.state_changed(running)
             elif running and not self.active:
                 self.active = True
+                self.eager_until = time.monotonic() + EAGER_SECS
                 self.user.activate()
             elif not running and self.active:
                 self.active = False

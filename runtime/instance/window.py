@@ -1,0 +1,55 @@
+"""How many tuple trees a spout may have in flight.
+
+`topology.max.spout.pending`, when set, is the limit. Without it, the limit follows the
+complete latency (Little's law: trees in flight = ack rate x latency): it grows while
+the latency stays under `heronbridge.spout.latency.target.ms` and shrinks in proportion
+when it goes over, so that a spout faster than its bolts fills their queues only up to
+about that latency instead of up to the backpressure watermarks. It starts at one tree,
+as TCP's slow start does: a bolt still loading its code when the spouts start holds
+one tree back, not a burst of them. At-most-once (no acks) has no limit.
+"""
+
+from __future__ import annotations
+
+MIN_LIMIT = 16
+START_LIMIT = 1
+SLOW_START = 2.0  # growth per ack batch under the target, until the first time over it
+GROWTH = 1.05  # ... and after
+SMOOTHING = 0.25  # weight of the newest batch's latency
+
+
+class InFlightWindow:
+    __slots__ = ("adaptive", "growth", "latency", "limit", "target")
+
+    def __init__(self, max_pending: int | None, acking: bool, target_secs: float) -> None:
+        self.adaptive = acking and max_pending is None and target_secs > 0
+        self.target = target_secs
+        self.latency = 0.0
+        self.growth = SLOW_START
+        if not acking:
+            self.limit = float("inf")
+        elif max_pending is not None:
+            self.limit = float(max_pending)
+        else:
+            self.limit = float(START_LIMIT) if self.adaptive else float("inf")
+
+    def resume_below(self, burst: int) -> float:
+        """Once the window is full, wait until a burst's worth of it is free again:
+        emitting one tuple per returning ack would cost a flush and a wake-up per tuple."""
+        limit = self.limit
+        if limit == float("inf"):
+            return limit
+        return max(1.0, limit - min(burst, max(1, int(limit) // 4)))
+
+    def acked(self, latency: float, in_flight: int) -> None:
+        """One ack batch's mean latency: adjust the limit (it grows only while it binds,
+        up to twice what is in flight)."""
+        if not self.adaptive:
+            return
+        self.latency = latency if not self.latency else \
+            (1 - SMOOTHING) * self.latency + SMOOTHING * latency
+        if self.latency <= self.target:
+            self.limit = max(self.limit, min(self.limit * self.growth, 2.0 * in_flight))
+        else:
+            self.growth = GROWTH
+            self.limit = max(MIN_LIMIT, self.limit * self.target / self.latency)
