@@ -39,7 +39,7 @@ class InMemoryTopology:
             runner.attach(plan, local, seed=seed + task)
             runner.send = self._sent
             if getattr(runner.user, "owns_loop", False):
-                msg = (f"{runner._loc()}: the in-memory topology calls components; this one "
+                msg = (f"{runner.loc()}: the in-memory topology calls components; this one "
                        "owns its loop (pull.py), expected one the runtime's loops call")
                 raise ComponentError(msg)
             runner.start_component()
@@ -68,7 +68,7 @@ class InMemoryTopology:
                     acked, em.ack_now = em.ack_now, []
                     for msg_id in acked:
                         runner.user.ack(msg_id)
-                runner._flush()
+                runner.flush()
             done += n
             self.drain()
 
@@ -87,8 +87,8 @@ class InMemoryTopology:
         (_, kind, dest) = frames.HEADER.unpack_from(frame)
         if kind == frames.DATA:
             runner = self.runners[dest]
-            runner._execute(frame, 0, len(frame))
-            runner._flush()
+            runner.execute_frame(frame, 0, len(frame))
+            runner.flush()
             return
         body = frames.ints_from(memoryview(frame)[frames.HEADER_SIZE:]).tolist()
         if kind == frames.INIT:
@@ -104,8 +104,8 @@ class InMemoryTopology:
             by_task.setdefault(root >> frames.ROOT_TASK_SHIFT, []).append(root)
         for task, mine in by_task.items():
             frame = frames.int_frame(kind, task, mine)
-            self.runners[task]._spout_frames(frame, [(kind, task, 0, len(frame))])
-            self.runners[task]._flush()
+            self.runners[task].spout_frames(frame, [(kind, task, 0, len(frame))])
+            self.runners[task].flush()
 
     def close(self) -> None:
         for runner in self.runners.values():

@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 from ..api.tuple import Tuple, tick_tuple
 from ..telemetry import ACK_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
 from ..wire import frames
-from .runner import EAGER_SECS, MAX_ACK_WAIT, SLOW_IDLE
+from .pacing import EAGER_SECS, IDLE_WAIT, MAX_ACK_WAIT, SLOW_IDLE
 
 if TYPE_CHECKING:
     from .runner import InstanceRunner
 
-IDLE_WAIT = 0.001  # after a `next` that emitted nothing (Storm's wait strategy: ~1 ms)
 MAX_WAIT = 0.1  # wake at least this often, to flush and publish metrics
 MAX_BUFFERED = 10_000  # input tuples read but not yet taken by the component
 
@@ -62,7 +61,7 @@ class PullHost:
         self._batch: deque[Tuple] = deque()
         self._events: deque[tuple[str, Any]] = deque()
         self._active = False
-        runner._blocked_since = None
+        runner.reset_backpressure()
         self._window = runner.window
         self._burst = conf.spout_burst
         self._burst_secs = conf.emit_batch_secs
@@ -75,8 +74,8 @@ class PullHost:
         self._burst_most = 0  # the emit count that ends the burst (its bytes bound)
         self._emitted_at_next: int | None = None
         self._next_at = 0.0  # when the last `next` went to the component
-        self._eager_until = 0.0  # see runner.EAGER_SECS
-        self._acks_until = 0.0  # see runner.MAX_ACK_WAIT
+        self._eager_until = 0.0  # see pacing.EAGER_SECS
+        self._acks_until = 0.0  # see pacing.MAX_ACK_WAIT
         data, found = runner.backlog
         if found:
             self._frames(data, found)
@@ -169,7 +168,7 @@ class PullHost:
                 else self._window.limit)
             waiting_acks = now < self._acks_until and em.pending
             if not idle and self._active and not self._window_full and not waiting_acks \
-                    and not self._runner._backpressured(now):
+                    and not self._runner.backpressured(now):
                 if self._nexts >= self._burst or ((self._nexts or em.unflushed) and (
                         now - self._burst_began > self._burst_secs
                         or em.emitted >= self._burst_most or now < self._eager_until)):
@@ -208,14 +207,14 @@ class PullHost:
 
     def flush(self) -> None:
         with self.lock:
-            self._runner._flush()
+            self._runner.flush()
         self._nexts = 0
 
     def exit(self, code: int) -> None:
         """Leave the process now with `code`, after sending what was emitted and acked."""
         try:
             with self.lock:
-                self._runner._finish()
+                self._runner.finish()
         finally:
             os._exit(code)
 
@@ -234,14 +233,14 @@ class PullHost:
         runner = self._runner
         # Input waits in the socket (so backpressure reaches the stream manager) while this
         # task's output is over the watermark or its component has not taken what was read.
-        blocked = not self.is_spout and (runner._backpressured(time.monotonic())
+        blocked = not self.is_spout and (runner.backpressured(time.monotonic())
                                          or len(self._batch) >= MAX_BUFFERED)
         data, found = self._conn.poll(wait, read=not blocked)
         if found:
             self._frames(data, found)
         now = time.monotonic()
         if now >= self._next_metrics:
-            runner._publish()
+            runner.publish()
             self._next_metrics = now + self._interval
         for fd in self._conn.ready_fds:
             if fd == self._wake_r:
@@ -258,15 +257,15 @@ class PullHost:
         runner = self._runner
         if self.is_spout:
             with self.lock:
-                runner._spout_frames(data, found, self._ack_event, self._fail_event)
+                runner.spout_frames(data, found, self._ack_event, self._fail_event)
             return
         for kind, _dest, start, end in found:
             if kind == frames.DATA:
-                batch = runner._decode(data, start, end)
+                batch = runner.decode(data, start, end)
                 runner.counts[EXECUTE_COUNT] += len(batch)
                 self._batch.extend(batch)
             elif kind == frames.CONTROL:
-                runner._control(runner._parse_control(data, start, end))
+                runner.control(runner.parse_control(data, start, end))
 
     def _ack_event(self, msg_id: Any) -> None:
         self._events.append(("ack", msg_id))

@@ -49,24 +49,15 @@ from ..wire.serde import make_serializer
 from .connection import Connection, ConnectionLost
 from .emitter import BoltEmitter, SpoutEmitter, stream_table
 from .metrics import MetricsPublisher
+from .pacing import EAGER_SECS, IDLE_WAIT, MAX_ACK_WAIT, SLOW_IDLE
 from .window import InFlightWindow
 
 log = logging.getLogger("heronbridge.runtime.instance")
 
 EXIT_COMPONENT_ERROR = 1
 EXIT_LOST_STREAM_MANAGER = 3
-IDLE_WAIT = 0.001  # a spout with nothing to emit waits this long for acks (Storm: 1 ms)
 LATENCY_SAMPLES = 64  # complete latencies recorded per batch of acks, at most
 EXECUTE_CHECK = 16  # a bolt's long batch looks at the clock after this many tuples
-# A next_tuple that emits nothing and takes this long is a spout that sleeps when idle
-# (as streamparse examples do): for EAGER_SECS after one, and after each activation, its
-# bursts end at every emit, so a tuple is not held while the next call sleeps.
-SLOW_IDLE = 0.001
-EAGER_SECS = 0.05
-# After such a call, while its tuples are in flight, the spout waits for their acks as
-# long as that call took (at most this long) before its next call: their callbacks run
-# as they come instead of after its next sleep (Storm's spout wait strategy idles so too).
-MAX_ACK_WAIT = 0.01
 
 
 class InstanceRunner:
@@ -156,7 +147,7 @@ class InstanceRunner:
             cls = resolve_import_path(spec.class_path)
             self.user = cls()
         except Exception as exc:
-            msg = f"{self._loc()}: cannot load {spec.class_path!r}: {exc!r}"
+            msg = f"{self.loc()}: cannot load {spec.class_path!r}: {exc!r}"
             raise ComponentError(msg) from exc
         self.context = TopologyContext.build(plan, self.topology_id, self.task)
         serializer = self.serializer = make_serializer(self.conf.serializer, self.topology)
@@ -173,7 +164,7 @@ class InstanceRunner:
         self.user.context = self.context
         self.user.collector = self.emitter
 
-    def _loc(self) -> str:
+    def loc(self) -> str:
         return where(self.topology, self.component, self.task)
 
     # -- main -------------------------------------------------------------------
@@ -184,13 +175,13 @@ class InstanceRunner:
         try:
             response = self._register(time.monotonic() + 60)
             self._setup(response.pplan)
-            log.info("%s: started (incarnation %d, pid %d)", self._loc(), self.incarnation,
+            log.info("%s: started (incarnation %d, pid %d)", self.loc(), self.incarnation,
                      os.getpid())
             if getattr(self.user, "owns_loop", False):
                 from .pull import PullHost
 
                 self.user.run(PullHost(self))
-                self._finish()
+                self.finish()
                 return 0
             self.start_component()
             if self.is_spout:
@@ -200,16 +191,16 @@ class InstanceRunner:
             self._shutdown()
             return 0
         except SystemExit as exc:  # the component chose to exit: what it sent goes first
-            log.info("%s: the component exits with %s", self._loc(), exc.code)
-            self._finish()
+            log.info("%s: the component exits with %s", self.loc(), exc.code)
+            self.finish()
             return exc.code if isinstance(exc.code, int) else 1
         except ConnectionLost as exc:
             log.error("%s: lost the stream manager (%s); exiting to be restarted",
-                      self._loc(), exc)
+                      self.loc(), exc)
             return EXIT_LOST_STREAM_MANAGER
         except Exception as exc:  # noqa: BLE001 - a component failure ends only this task
             self.counts[ERROR_COUNT] += 1
-            log.error("%s: %s\n%s", self._loc(), _describe(exc), traceback.format_exc())
+            log.error("%s: %s\n%s", self.loc(), _describe(exc), traceback.format_exc())
             if self.emitter is not None:
                 self.emitter.exceptions.add(exc)
             self._salvage()
@@ -222,7 +213,7 @@ class InstanceRunner:
         else:
             self.user.prepare(self.user.config, self.context, self.emitter)
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
         try:
             out = self.emitter.flush()
         except SerializationError as exc:
@@ -236,12 +227,12 @@ class InstanceRunner:
         if self.conn is None or self.emitter is None:
             return
         try:
-            self._flush()
+            self.flush()
         except SerializationError:
             pass
         try:
             self.conn.drain(2.0)
-            self._publish()
+            self.publish()
         except Exception:  # noqa: BLE001, S110 - dying anyway; the log has the cause
             pass
 
@@ -252,16 +243,20 @@ class InstanceRunner:
             else:
                 self.user.cleanup()
         finally:
-            self._finish()
+            self.finish()
 
-    def _finish(self) -> None:
+    def finish(self) -> None:
         """Send everything still buffered and the last metrics."""
-        self._flush()
+        self.flush()
         self.conn.drain(2.0)
-        self._publish()
-        log.info("%s: stopped", self._loc())
+        self.publish()
+        log.info("%s: stopped", self.loc())
 
-    def _backpressured(self, now: float) -> bool:
+    def reset_backpressure(self) -> None:
+        """Start counting backpressure time afresh (a loop beginning)."""
+        self._blocked_since = None
+
+    def backpressured(self, now: float) -> bool:
         """Hysteresis on unsent output: stop producing above the high watermark and
         resume below the low one."""
         out = self.conn.out_bytes
@@ -283,17 +278,17 @@ class InstanceRunner:
         burst = self.conf.spout_burst
         burst_secs, burst_bytes = self.conf.emit_batch_secs, self.conf.emit_batch_bytes
         window_full = False
-        self._blocked_since = None
+        self.reset_backpressure()
         interval = self.conf.metrics_interval_secs
         next_metrics = time.monotonic() + interval
         monotonic = time.monotonic
-        self._spout_frames(*self.backlog)
+        self.spout_frames(*self.backlog)
         while not self.stopping:
             now = monotonic()
             max_pending = window.limit
             window_full = len(pending) >= (window.resume_below(burst) if window_full
                                            else max_pending)
-            can_emit = self.active and not window_full and not self._backpressured(now)
+            can_emit = self.active and not window_full and not self.backpressured(now)
             wait = 0.0
             if not can_emit:
                 wait = min(0.1, next_metrics - now)
@@ -301,9 +296,9 @@ class InstanceRunner:
                 can_emit, wait = False, self.acks_until - now
             data, found = conn.poll(wait)
             if found:
-                self._spout_frames(data, found)
+                self.spout_frames(data, found)
                 if em.unflushed:  # replays from fail(): out before next_tuple runs
-                    self._flush()
+                    self.flush()
                 can_emit = can_emit and self.active and len(pending) < max_pending
             if can_emit:
                 # A burst ends when next_tuple emits nothing, the window fills, or after
@@ -333,16 +328,16 @@ class InstanceRunner:
                         spout.ack(msg_id)
                     self.counts[ACK_COUNT] += len(acked)
                 if em.emitted == start:
-                    self._flush()
+                    self.flush()
                     data, found = conn.poll(IDLE_WAIT)
                     if found:
-                        self._spout_frames(data, found)
-            self._flush()
+                        self.spout_frames(data, found)
+            self.flush()
             if now >= next_metrics:
-                self._publish()
+                self.publish()
                 next_metrics = now + interval
 
-    def _spout_frames(self, data: bytes, found: list, ack: Callable | None = None,
+    def spout_frames(self, data: bytes, found: list, ack: Callable | None = None,
                       fail: Callable | None = None) -> None:
         """Apply what the stream manager sent a spout: completed, failed and expired
         trees go to `ack` and `fail` (the spout's own methods by default)."""
@@ -352,7 +347,7 @@ class InstanceRunner:
         now = time.monotonic()
         for kind, _dest, start, end in found:
             if kind == frames.CONTROL:
-                self._control(self._parse_control(data, start, end))
+                self.control(self.parse_control(data, start, end))
                 continue
             try:
                 roots = frames.ints_from(memoryview(data)[start + frames.HEADER_SIZE:end])
@@ -380,7 +375,7 @@ class InstanceRunner:
                 for msg_id, _ in entries:
                     fail(msg_id)
 
-    def _parse_control(self, data: bytes, start: int, end: int) -> Any:
+    def parse_control(self, data: bytes, start: int, end: int) -> Any:
         try:
             return frames.parse_control(memoryview(data)[start:end])
         except Exception as exc:  # noqa: BLE001 - skipped, and not the component's error
@@ -390,10 +385,10 @@ class InstanceRunner:
     def _malformed(self, what: str, exc: BaseException) -> None:
         """A frame the stream manager sent that cannot be read: it is skipped, the
         others of its read are kept, and the log says where it came from."""
-        log.error("%s: skipped a malformed %s from the stream manager (%s: %s)", self._loc(),
+        log.error("%s: skipped a malformed %s from the stream manager (%s: %s)", self.loc(),
                   what, type(exc).__name__, exc)
 
-    def _control(self, msg: Any) -> None:
+    def control(self, msg: Any) -> None:
         if isinstance(msg, control_pb2.TopologyStateChange) and self.is_spout:
             running = msg.state == topology_pb2.RUNNING
             if self.pull_host is not None:
@@ -423,17 +418,17 @@ class InstanceRunner:
         while not self.stopping:
             now = monotonic()
             if not found:
-                blocked = self._backpressured(now)
+                blocked = self.backpressured(now)
                 wait = max(0.0, min(0.1, next_tick - now, next_metrics - now))
                 data, found = conn.poll(wait, read=not blocked)
             for kind, _dest, start, end in found:
                 if kind == frames.DATA:
-                    self._execute(data, start, end)
+                    self.execute_frame(data, start, end)
                     # Flush per input batch, not per read: a read can hold many batches,
                     # and holding their output back would leave the next stage idle.
-                    self._flush()
+                    self.flush()
                 elif kind == frames.CONTROL:
-                    self._control(self._parse_control(data, start, end))
+                    self.control(self.parse_control(data, start, end))
             found = []
             now = monotonic()
             if now >= next_tick:
@@ -441,9 +436,9 @@ class InstanceRunner:
                 next_tick += freq
                 if next_tick < now:
                     next_tick = now + freq
-            self._flush()
+            self.flush()
             if now >= next_metrics:
-                self._publish()
+                self.publish()
                 next_metrics = now + interval
 
     def _run_tuples(self, tuples: list[Tuple]) -> None:
@@ -458,7 +453,7 @@ class InstanceRunner:
         """A decoder for batches from one source: straight into that source's tuples."""
         component = self.task_component.get(src)
         if component is None or stream >= len(self.streams):
-            msg = (f"{self._loc()}: data frame from unknown task {src} or stream #{stream}; "
+            msg = (f"{self.loc()}: data frame from unknown task {src} or stream #{stream}; "
                    f"expected a task of {sorted(set(self.task_component.values()))}")
             raise ProtocolError(msg)
         _, name, fields = self.streams[stream]
@@ -483,7 +478,11 @@ class InstanceRunner:
             self._malformed(f"data frame (from task {src}, stream #{stream})", exc)
             return []
 
-    def _execute(self, data: bytes, start: int, end: int) -> None:
+    def decode(self, data: bytes, start: int, end: int) -> list[Tuple]:
+        """The tuples of one data frame (none if it cannot be read: see _malformed)."""
+        return self._decode(data, start, end)
+
+    def execute_frame(self, data: bytes, start: int, end: int) -> None:
         batch = self._decode(data, start, end)
         execute = self.user.execute
         t0 = time.perf_counter_ns()
@@ -506,12 +505,12 @@ class InstanceRunner:
                 execute(tup)
             now = clock()
             if now - mark >= limit:
-                self._flush()
+                self.flush()
                 mark = now
 
     # -- metrics ----------------------------------------------------------------
 
-    def _publish(self) -> None:
+    def publish(self) -> None:
         em = self.emitter
         counters = dict(self.counts)
         counters[ERROR_COUNT] += em.errors_reported
