@@ -23,6 +23,7 @@ from heronbridge.compat.nimbus.submit import NimbusLaunch
 from heronbridge.compat.projects import load_project, topology_name
 from heronbridge.compat.streamparse import Project
 from heronbridge.runtime.errors import RuntimeKernelError
+from heronbridge.runtime.health.config import ENABLED
 from heronbridge.runtime.plan.tasks import TaskLayout
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.scheduler.launch import Launch
@@ -126,7 +127,9 @@ def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
           multilang: bool) -> Project:
     hook_conf = {schema.TRACE_DIR: str(traces), schema.FAULTS: list(scenario.faults),
                  schema.BOUND: scenario.bound(), schema.SEED: scenario.seed}
-    options = {**scenario.storm_options(), **hook_conf}
+    # The health manager would rescale a bolt mid-run: the comparison needs Storm's
+    # parallelism throughout (the scenario may still switch it on).
+    options = {ENABLED: "off", **scenario.storm_options(), **hook_conf}
     if not multilang:
         options[keys.HOOK] = HOOK_PATH
     try:
