@@ -63,6 +63,7 @@ def topology_data(t: Topology, home: Path | None) -> dict[str, Any]:
         "error": t.error, "sampled": t.report_time, "components": components, "tasks": tasks,
         "timeline": backpressure_timeline(t.history, time.time()),
         "exceptions": exceptions(t),
+        "actions": health_actions(t),
     }
 
 
@@ -113,6 +114,14 @@ def exceptions(t: Topology, limit: int = 20) -> list[dict[str, Any]]:
                           "stacktrace": e.stacktrace, "count": e.count,
                           "first": e.first_ms / 1000, "last": e.last_ms / 1000})
     return sorted(found, key=lambda e: -e["last"])[:limit]
+
+
+def health_actions(t: Topology, limit: int = 20) -> list[dict[str, Any]]:
+    """The health manager's latest decisions, latest first."""
+    return [{"when": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(a.time)),
+             "action": a.action, "component": a.component, "task": a.task,
+             "diagnosis": a.diagnosis, "detail": a.detail, "why": a.why}
+            for a in reversed(t.nodes.actions[-limit:])]
 
 
 # -- HTML ---------------------------------------------------------------------------
@@ -178,6 +187,9 @@ data-action=kill class=danger>Kill</button><span id=control-result></span></form
 <svg id=timeline viewBox='0 0 600 120' preserveAspectRatio=none></svg></section>
 <section><h2>Components</h2>{_table("components", COMPONENT_COLUMNS, data["components"])}
 </section><section><h2>Tasks</h2>{_table("tasks", TASK_COLUMNS, data["tasks"])}</section>
+<section><h2>Health manager</h2><p class=legend>its latest decisions (what it saw, what
+it did or why nothing), latest first</p>
+{_table("actions", ACTION_COLUMNS, data["actions"])}</section>
 <section><h2>Exceptions</h2><div id=exceptions>{_exceptions(data["exceptions"])}</div>
 </section><section><h2>Logs</h2><select id=log-task>{task_options}</select>
 <button type=button id=log-refresh>Refresh</button><pre id=log></pre></section>
@@ -191,6 +203,9 @@ COMPONENT_COLUMNS = (
     ("failed", "failed"), ("execute_ms", "execute ms"), ("complete_ms", "complete ms"),
     ("capacity", "capacity"), ("blocked", "held back"), ("restarts", "restarts"),
     ("rss_mb", "memory MB"))
+ACTION_COLUMNS = (
+    ("when", "time"), ("action", "action"), ("component", "component"), ("task", "task"),
+    ("diagnosis", "diagnosis"), ("detail", "what was done"), ("why", "symptoms"))
 TASK_COLUMNS = (
     ("task", "task"), ("component", "component"), ("container", "container"),
     ("emitted_rate", "emitted/s"), ("executed_rate", "executed/s"), ("acked", "acked"),

@@ -17,6 +17,7 @@ from typing import Any
 
 from heronbridge.runtime import control
 from heronbridge.runtime.errors import RuntimeKernelError
+from heronbridge.runtime.health.actions import read_actions
 from heronbridge.runtime.plan.codec import topology_from_proto
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.proto import control_pb2, topology_pb2
@@ -49,6 +50,7 @@ class Nodes:
     execution: Any = None
     tmaster: Any = None
     scheduler: Any = None
+    actions: list = field(default_factory=list)  # the health manager's, oldest first
 
 
 @dataclass
@@ -185,7 +187,7 @@ class Tracker:
         try:
             nodes = Nodes(*(self.state.get(kind, name) for kind in (
                 TOPOLOGIES, PACKING_PLANS, PHYSICAL_PLANS, EXECUTION_STATE, TMASTERS,
-                SCHEDULERS)))
+                SCHEDULERS)), actions=read_actions(self.state, name))
         except RuntimeKernelError as exc:
             log.warning("topology %r: cannot read its state: %s", name, exc)
             return None

@@ -12,6 +12,7 @@ from conftest import TOKEN
 from prometheus_client.parser import text_string_to_metric_families
 from testkit import wait_until
 
+from heronbridge.runtime.health.actions import Action, append_action
 from heronbridge.runtime.metrics_manager.sink import latest_samples
 from heronbridge.runtime.telemetry import BUCKETS_PER_OCTAVE
 
@@ -173,6 +174,20 @@ def test_a_raised_exception_reaches_heron_storm_and_the_page(served):
     wait_until(lambda: next(t for t in served.json("/ui/api/topology/shown")["tasks"]
                             if t["task"] == crashed)["restarts"] == 1, 30,
                "the page to count the restart")
+
+
+def test_the_health_managers_actions_reach_the_page(served):
+    action = Action(action="none", diagnosis="data skew", component=BOLT, task=3,
+                    why="task 3 took 90% of the input", detail="more tasks cannot split one key",
+                    time=time.time())
+    append_action(served.tracker.state, served.name, action)
+    served.tracker.refresh(served.name)
+    shown = served.json("/ui/api/topology/shown")["actions"][0]
+    assert (shown["action"], shown["diagnosis"], shown["component"], shown["task"]) == \
+        ("none", "data skew", BOLT, 3)
+    assert shown["why"] == action.why and shown["detail"] == action.detail
+    _, _, body = served.get("/topology/shown")
+    assert b"id=actions" in body and b"more tasks cannot split one key" in body
 
 
 def test_changing_a_topology_needs_the_token(served):

@@ -82,6 +82,7 @@
       paintGraph(data.components);
       fillTable("components", data.components);
       fillTable("tasks", data.tasks);
+      fillTable("actions", data.actions);
       drawTimeline(data.timeline);
       showExceptions(data.exceptions);
       document.body.dataset.refreshed = String(Date.now());
