@@ -166,6 +166,8 @@ class PullHost:
             self._window_full = len(em.pending) >= (
                 self._window.resume_below(self._burst) if self._window_full
                 else self._window.limit)
+            if self._window_full:
+                self._window.stalled(now)
             waiting_acks = now < self._acks_until and em.pending
             if not idle and self._active and not self._window_full and not waiting_acks \
                     and not self._runner.backpressured(now):

@@ -288,6 +288,8 @@ class InstanceRunner:
             max_pending = window.limit
             window_full = len(pending) >= (window.resume_below(burst) if window_full
                                            else max_pending)
+            if window_full:
+                window.stalled(now)
             can_emit = self.active and not window_full and not self.backpressured(now)
             wait = 0.0
             if not can_emit:
@@ -367,11 +369,11 @@ class InstanceRunner:
                     add(now - emitted_at)
                 if sample:
                     self.window.acked(now - sum(e for _, e in sample) / len(sample),
-                                      len(self.emitter.pending))
+                                      len(self.emitter.pending), now)
             else:
                 self.counts[FAIL_COUNT if kind == frames.FAILED else TIMEOUT_COUNT] += len(entries)
                 if kind == frames.FAILED and entries:  # a bolt's answer: a round trip too
-                    self.window.acked(now - entries[-1][1], len(self.emitter.pending))
+                    self.window.acked(now - entries[-1][1], len(self.emitter.pending), now)
                 for msg_id, _ in entries:
                     fail(msg_id)
 

@@ -6,7 +6,9 @@ the latency stays under `heronbridge.spout.latency.target.ms` and shrinks in pro
 when it goes over, so that a spout faster than its bolts fills their queues only up to
 about that latency instead of up to the backpressure watermarks. It starts at one tree,
 as TCP's slow start does: a bolt still loading its code when the spouts start holds
-one tree back, not a burst of them. At-most-once (no acks) has no limit.
+one tree back, not a burst of them. A full window that hears nothing back (bolts that
+never ack: their trees only expire) doubles every STALL_SECS, so such a topology still
+emits as Storm would without the option. At-most-once (no acks) has no limit.
 """
 
 from __future__ import annotations
@@ -16,16 +18,18 @@ START_LIMIT = 1
 SLOW_START = 2.0  # growth per ack batch under the target, until the first time over it
 GROWTH = 1.05  # ... and after
 SMOOTHING = 0.25  # weight of the newest batch's latency
+STALL_SECS = 1.0
 
 
 class InFlightWindow:
-    __slots__ = ("adaptive", "growth", "latency", "limit", "target")
+    __slots__ = ("adaptive", "growth", "heard", "latency", "limit", "target")
 
     def __init__(self, max_pending: int | None, acking: bool, target_secs: float) -> None:
         self.adaptive = acking and max_pending is None and target_secs > 0
         self.target = target_secs
         self.latency = 0.0
         self.growth = SLOW_START
+        self.heard: float | None = None  # when an ack or fail last came back
         if not acking:
             self.limit = float("inf")
         elif max_pending is not None:
@@ -41,11 +45,22 @@ class InFlightWindow:
             return limit
         return max(1.0, limit - min(burst, max(1, int(limit) // 4)))
 
-    def acked(self, latency: float, in_flight: int) -> None:
-        """One ack batch's mean latency: adjust the limit (it grows only while it binds,
-        up to twice what is in flight)."""
+    def stalled(self, now: float) -> None:
+        """The window is full: if nothing came back for STALL_SECS, double it."""
         if not self.adaptive:
             return
+        if self.heard is None:
+            self.heard = now
+        elif now - self.heard > STALL_SECS:
+            self.heard = now
+            self.limit *= 2
+
+    def acked(self, latency: float, in_flight: int, now: float) -> None:
+        """One ack (or bolt fail) batch's mean latency: adjust the limit (it grows only
+        while it binds, up to twice what is in flight)."""
+        if not self.adaptive:
+            return
+        self.heard = now
         self.latency = latency if not self.latency else \
             (1 - SMOOTHING) * self.latency + SMOOTHING * latency
         if self.latency <= self.target:
