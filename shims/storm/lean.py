@@ -11,15 +11,18 @@ from the runtime's (a cached namedtuple type per source stream), `emit`, `ack` a
 sync, and the emits of a class that overrides `emit`) goes to the StormPeer as the
 message pystorm made, without pipes, locks or threads in between.
 
-A component whose class runs threads of its own (TicklessBatchingBolt) keeps the
-pulled host (inprocess.py), whose lock serialises them with the task's loop.
+A component whose class runs threads of its own (TicklessBatchingBolt, or any class whose
+own modules use threads) keeps the pulled host (inprocess.py), whose lock serialises
+them with the task's loop.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import os
+import re
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -48,10 +51,32 @@ class TupleId(str):
     the runtime's tuple until the component acks or fails it (then None)."""
 
 
+# Where a component's own code may start threads. pystorm lets any thread emit, ack or
+# fail (its writer lock serialises them); the lean host's calls are the task loop's, so a
+# class whose modules name any of these keeps pystorm's loop and its lock.
+_THREADS = re.compile(rb"\b(threading|_thread|concurrent\.futures|multiprocessing\.pool|"
+                      rb"gevent|eventlet)\b")
+_FRAMEWORK = ("pystorm", "streamparse", "builtins", "abc")
+
+
 def lean_capable(cls: type) -> bool:
-    """Whether `cls` can run under the lean host: not when it starts threads that emit
-    beside the task's loop."""
-    return not issubclass(cls, pystorm.bolt.TicklessBatchingBolt)
+    """Whether `cls` can run under the lean host: not when it starts threads that may
+    emit beside the task's loop (TicklessBatchingBolt, or a class whose own modules
+    use threads)."""
+    if issubclass(cls, pystorm.bolt.TicklessBatchingBolt):
+        return False
+    return not any(_uses_threads(k.__module__) for k in cls.__mro__
+                   if k.__module__.split(".")[0] not in _FRAMEWORK)
+
+
+@functools.cache
+def _uses_threads(module_name: str) -> bool:
+    path = getattr(sys.modules.get(module_name), "__file__", None)
+    try:
+        with open(path, "rb") as f:  # noqa: PTH123 - a module's own file, once
+            return _THREADS.search(f.read()) is not None
+    except (OSError, TypeError):
+        return False  # no source to read (built in, or frozen): nothing of the user's
 
 
 def load_class(config: dict, component: str, task: int) -> type:

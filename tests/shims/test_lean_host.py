@@ -107,3 +107,37 @@ def test_acking_a_tuple_twice_is_the_components_error(tmp_path):
     assert judge.emitter.errors_reported == 1
     [record] = judge.emitter.exceptions.records.values()
     assert "ShimError" in str(record) and "already acked or failed" in str(record)
+
+
+def test_a_class_whose_module_uses_threads_keeps_pystorms_loop(tmp_path, monkeypatch):
+    """pystorm lets any thread emit, ack or fail under its writer lock; the lean host's
+    calls are the task loop's, so such a class stays on the pulled host."""
+    from heronbridge.shims.storm.lean import lean_capable
+
+    (tmp_path / "threaded_bolt.py").write_text(
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from streamparse import Bolt\n\n"
+        "class Writer(Bolt):\n"
+        "    def initialize(self, conf, ctx):\n"
+        "        self.pool = ThreadPoolExecutor(2)\n\n"
+        "    def process(self, tup):\n"
+        "        self.pool.submit(self.ack, tup)\n")
+    (tmp_path / "plain_bolt.py").write_text(
+        "from streamparse import Bolt\n\n"
+        "class Plain(Bolt):\n"
+        "    def process(self, tup):\n"
+        "        self.emit([tup.values[0]])\n\n"
+        "class Derived(Plain):\n"
+        "    pass\n")
+    (tmp_path / "derived_bolt.py").write_text(
+        "from threaded_bolt import Writer\n\n"
+        "class Later(Writer):\n"
+        "    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import derived_bolt
+    import plain_bolt
+    import threaded_bolt
+
+    assert not lean_capable(threaded_bolt.Writer)
+    assert not lean_capable(derived_bolt.Later)  # a base class's module counts too
+    assert lean_capable(plain_bolt.Plain) and lean_capable(plain_bolt.Derived)
