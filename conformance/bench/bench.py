@@ -23,6 +23,8 @@ from .systems import RuntimeSystem, StormSystem
 SYSTEMS = ("storm", "runtime")
 STARTUP_TIMEOUT = 180.0
 POLL = 0.25
+DRAIN_TIMEOUT = 120.0
+QUIET = 1.0  # seconds without a sink tuple: the saturation's queues are empty
 FIXED_SHARE = 0.5  # the default offered load: this share of Storm's saturated spout rate
 DEFAULT_MAX_PENDING = 1000
 KINDS = ((FUSED, "fused"),)  # besides the runtime's and Storm's own process kinds
@@ -150,6 +152,8 @@ def _measure(system: Any, settings: Settings, sink: set[str], spouts: set[str],
         saturated = window(Lines.read(probes), t0, t1, sink, spouts)
         offered = rate if rate is not None else max(
             1.0, round(FIXED_SHARE * saturated.spout_emits / (t1 - t0)))
+        show(f"{system.name}: draining what the saturation left queued")
+        _drain(system, probes, sink)
         (probes / RATE_FILE).write_text(f"{offered}\n")
         settle = max(2.0, settings.warmup / 2)
         show(f"{system.name}: at {offered:,.0f} spout tuples/s for {settings.seconds:g}s")
@@ -184,6 +188,27 @@ def _measure(system: Any, settings: Settings, sink: set[str], spouts: set[str],
                    "fixed": [t2 - launched, t3 - launched]},
         "latency_histogram": fixed.latency.counts if settings.acking else None,
     }
+
+
+def _drain(system: Any, probes: Path, sink: set[str]) -> None:
+    """Hold the spouts (offered load 0) until the sink has received nothing for QUIET
+    seconds. At most once, and without max spout pending, only the backpressure
+    watermarks bound what a saturated spout leaves queued (seconds of work for a slower
+    bolt); the fixed-load window must not count it."""
+    (probes / RATE_FILE).write_text("0\n")
+    deadline = time.monotonic() + DRAIN_TIMEOUT
+    quiet_since = time.time()
+    while time.monotonic() < deadline:
+        time.sleep(POLL)
+        system.check()
+        now = time.time()
+        if window(Lines.read(probes), now - POLL * 2, now, sink, set()).sink_tuples:
+            quiet_since = now
+        elif now - quiet_since >= QUIET:
+            return
+    msg = (f"{system.name}: expected the sink {sorted(sink)} to drain within "
+           f"{DRAIN_TIMEOUT:g}s of the spouts being held, received tuples throughout")
+    raise BenchError(msg)
 
 
 def _summary(w: Window, acking: bool, span: float) -> dict[str, Any]:
