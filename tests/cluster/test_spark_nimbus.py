@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 from testkit import HERONBRIDGE, read_jsonl, wait_until
 
@@ -24,6 +25,17 @@ from heronbridge.compat.nimbus.submit import write_jar  # noqa: E402
 pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 
 WORKERS = {"127.0.0.2", "127.0.0.3"}
+
+
+def ours(home: Path, uri: str) -> list[str]:
+    """The command lines of the processes the endpoint started for its topologies (the
+    Spark scheduler names the home, the containers the state)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        line = " ".join(proc.info["cmdline"] or [])
+        if "heronbridge.runtime." in line and (str(home) in line or uri in line):
+            found.append(line)
+    return found
 
 
 def test_sparse_submits_through_nimbus_onto_the_spark_cluster(zookeeper, spark, tmp_path):
@@ -63,6 +75,9 @@ def test_sparse_submits_through_nimbus_onto_the_spark_cluster(zookeeper, spark, 
         assert killed.returncode == 0, killed.stdout + killed.stderr
         wait_until(lambda: "No topologies found." in sparse(project, "list", "-e", "test").stdout,
                    120, "sparse list to show no topology", on_timeout=output)
+        # The topology's Spark driver follows the kill: it stops the containers and ends.
+        wait_until(lambda: not ours(home, uri), 60, "the topology's processes to end",
+                   on_timeout=lambda: f"still running: {ours(home, uri)}\n{output()}")
     finally:
         nimbus.send_signal(signal.SIGTERM)
         nimbus.wait(60)
