@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.table import Table
 
+from heronbridge.runtime.health.manager import COMPONENT as HEALTH
 from heronbridge.runtime.telemetry import (
     ACK_COUNT,
     BACKPRESSURE_MS,
@@ -24,7 +25,6 @@ from heronbridge.runtime.telemetry import (
 )
 
 STMGR = "__stmgr__"
-HEALTH = "__healthmgr__"
 ACTIONS_SHOWN = 10  # per topology, the latest
 
 

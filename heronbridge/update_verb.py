@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.table import Table
 
+from heronbridge.runtime.health.config import ENABLED as HEALTH
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.scheduler.local import running_scheduler
@@ -16,8 +17,6 @@ from heronbridge.runtime.scheduler.update import parse_parallelism, update
 
 from .errors import HeronbridgeError
 from .terminal import console, out
-
-HEALTH = "heronbridge.health"
 
 
 def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
