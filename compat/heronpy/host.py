@@ -50,6 +50,7 @@ class _Delegate:
     """What a heronpy component's base class calls on its delegate; shared set-up."""
 
     is_spout = False
+    window: Any = None  # a window bolt's driver (windows.py)
 
     def _start(self, config: dict, context: Any, collector: Any) -> None:
         self.collector = collector
@@ -84,6 +85,7 @@ class _Delegate:
         self.tracer = None if hook is None else Tracer(hook, config, context, collector,
                                                        self.is_spout)
         self.user = cls(delegate=self)
+        self._init_user_state()
         self.user.initialize(config=self.heron_context.get_cluster_config(),
                              context=self.heron_context)
         self._initialized(config)
@@ -91,6 +93,10 @@ class _Delegate:
         self.hooked = self.tracer is not None or bool(self.heron_context.task_hooks)
         if not self.hooked:
             self._bind_fast()
+
+    def _init_user_state(self) -> None:
+        """What precedes the component's `initialize` (its state, under EFFECTIVELY_ONCE:
+        state.py)."""
 
     def _initialized(self, config: dict) -> None:
         """What follows the component's `initialize` (bolts: ticks and windows)."""
@@ -253,7 +259,7 @@ class HeronpyBolt(_Delegate, Bolt):
         freq = self.heron_context.get_cluster_config().get(rt.TICK_TUPLE_FREQ_SECS)
         if freq is not None:
             config[rt.TICK_TUPLE_FREQ_SECS] = auto_type(freq) if isinstance(freq, str) else freq
-        window = windows.driver(self.user, self.acking)
+        window = self.window = windows.driver(self.user, self.acking)
         if window is not None:  # instance attributes: heronpy's own methods stay unused
             self.user.process = window.process
             self.user.process_tick = window.process_tick

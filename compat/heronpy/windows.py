@@ -18,6 +18,11 @@ whose slide is its duration) hand most tuples to two windows. Driven here instea
   are kept only under at-least-once, to be acked).
 
 A bolt that overrides `process` or `process_tick` keeps heronpy's behaviour.
+
+Under EFFECTIVELY_ONCE a window is checkpointed (state.py): `save()` gives what it holds
+(its tuples detached from the runtime's, a fold's accumulators, when the last window
+ended; a sliding window's arrival times as ages, since the clock they were read on may
+not be the one they come back to) and `restore()` puts that back into a new driver.
 """
 
 from __future__ import annotations
@@ -30,7 +35,34 @@ from heronpy.api.bolt.window_bolt import SlidingWindowBolt, TumblingWindowBolt, 
 from heronpy.streamlet.keyedwindow import KeyedWindow
 from heronpy.streamlet.window import Window
 
+from .tuples import HeronTuple
+
 OUTPUT = "output"  # the Streamlet bolts' stream
+
+
+class Detached:
+    """Where a checkpointed tuple came from: what a HeronTuple reads of the runtime's
+    tuple it holds (that one does not pickle), and nothing left to ack."""
+
+    __slots__ = ("component", "stream", "task")
+    _root = 0  # what the runtime's collector reads to ack or fail: no tree
+
+    def __init__(self, component: str, stream: str, task: int) -> None:
+        self.component, self.stream, self.task = component, stream, task
+
+    def __getstate__(self) -> tuple:
+        return self.component, self.stream, self.task
+
+    def __setstate__(self, state: tuple) -> None:
+        self.component, self.stream, self.task = state
+
+
+def detach(tup: Any) -> HeronTuple:
+    """A copy of a received tuple that pickles into a checkpoint."""
+    if tup.roots.__class__ is Detached:
+        return tup
+    return HeronTuple(Detached(tup.component, tup.stream, tup.task), tup.values,
+                      tup.creation_time)
 
 
 def driver(user: Any, acking: bool) -> Any:
@@ -76,6 +108,13 @@ class Tumbling:
     def process(self, tup: Any) -> None:
         self.tuples.append(tup)
 
+    def save(self) -> dict:
+        return {"tuples": [detach(tup) for tup in self.tuples], "end": self.end}
+
+    def restore(self, saved: dict) -> None:
+        self.tuples = list(saved["tuples"])
+        self.end = saved["end"]
+
     def process_tick(self, tick: Any) -> None:
         tuples, self.tuples = self.tuples, []
         self.user.processWindow(self._context(), tuples)
@@ -94,6 +133,14 @@ class Sliding:
 
     def process(self, tup: Any) -> None:
         self.tuples.append((self.clock(), tup))
+
+    def save(self) -> dict:
+        now = self.clock()
+        return {"tuples": [(now - arrived, detach(tup)) for arrived, tup in self.tuples]}
+
+    def restore(self, saved: dict) -> None:
+        now = self.clock()
+        self.tuples = deque((now - age, tup) for age, tup in saved["tuples"])
 
     def process_tick(self, tick: Any) -> None:
         tuples, ack = self.tuples, self.user.ack
@@ -118,6 +165,13 @@ class Fold(Tumbling):
         self.result = self.user.reduce_function(self.result, tup.values[0])
         if self.acking:
             self.tuples.append(tup)
+
+    def save(self) -> dict:
+        return {**super().save(), "result": self.result}
+
+    def restore(self, saved: dict) -> None:
+        super().restore(saved)
+        self.result = saved["result"]
 
     def process_tick(self, tick: Any) -> None:
         result, self.result = self.result, None
@@ -151,6 +205,13 @@ class KeyedFold(Fold):
             else value
         if self.acking:
             self.tuples.append(tup)
+
+    def save(self) -> dict:
+        return {**super().save(), "results": self.results}
+
+    def restore(self, saved: dict) -> None:
+        super().restore(saved)
+        self.results = saved["results"]
 
     def process_tick(self, tick: Any) -> None:
         results, self.results = self.results, {}

@@ -175,18 +175,6 @@ def test_a_component_class_that_does_not_import_is_named(tmp_path):
         load_file(write(tmp_path, text))
 
 
-def test_effectively_once_is_refused_naming_the_topology():
-    def build(b):
-        from hp_components import NumberSpout
-
-        b.add_spout("numbers", NumberSpout, 1)
-
-    with pytest.raises(HeronpyError, match=r"topology 'stateful': topology.reliability.mode "
-                                           r"expects 'ATMOST_ONCE' or 'ATLEAST_ONCE', "
-                                           r"received 'EFFECTIVELY_ONCE'"):
-        build_plan("stateful", build, {"topology.reliability.mode": "EFFECTIVELY_ONCE"})
-
-
 def test_java_components_and_bad_parallelism_are_refused(tmp_path):
     from heronpy.proto import topology_pb2
 
