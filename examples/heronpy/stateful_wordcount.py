@@ -50,6 +50,7 @@ class LineSpout(Spout, StatefulComponent):
         self.lines = int(config.get("wordcount.lines", LINES))
         self.rate = float(config.get("wordcount.rate", RATE))
         self.started_at, self.started_from = time.monotonic(), self.offset()
+        self.log(f"reading from line {self.started_from} of {self.lines}")
 
     def offset(self):
         return self.state.get("offset") or 0

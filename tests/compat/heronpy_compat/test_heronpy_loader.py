@@ -7,7 +7,7 @@ import pickle
 import textwrap
 
 import pytest
-from heronpy_kit import HERE, build_plan
+from heronpy_kit import HERE
 
 from heronbridge.compat import CompatError
 from heronbridge.compat.heronpy import HeronpyError, keys

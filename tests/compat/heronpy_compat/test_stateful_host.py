@@ -28,7 +28,7 @@ from test_streamlet_operators import keyed, source, tumbling
 
 from heronbridge.compat.heronpy import HeronpyError, windows
 from heronbridge.compat.heronpy.host import HeronpyBolt
-from heronbridge.compat.heronpy.loader import load_file
+from heronbridge.compat.heronpy.loader import heron_options, load_file
 from heronbridge.compat.heronpy.state import (
     WINDOW,
     RuntimeState,
@@ -324,11 +324,12 @@ def counted(topology) -> Counter:
     return counts
 
 
-def test_the_stateful_word_count_counts_every_word_once_through_a_rollback(monkeypatch):
+def test_the_stateful_word_count_counts_every_word_once_through_a_rollback(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(EXAMPLES))
     plan = load_file(EXAMPLES / "stateful_wordcount.py",
                      options={"wordcount.lines": 400, "wordcount.rate": 1e9})
-    from stateful_wordcount import expected_counts
+    with heron_options(str(tmp_path)):  # the module defines a Topology: heronpy needs it
+        from stateful_wordcount import expected_counts
 
     def feed(topology, lines):
         spout = topology.hosted[topology.component_tasks["lines"][0]].host
