@@ -84,6 +84,7 @@ class _Stateful:
 
     state: dict | None = None
     user: Any
+    _pre_save: Any = None
 
     def init_state(self, state: dict) -> None:
         self.state = state  # the runtime's own dict: kept, never rebound
