@@ -41,9 +41,10 @@ def runtime_config(storm_options: dict[str, Any], serializer: str) -> dict[str, 
     """The topology config for the runtime: Storm's keys stay (components read them),
     and the runtime's own keys are derived from them as Storm means them."""
     conf = dict(storm_options)
-    # Storm acks unless ackers are explicitly 0 (StormCommon.hasAckers).
+    # Storm acks unless ackers are explicitly 0 (StormCommon.hasAckers). Heron's own key,
+    # which Storm ignores, wins when given: it alone can ask for EFFECTIVELY_ONCE.
     acking = conf.get(ACKER_EXECUTORS) != 0
-    conf[rt.RELIABILITY_MODE] = rt.ATLEAST_ONCE if acking else rt.ATMOST_ONCE
+    conf.setdefault(rt.RELIABILITY_MODE, rt.ATLEAST_ONCE if acking else rt.ATMOST_ONCE)
     conf[rt.CONTAINERS] = conf.get(WORKERS) or 1
     conf[rt.SERIALIZER] = serializer
     return conf

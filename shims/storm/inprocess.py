@@ -25,9 +25,19 @@ from heronbridge.runtime.api import LoopOwner
 from heronbridge.runtime.plan.logical import resolve_import_path
 
 from . import ShimError, keys
-from .lean import STORM_WENT_AWAY, LeanHost, LeanSpout, bolt_face, lean_capable, load_class
+from .lean import (
+    STORM_WENT_AWAY,
+    LeanHost,
+    LeanSpout,
+    bolt_face,
+    forget_previous_component,
+    lean_capable,
+    load_class,
+    set_up,
+)
 from .logs import prefixed_log
 from .peer import StormPeer
+from .state import before_save, is_stateful
 
 
 class MessageHook(Protocol):
@@ -114,6 +124,21 @@ class PystormComponent(LoopOwner):
 
     _cls: type | None = None
     _hook: MessageHook | None = None
+    _state: dict | None = None  # the runtime's checkpointed dict, in a stateful topology
+    _component: Any = None  # the pystorm instance
+
+    # -- the runtime's stateful contract -------------------------------------------------
+
+    def init_state(self, state: dict) -> None:
+        """Every task of a checkpointing topology takes part: a pystorm component with
+        `init_state` (StatefulMixin's) gets `state` before its `initialize`; for the
+        others it stays empty."""
+        self._state = state
+
+    def pre_save(self, checkpoint_id: str) -> None:
+        comp = self._component
+        if self._state is not None and is_stateful(comp):
+            before_save(comp, self._state, checkpoint_id)
 
     @property
     def owns_loop(self) -> bool:
@@ -128,8 +153,11 @@ class PystormComponent(LoopOwner):
     # -- lean: the runtime's loops call these ---------------------------------------------
 
     def _lean(self, context: Any, collector: Any, is_spout: bool) -> LeanHost:
-        _keep_runtime_logs_apart()
-        return LeanHost(self._cls, self.config, context, collector, is_spout, self._hook)
+        _keep_runtime_logs_apart(context)
+        host = LeanHost(self._cls, self.config, context, collector, is_spout, self._hook,
+                        self._state)
+        self._component = host.comp
+        return host
 
     def open(self, config: dict, context: Any, collector: Any) -> None:
         face = LeanSpout(self._lean(context, collector, True))
@@ -142,13 +170,19 @@ class PystormComponent(LoopOwner):
     # -- pulled: pystorm's own loop ------------------------------------------------------
 
     def run(self, host: Any) -> None:
-        _keep_runtime_logs_apart()
+        _keep_runtime_logs_apart(host.context)
         cls = self._cls
         peer = StormPeer(host, pystorm=True)
         # pystorm builds its own serializer around the streams it is given; it is replaced
         # before anything is read or written.
-        component = cls(input_stream=io.BytesIO(), output_stream=io.BytesIO(),
-                        serializer="json")
+        component = self._component = cls(input_stream=io.BytesIO(),
+                                          output_stream=io.BytesIO(), serializer="json")
+
+        def setup(storm_conf: dict, storm_context: dict) -> None:
+            del component._setup_component  # pystorm's own, called by set_up
+            set_up(component, storm_conf, storm_context, self._state)
+
+        component._setup_component = setup  # pystorm's run() calls it before initialize
         bridge = Bridge(peer, host, component._reader_lock, component._writer_lock,
                         self._hook)
         component.serializer = bridge
@@ -176,10 +210,12 @@ def _hook(config: dict, component: str, task: int) -> MessageHook | None:
         raise ShimError(msg) from exc
 
 
-def _keep_runtime_logs_apart() -> None:
+def _keep_runtime_logs_apart(context: Any) -> None:
     """pystorm sends every record reaching the root logger to Storm (here: to the peer,
     which logs it). The runtime's own records must not take that loop, so its handlers
-    move from the root logger to the `heronbridge` logger."""
+    move from the root logger to the `heronbridge` logger; those an earlier component of
+    this task had (before a rollback) go."""
+    forget_previous_component(context.component_id, context.task_id)
     root = logging.getLogger()
     ours = logging.getLogger("heronbridge")
     for handler in list(root.handlers):

@@ -40,6 +40,7 @@ from heronbridge.runtime.plan.logical import resolve_import_path
 from . import ShimError, keys
 from .logs import prefixed_log
 from .peer import StormPeer
+from .state import is_stateful
 
 STORM_WENT_AWAY = 2
 _new_tuple = tuple.__new__
@@ -77,6 +78,36 @@ def _uses_threads(module_name: str) -> bool:
             return _THREADS.search(f.read()) is not None
     except (OSError, TypeError):
         return False  # no source to read (built in, or frozen): nothing of the user's
+
+
+# The handlers pystorm's set-up of a task's component added to the root logger, by
+# (component, task). A rollback builds a new component for the task in the same process:
+# the old ones must not stay (they would send every record to the old component's peer,
+# or write its log file twice).
+_pystorm_handlers: dict[tuple[str, int], list[logging.Handler]] = {}
+
+
+def forget_previous_component(component: str, task: int) -> None:
+    """Remove and close what an earlier component of this task left on the root logger
+    (or on the runtime's, where the set-up of a later task of the process moved it)."""
+    loggers = (logging.getLogger(), logging.getLogger("heronbridge"))
+    for handler in _pystorm_handlers.pop((component, task), ()):
+        for logger in loggers:
+            logger.removeHandler(handler)
+        handler.close()
+
+
+def set_up(comp: Any, storm_conf: dict, storm_context: dict, state: dict | None) -> None:
+    """pystorm's `_setup_component` (its logging, remembered to be undone by the next
+    component), then, for a stateful component on a checkpointing host, `init_state`
+    with the state of the last checkpoint: both before `initialize`."""
+    root = logging.getLogger()
+    before = set(root.handlers)
+    comp._setup_component(storm_conf, storm_context)
+    _pystorm_handlers[comp.component_name, comp.task_id] = [
+        h for h in root.handlers if h not in before]
+    if state is not None and is_stateful(comp):
+        comp.init_state(state)
 
 
 def load_class(config: dict, component: str, task: int) -> type:
@@ -127,7 +158,7 @@ class LeanHost:
     """Sets up one pystorm component on the runtime's collector and drives it."""
 
     def __init__(self, cls: type, config: dict, context: Any, collector: Any,
-                 is_spout: bool, probe: Any = None) -> None:
+                 is_spout: bool, probe: Any = None, state: dict | None = None) -> None:
         self.config = config
         self.context = context
         self.collector = collector
@@ -154,9 +185,9 @@ class LeanHost:
         wire.pending.append(peer.handshake(pid_dir))
         if probe is not None:
             probe.down(wire.pending[0])  # the probe reads who it measures from it
-        # pystorm's run() up to its loop: handshake, logging, initialize.
+        # pystorm's run() up to its loop: handshake, logging, (state,) initialize.
         storm_conf, storm_context = comp.read_handshake()
-        comp._setup_component(storm_conf, storm_context)
+        set_up(comp, storm_conf, storm_context, state)
         self._bind()
         comp.initialize(storm_conf, storm_context)
         log.info("%s: %s hosted lean", self.loc, cls.__name__)

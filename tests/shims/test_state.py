@@ -1,0 +1,221 @@
+"""StatefulMixin (shims/storm/state.py): an ordinary dict under plain streamparse; on the
+runtime, the stateful contract forwarded by the in-process hosts to the pystorm
+component, its state saved, and a new instance of it given that state back."""
+
+from __future__ import annotations
+
+import json
+import logging
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+# Log handlers, working folder and sys.path put back after each test (autouse).
+from test_lean_host import task_process_state  # noqa: F401
+
+from heronbridge.compat.streamparse import load_project
+from heronbridge.runtime.instance.runner import InstanceRunner
+from heronbridge.runtime.testing import InMemoryTopology
+from heronbridge.shims.storm import ShimError
+from heronbridge.shims.storm.state import StatefulMixin, before_save, is_stateful
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / \
+    "stateful_wordcount"
+WORD = re.compile(r"[a-z]+")
+LINES = (EXAMPLE / "src" / "data" / "lines.txt").read_text().splitlines()
+
+
+@pytest.fixture(autouse=True)
+def project_modules():
+    """The example's modules go after each test: other projects' have the same names."""
+    yield
+    for name in [m for m in sys.modules if m.split(".")[0] in ("bolts", "spouts",
+                                                                "output_files")]:
+        del sys.modules[name]
+
+
+def test_the_module_imports_nothing_but_the_standard_library():
+    code = ("import sys; before = set(sys.modules)\n"
+            "import heronbridge.shims.storm.state\n"
+            "print(sorted({m.split('.')[0] for m in set(sys.modules) - before}"
+            " - set(sys.stdlib_module_names)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["['heronbridge']"]
+
+
+COUNTER = '''
+from streamparse import Bolt
+from heronbridge.shims.storm.state import StatefulMixin
+
+class Counter(StatefulMixin, Bolt):
+    def initialize(self, conf, ctx):
+        self.seen_in_initialize = dict(self.state)
+        self.state["calls"] = 0
+
+    def process(self, tup):
+        import sys
+        self.state["calls"] += 1
+        word = tup.values[0]
+        self.state[word] = self.state.get(word, 0) + 1
+        self.emit([word, self.state[word], self.state["calls"], self.seen_in_initialize,
+                   "heronbridge.runtime" in sys.modules])
+'''
+
+
+def test_under_plain_streamparse_the_state_is_an_ordinary_dict(tmp_path):
+    """streamparse_run and pystorm's own loop over real pipes, as Storm runs a component:
+    `self.state` is there, empty, in initialize; nothing of the runtime is loaded."""
+    (tmp_path / "counter.py").write_text(COUNTER)
+    handshake = {"conf": {}, "pidDir": str(tmp_path), "context": {
+        "taskid": 3, "componentid": "count", "task->component": {"3": "count"}}}
+    tuples = [{"id": str(i), "comp": "split", "stream": "default", "task": 2, "tuple": [w]}
+              for i, w in enumerate(["a", "b", "a"])]
+    stdin = "".join(json.dumps(m) + "\nend\n" for m in [handshake, *tuples])
+    done = subprocess.run([sys.executable, "-m", "streamparse.run", "counter.Counter"],
+                          input=stdin, capture_output=True, text=True, cwd=tmp_path,
+                          timeout=60, check=False)
+    assert done.returncode == 2, done.stderr  # pystorm's exit when Storm goes away
+    messages = [json.loads(m) for m in done.stdout.split("\nend\n") if m.strip()]
+    emits = [m["tuple"] for m in messages if m.get("command") == "emit"]
+    assert emits == [["a", 1, 1, {}, False], ["b", 1, 2, {}, False], ["a", 2, 3, {}, False]]
+    assert [m["id"] for m in messages if m.get("command") == "ack"] == ["0", "1", "2"]
+
+
+class Base:
+    """A stand-in for pystorm's Component, whose constructor takes its streams."""
+
+    def __init__(self, *args, **kwargs):
+        self.args = (args, kwargs)
+
+
+class Recorder(StatefulMixin, Base):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.saves = []
+
+    def pre_save(self, checkpoint_id):
+        self.saves.append(checkpoint_id)
+        self.state["last"] = checkpoint_id
+
+
+def test_init_state_keeps_the_runtimes_dict_and_before_save_calls_pre_save():
+    component = Recorder(1, serializer="json")
+    assert component.args == ((1,), {"serializer": "json"})  # passed on to the component
+    assert component.state == {} and is_stateful(component)
+    assert not is_stateful(object())
+    held = {"offset": 7}
+    component.init_state(held)
+    assert component.state is held
+    before_save(component, held, "c-1")
+    assert component.saves == ["c-1"] and held == {"offset": 7, "last": "c-1"}
+    # A rebound state is what the component means: the runtime's dict is made to hold it.
+    component.state = {"offset": 9}
+    before_save(component, held, "c-2")
+    assert held == {"offset": 9, "last": "c-2"} and component.state is not held
+    component.state, component.pre_save = 3, lambda checkpoint_id: None
+    with pytest.raises(ShimError, match=r"component 'Recorder', task None: expected "
+                       r"`self.state` to be a dict at checkpoint 'c-3', received int"):
+        before_save(component, held, "c-3")
+
+
+# -- the runtime's contract through the in-process hosts, on the in-memory topology ----
+
+
+def words(rounds: int) -> Counter:
+    return Counter({w: c * rounds for w, c in
+                    Counter(w for line in LINES for w in WORD.findall(line.lower())).items()})
+
+
+def records(out: Path, component: str) -> list[dict]:
+    return [json.loads(line) for f in sorted(out.glob(f"{component}-*.jsonl"))
+            for line in f.open()]
+
+
+def final_counts(out: Path) -> dict[str, int]:
+    final: dict[str, int] = {}
+    for r in records(out, "count"):
+        if "word" in r:
+            final[r["word"]] = max(final.get(r["word"], 0), r["count"])
+    return final
+
+
+START = InstanceRunner.start_component
+
+
+def stateful_topology(tmp_path: Path, states: dict[int, dict], monkeypatch,
+                      **options) -> InMemoryTopology:
+    """The example on the in-memory topology, each task given `states[task]` through
+    `init_state` before its open/prepare, as the runtime does under checkpoints. (Acks
+    are off, as under EFFECTIVELY_ONCE.)"""
+    resources = tmp_path / "resources"
+    if not resources.exists():
+        shutil.copytree(EXAMPLE / "src", resources)
+    opts = {"topology.reliability.mode": "ATMOST_ONCE", "example.output.dir": str(tmp_path /
+            "out"), "stateful_wordcount.lines_per_sec": 10**6, **options}
+    project = load_project(EXAMPLE, None, None, opts, False, resources)
+
+    def start_with_state(runner: InstanceRunner) -> None:
+        runner.user.init_state(states.setdefault(runner.task, {}))
+        START(runner)
+
+    monkeypatch.setattr(InstanceRunner, "start_component", start_with_state)
+    return InMemoryTopology(project.plan)
+
+
+def checkpoint(topo: InMemoryTopology, states: dict[int, dict], checkpoint_id: str) -> dict:
+    """What the runtime does for one checkpoint: pre_save, then pickle each task's dict."""
+    saved = {}
+    for task, runner in topo.runners.items():
+        runner.user.pre_save(checkpoint_id)
+        saved[task] = pickle.dumps(states[task])
+    return saved
+
+
+def pystorm_handlers() -> list[logging.Handler]:
+    return [h for name in ("", "heronbridge") for h in logging.getLogger(name).handlers
+            if type(h).__module__.startswith(("pystorm", "logging.handlers"))]
+
+
+def test_a_rollback_restores_every_task_and_the_counts_come_out_exact(tmp_path, monkeypatch):
+    """Run, checkpoint, run on (work the rollback discards), then a NEW instance of every
+    component, in this same process, given the checkpoint's state: the spout rewinds to
+    its saved offset, the counters count on from their saved counts, exactly."""
+    out = tmp_path / "out"
+    states: dict[int, dict] = {}
+    topo = stateful_topology(tmp_path, states, monkeypatch, **{"pystorm.log.path": str(out)})
+    handlers = len(pystorm_handlers())
+    topo.run(250)
+    counters = [r.user._component for r in topo.runners.values() if r.component == "count"]
+    seen = []
+    counters[0].pre_save = seen.append  # the user's hook, on the instance
+    saved = checkpoint(topo, states, "ckpt-1")
+    assert seen == ["ckpt-1"]
+    # A plain component takes part, saving nothing.
+    assert all(states[r.task] == {} for r in topo.runners.values() if r.component == "split")
+    spout = next(r for r in topo.runners.values() if r.is_spout)
+    assert pickle.loads(saved[spout.task]) == {"offset": 250}
+    counted_at_checkpoint = sum(sum(pickle.loads(saved[r.task])["counts"].values())
+                                for r in topo.runners.values() if r.component == "count")
+    assert counted_at_checkpoint == sum(len(WORD.findall(line.lower())) for line in LINES) + \
+        sum(len(WORD.findall(line.lower())) for line in LINES[:50])
+    topo.run(100)  # lost in the rollback below
+
+    states = {task: pickle.loads(data) for task, data in saved.items()}
+    again = stateful_topology(tmp_path, states, monkeypatch, **{"pystorm.log.path": str(out)})
+    assert all(r.user._component is not old.user._component
+               for r, old in zip(again.runners.values(), topo.runners.values(), strict=True))
+    again.run(400)
+    assert final_counts(out) == words(3)
+    starts = [r["offset"] for r in records(out, "lines")]
+    assert starts == [0, 250]
+    restored = [r["restored"] for r in records(out, "count") if r.get("event") == "start"]
+    assert sorted(restored)[:2] == [0, 0] and sum(restored) == counted_at_checkpoint
+    # The first instances' log handlers went with them: one set, not two.
+    assert len(pystorm_handlers()) == handlers
