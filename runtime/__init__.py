@@ -1,13 +1,15 @@
 """The runtime kernel: Heron's architecture in Python.
 
 Topology master, one stream manager and metrics manager per container, one process per
-task; every Storm grouping; at-most-once and at-least-once delivery; backpressure.
+task; every Storm grouping; at-most-once, at-least-once and effectively-once (checkpoints
+and rollback) processing; backpressure.
 It knows nothing of Storm's or heronpy's APIs: loaders in `heronbridge.compat` turn
 those into a LogicalPlan.
 """
 
-from .api import Bolt, Spout, TopologyContext, Tuple
+from .api import Bolt, Spout, Stateful, TopologyContext, Tuple
 from .errors import (
+    CheckpointError,
     ComponentError,
     ConfigError,
     PlanError,
@@ -20,7 +22,7 @@ from .errors import (
 from .plan import Grouping, LogicalPlan, Stream, TopologyBuilder
 
 __all__ = [
-    "Bolt", "ComponentError", "ConfigError", "Grouping", "LogicalPlan", "PlanError",
+    "Bolt", "CheckpointError", "ComponentError", "ConfigError", "Grouping", "LogicalPlan", "PlanError",
     "ProtocolError", "RuntimeKernelError", "SchedulerError", "SerializationError", "Spout",
-    "StateManagerError", "Stream", "TopologyBuilder", "TopologyContext", "Tuple",
+    "Stateful", "StateManagerError", "Stream", "TopologyBuilder", "TopologyContext", "Tuple",
 ]

@@ -14,6 +14,8 @@ from .errors import ConfigError, where
 RELIABILITY_MODE = "topology.reliability.mode"
 ATMOST_ONCE = "ATMOST_ONCE"
 ATLEAST_ONCE = "ATLEAST_ONCE"
+EFFECTIVELY_ONCE = "EFFECTIVELY_ONCE"  # checkpoints and rollback (runtime/checkpoint)
+MODES = (ATMOST_ONCE, ATLEAST_ONCE, EFFECTIVELY_ONCE)
 MESSAGE_TIMEOUT_SECS = "topology.message.timeout.secs"
 ENABLE_MESSAGE_TIMEOUTS = "topology.enable.message.timeouts"
 MAX_SPOUT_PENDING = "topology.max.spout.pending"
@@ -45,6 +47,17 @@ TLS_KEY = "heronbridge.tls.key"  # that signed every host's; all three turn TLS 
 TLS_CA = "heronbridge.tls.ca"  # TCP links
 TLS_KEYS = (TLS_CERT, TLS_KEY, TLS_CA)
 
+# Effectively-once: Heron's keys (Heron spells the interval `...interval.seconds`; both are
+# read), then where checkpoints are stored, how many consistent ones are kept, and how
+# much a task buffers while its input markers align before it gives that checkpoint up
+# (Heron's heron.streammgr.stateful.buffer.size.mb).
+CHECKPOINT_INTERVAL_SECS = "topology.stateful.checkpoint.interval.secs"
+CHECKPOINT_INTERVAL_HERON = "topology.stateful.checkpoint.interval.seconds"
+START_CLEAN = "topology.stateful.start.clean"
+CHECKPOINT_ROOT = "heronbridge.checkpoint.root"
+CHECKPOINTS_KEPT = "heronbridge.checkpoint.kept"
+CHECKPOINT_BUFFER_BYTES = "heronbridge.checkpoint.buffer.bytes"
+
 SERIALIZERS = ("msgpack", "json", "pickle")
 
 DEFAULTS: dict[str, Any] = {
@@ -73,6 +86,11 @@ DEFAULTS: dict[str, Any] = {
     TLS_CERT: None,
     TLS_KEY: None,
     TLS_CA: None,
+    CHECKPOINT_INTERVAL_SECS: 300,
+    START_CLEAN: False,
+    CHECKPOINT_ROOT: "~/.herondata/checkpoints",
+    CHECKPOINTS_KEPT: 5,
+    CHECKPOINT_BUFFER_BYTES: 100 << 20,
 }
 
 
@@ -131,18 +149,26 @@ class TopologyConfig:
     log_backup_count: int
     host: str | None
     tls: tuple[str, str, str] | None  # (cert, key, ca)
+    checkpoint_interval_secs: float
+    start_clean: bool
+    checkpoint_root: str
+    checkpoints_kept: int
+    checkpoint_buffer_bytes: int
 
     @property
     def acking(self) -> bool:
         return self.reliability == ATLEAST_ONCE
 
+    @property
+    def stateful(self) -> bool:
+        return self.reliability == EFFECTIVELY_ONCE
+
     @classmethod
     def read(cls, conf: dict, topology: str, component: str | None = None) -> TopologyConfig:
         loc = where(topology, component)
         mode = conf.get(RELIABILITY_MODE, DEFAULTS[RELIABILITY_MODE])
-        if mode not in (ATMOST_ONCE, ATLEAST_ONCE):
-            msg = (f"{loc}: config {RELIABILITY_MODE!r} expects {ATMOST_ONCE!r} or "
-                   f"{ATLEAST_ONCE!r}, received {mode!r}")
+        if mode not in MODES:
+            msg = f"{loc}: config {RELIABILITY_MODE!r} expects one of {MODES}, received {mode!r}"
             raise ConfigError(msg)
         serializer = conf.get(SERIALIZER, DEFAULTS[SERIALIZER])
         if serializer not in SERIALIZERS:
@@ -199,4 +225,13 @@ class TopologyConfig:
             log_backup_count=_expect(conf, LOG_BACKUP_COUNT, (int,), "an integer >= 1", loc, 1),
             host=host,
             tls=tls if tls[0] is not None else None,
+            checkpoint_interval_secs=_expect(
+                {CHECKPOINT_INTERVAL_SECS: conf[CHECKPOINT_INTERVAL_HERON]}
+                if CHECKPOINT_INTERVAL_HERON in conf and CHECKPOINT_INTERVAL_SECS not in conf
+                else conf, CHECKPOINT_INTERVAL_SECS, num, "seconds > 0", loc, 0.001),
+            start_clean=_flag(conf, START_CLEAN, loc),
+            checkpoint_root=_expect(conf, CHECKPOINT_ROOT, (str,), "a folder path", loc),
+            checkpoints_kept=_expect(conf, CHECKPOINTS_KEPT, (int,), "an integer >= 1", loc, 1),
+            checkpoint_buffer_bytes=_expect(conf, CHECKPOINT_BUFFER_BYTES, (int,),
+                                            "an integer >= 0 (bytes)", loc, 0),
         )

@@ -37,6 +37,10 @@ class StateManagerError(RuntimeKernelError):
     """The state manager could not read or write a node."""
 
 
+class CheckpointError(RuntimeKernelError):
+    """A checkpoint could not be saved, found or restored."""
+
+
 class SchedulerError(RuntimeKernelError):
     """Starting, stopping or reaching a topology's processes failed."""
 

@@ -27,6 +27,7 @@ RSS_BYTES = "rss-bytes"
 TUPLES_ROUTED = "frames-routed"
 BYTES_ROUTED = "bytes-routed"
 DROPPED_FRAMES = "dropped-frames"  # for a task that was not connected
+DISCARDED_FRAMES = "discarded-frames"  # sent before the current rollback (effectively-once)
 MALFORMED_FRAMES = "malformed-frames"  # skipped, from a peer that sent one
 TREES_ACKED = "trees-acked"
 TREES_FAILED = "trees-failed"

@@ -1,8 +1,8 @@
 """The component interface user code is written against."""
 
-from .component import Bolt, BoltCollector, LoopOwner, Spout, SpoutCollector
+from .component import Bolt, BoltCollector, LoopOwner, Spout, SpoutCollector, Stateful
 from .context import TopologyContext
 from .tuple import SYSTEM_COMPONENT, TICK_STREAM, Tuple, tick_tuple, tuple_class
 
 __all__ = ["SYSTEM_COMPONENT", "TICK_STREAM", "Bolt", "BoltCollector", "LoopOwner", "Spout",
-           "SpoutCollector", "TopologyContext", "Tuple", "tick_tuple", "tuple_class"]
+           "SpoutCollector", "Stateful", "TopologyContext", "Tuple", "tick_tuple", "tuple_class"]

@@ -83,6 +83,24 @@ class Bolt:
         """The task is shutting down."""
 
 
+class Stateful:
+    """Mix into a Spout or Bolt to keep state under EFFECTIVELY_ONCE (Heron's
+    StatefulComponent). The state of the newest consistent checkpoint comes back after
+    any failure, and every task's state is from the same point of the input.
+
+    At each (re)start the runtime builds the component anew and calls `init_state` before
+    `open`/`prepare`, with a dict it keeps: change it in place, do not rebind it. Before a
+    checkpoint it calls `pre_save`, then pickles that dict. A spout keeps its position in
+    its source there, and emits again from it after a rollback.
+    """
+
+    def init_state(self, state: dict) -> None:
+        self.state = state
+
+    def pre_save(self, checkpoint_id: str) -> None:
+        """About to save the state for `checkpoint_id`: put in it what is not yet there."""
+
+
 class LoopOwner:
     """A spout or bolt that keeps its own loop in the task's main thread.
 

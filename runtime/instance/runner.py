@@ -4,6 +4,10 @@ The component runs in this process's main thread. Each loop turn reads what the 
 manager sent, runs the component on it, then flushes everything the component emitted
 as one batch per destination: batches grow with load and shrink to single tuples when
 the topology is idle, so throughput and latency both stay good without tuning.
+
+Under effectively-once (runtime/checkpoint) the component is built only when the first
+rollback names the checkpoint to start from, and built anew at every rollback: its state
+comes back through `init_state`, everything the old one held or emitted is dropped.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import pickle
 import signal
 import sys
 import time
@@ -20,8 +25,9 @@ from typing import Any
 
 from ..api.context import TopologyContext
 from ..api.tuple import Tuple, tick_tuple, tuple_class
+from ..checkpoint import Aligner, CheckpointStorage
 from ..config import TopologyConfig
-from ..errors import ComponentError, ProtocolError, SerializationError, where
+from ..errors import CheckpointError, ComponentError, ProtocolError, SerializationError, where
 from ..plan.codec import topology_from_proto
 from ..plan.logical import resolve_import_path
 from ..plan.tasks import TaskLayout
@@ -60,6 +66,14 @@ LATENCY_SAMPLES = 64  # complete latencies recorded per batch of acks, at most
 EXECUTE_CHECK = 16  # a bolt's long batch looks at the clock after this many tuples
 
 
+class RolledBack(Exception):  # noqa: N818 - a signal through the loops, not an error
+    """The stream manager said to roll back: the loops unwind and the task restores."""
+
+    def __init__(self, message: Any) -> None:
+        super().__init__(message.checkpoint_id)
+        self.message = message
+
+
 class InstanceRunner:
     def __init__(self, topology_id: str, task: int, container: int, stmgr_address: Any,
                  metrics_address: str, secret: bytes, incarnation: int = 0) -> None:
@@ -76,7 +90,13 @@ class InstanceRunner:
         self.conn: Connection | None = None
         self.send: Callable[[list[bytes]], None] | None = None  # frames to the stream manager
         self.backlog: tuple[bytes, list] = (b"", [])
-        self.active = False  # a spout's topology is running
+        self.active = False  # a spout runs: its topology is RUNNING and processing
+        self.running = False  # the topology's state is RUNNING
+        self.processing = True  # effectively-once: not between a rollback and its end
+        self.stateful = False
+        self.state: dict | None = None  # a stateful component's, saved at checkpoints
+        self.txid = 0
+        self.component_open = False
         self.eager_until = 0.0  # see EAGER_SECS
         self.acks_until = 0.0  # see MAX_ACK_WAIT
         self.pull_host: Any = None  # set when the component owns its loop (see pull.py)
@@ -135,34 +155,57 @@ class InstanceRunner:
         self.plan = plan
         self.topology = plan.name
         self.component = layout.task_component[self.task]
-        spec = plan.components[self.component]
-        conf = plan.component_config(self.component)
+        spec = self.spec = plan.components[self.component]
+        conf = self.user_conf = plan.component_config(self.component)
         self.conf = TopologyConfig.read(conf, plan.name, self.component)
         if self.conf.debug:
             logging.getLogger().setLevel(logging.DEBUG)
         for entry in reversed(plan.python_path):
             if entry not in sys.path:
                 sys.path.insert(0, entry)
-        try:
-            cls = resolve_import_path(spec.class_path)
-            self.user = cls()
-        except Exception as exc:
-            msg = f"{self.loc()}: cannot load {spec.class_path!r}: {exc!r}"
-            raise ComponentError(msg) from exc
         self.context = TopologyContext.build(plan, self.topology_id, self.task)
-        serializer = self.serializer = make_serializer(self.conf.serializer, self.topology)
+        self.serializer = make_serializer(self.conf.serializer, self.topology)
         self.task_component = layout.task_component
         self.streams = stream_table(plan)
         self.decoders: dict[tuple[int, int], Callable[[memoryview], list]] = {}
-        kind = SpoutEmitter if spec.is_spout else BoltEmitter
-        self.emitter = kind(plan, self.task, serializer, self.conf.acking, local, self.context,
-                            seed)
         self.is_spout = spec.is_spout
+        self.local, self.seed = local, seed
+        self.stateful = self.conf.stateful
+        if self.stateful:
+            self._plan_checkpoints(layout)
+        self.build_component()
+
+    def build_component(self) -> None:
+        """A new instance of the component, with a new collector (and window)."""
+        try:
+            cls = resolve_import_path(self.spec.class_path)
+            self.user = cls()
+        except Exception as exc:
+            msg = f"{self.loc()}: cannot load {self.spec.class_path!r}: {exc!r}"
+            raise ComponentError(msg) from exc
+        if self.stateful and getattr(self.user, "owns_loop", False):
+            msg = (f"{self.loc()}: {self.spec.class_path!r} keeps its own loop, which "
+                   "EFFECTIVELY_ONCE cannot rebuild at a rollback; expected a component the "
+                   "runtime's loops call")
+            raise ComponentError(msg)
+        kind = SpoutEmitter if self.is_spout else BoltEmitter
+        self.emitter = kind(self.plan, self.task, self.serializer, self.conf.acking, self.local,
+                            self.context, self.seed)
         self.window = InFlightWindow(self.conf.max_spout_pending, self.conf.acking,
                                      self.conf.latency_target_secs)
-        self.user.config = conf
+        self.user.config = self.user_conf
         self.user.context = self.context
         self.user.collector = self.emitter
+
+    def _plan_checkpoints(self, layout: TaskLayout) -> None:
+        """Where this task's markers go, and whose it waits for."""
+        plan, tasks = self.plan, layout.component_tasks
+        self.downstream = sorted({t for stream in self.spec.outputs
+                                  for bolt, _ in plan.subscribers(self.component, stream)
+                                  for t in tasks[bolt]})
+        inputs = frozenset(t for inp in self.spec.inputs for t in tasks[inp.component])
+        self.aligner = Aligner(inputs, self.conf.checkpoint_buffer_bytes, self.loc())
+        self.storage = CheckpointStorage(self.conf.checkpoint_root, self.topology)
 
     def loc(self) -> str:
         return where(self.topology, self.component, self.task)
@@ -183,11 +226,19 @@ class InstanceRunner:
                 self.user.run(PullHost(self))
                 self.finish()
                 return 0
-            self.start_component()
-            if self.is_spout:
-                self._spout_loop()
+            if self.stateful:
+                self._await_restore()
             else:
-                self._bolt_loop()
+                self.start_component()
+            while True:
+                try:
+                    if self.is_spout:
+                        self._spout_loop()
+                    else:
+                        self._bolt_loop()
+                    break
+                except RolledBack as rollback:
+                    self.restore(rollback.message)
             self._shutdown()
             return 0
         except SystemExit as exc:  # the component chose to exit: what it sent goes first
@@ -212,6 +263,118 @@ class InstanceRunner:
             self.user.open(self.user.config, self.context, self.emitter)
         else:
             self.user.prepare(self.user.config, self.context, self.emitter)
+        self.component_open = True
+
+    # -- effectively-once ----------------------------------------------------------
+
+    def _await_restore(self) -> None:
+        """Before the first rollback names a checkpoint there is no component to run:
+        wait for it, keeping the topology's state."""
+        data, found = self.backlog
+        while not self.stopping:
+            for i, (kind, _dest, start, end) in enumerate(found):
+                if kind != frames.CONTROL:
+                    continue  # sent before the rollback: dropped
+                msg = self.parse_control(data, start, end)
+                if isinstance(msg, control_pb2.RestoreState):
+                    self.backlog = (data, found[i + 1:])
+                    self.restore(msg)
+                    return
+                if isinstance(msg, control_pb2.TopologyStateChange):
+                    self.running = msg.state == topology_pb2.RUNNING
+            data, found = self.conn.poll(0.1)
+        raise SystemExit(0)
+
+    def restore(self, msg: Any) -> None:
+        """Roll back: drop everything, build the component anew, give it the state it
+        had at the checkpoint, and tell the stream manager."""
+        began = time.monotonic()
+        self.txid = msg.txid
+        self.processing = False
+        self.aligner.reset()
+        if self.component_open:
+            self._close_component()
+        ok, why = True, ""
+        try:
+            self.build_component()
+            self.state = self._load_state(msg.checkpoint_id)
+            if hasattr(self.user, "init_state"):
+                self.user.init_state(self.state)
+            self.active = False
+            self.start_component()
+        except Exception as exc:
+            ok, why = False, f"{type(exc).__name__}: {exc}"
+            self.send([frames.control_frame(control_pb2.InstanceRestored(
+                txid=msg.txid, task_id=self.task, ok=False, message=why))])
+            raise
+        self.send([frames.control_frame(control_pb2.InstanceRestored(
+            txid=msg.txid, task_id=self.task, ok=ok, message=why))])
+        log.info("%s: restored from %s in %.3fs", self.loc(), msg.checkpoint_id or "empty state",
+                 time.monotonic() - began)
+
+    def _load_state(self, checkpoint_id: str) -> dict:
+        blob = self.storage.load(checkpoint_id, self.component, self.task) \
+            if checkpoint_id else None
+        if blob is None:
+            return {}
+        try:
+            state = pickle.loads(blob)  # noqa: S301 - written by this topology's owner only
+        except Exception as exc:
+            msg = (f"{self.loc()}: checkpoint {checkpoint_id} holds state that cannot be "
+                   f"read: {type(exc).__name__}: {exc}")
+            raise CheckpointError(msg) from exc
+        if not isinstance(state, dict):
+            msg = (f"{self.loc()}: checkpoint {checkpoint_id}: expected a dict of state, "
+                   f"received {type(state).__name__}")
+            raise CheckpointError(msg)
+        return state
+
+    def _close_component(self) -> None:
+        try:
+            if self.is_spout:
+                self.user.close()
+            else:
+                self.user.cleanup()
+        except Exception as exc:  # noqa: BLE001 - it is replaced either way
+            log.warning("%s: closing the component before the rollback raised %s: %s",
+                        self.loc(), type(exc).__name__, exc)
+
+    def checkpoint(self, checkpoint_id: str) -> None:
+        """Save the state, then mark the point in every output stream: what was emitted
+        before it is in the checkpoint's past."""
+        began = time.monotonic()
+        self.flush()
+        size = 0
+        if self.state is not None and hasattr(self.user, "init_state"):
+            if hasattr(self.user, "pre_save"):
+                self.user.pre_save(checkpoint_id)
+            blob = pickle.dumps(self.state, protocol=pickle.HIGHEST_PROTOCOL)
+            self.storage.save(checkpoint_id, self.component, self.task, blob)
+            size = len(blob)
+        out = [frames.marker_frame(t, self.task, checkpoint_id) for t in self.downstream]
+        out.append(frames.control_frame(control_pb2.InstanceStateStored(
+            checkpoint_id=checkpoint_id, task_id=self.task, state_bytes=size,
+            save_secs=time.monotonic() - began)))
+        self.send(out)
+
+    def marker(self, data: bytes, start: int, end: int) -> None:
+        src, checkpoint_id = frames.parse_marker(memoryview(data)[start:end])
+        done, release = self.aligner.marker(src, checkpoint_id)
+        if done is not None:
+            self.checkpoint(done)
+        self._run_held(release)
+
+    def hold(self, data: bytes, start: int, end: int) -> bool:
+        """While markers align: keep a frame from an input whose marker came (True)."""
+        if frames.DATA_HEADER.unpack_from(data, start)[3] not in self.aligner.arrived:
+            return False
+        self._run_held(self.aligner.hold(bytes(data[start:end])))
+        return True
+
+    def _run_held(self, held: list[bytes]) -> None:
+        for frame in held:
+            self.execute_frame(frame, 0, len(frame))
+            self.flush()
 
     def flush(self) -> None:
         try:
@@ -282,7 +445,9 @@ class InstanceRunner:
         interval = self.conf.metrics_interval_secs
         next_metrics = time.monotonic() + interval
         monotonic = time.monotonic
-        self.spout_frames(*self.backlog)
+        data, found = self.backlog
+        self.backlog = (b"", [])
+        self.spout_frames(data, found)
         while not self.stopping:
             now = monotonic()
             max_pending = window.limit
@@ -347,9 +512,13 @@ class InstanceRunner:
         ack = ack or self.user.ack
         fail = fail or self.user.fail
         now = time.monotonic()
-        for kind, _dest, start, end in found:
+        for i, (kind, _dest, start, end) in enumerate(found):
             if kind == frames.CONTROL:
-                self.control(self.parse_control(data, start, end))
+                msg = self.parse_control(data, start, end)
+                if isinstance(msg, control_pb2.RestoreState):
+                    self.backlog = (data, found[i + 1:])
+                    raise RolledBack(msg)
+                self.control(msg)
                 continue
             try:
                 roots = frames.ints_from(memoryview(data)[start + frames.HEADER_SIZE:end])
@@ -392,16 +561,28 @@ class InstanceRunner:
 
     def control(self, msg: Any) -> None:
         if isinstance(msg, control_pb2.TopologyStateChange) and self.is_spout:
-            running = msg.state == topology_pb2.RUNNING
-            if self.pull_host is not None:
-                self.pull_host.state_changed(running)
-            elif running and not self.active:
-                self.active = True
-                self.eager_until = time.monotonic() + EAGER_SECS
-                self.user.activate()
-            elif not running and self.active:
-                self.active = False
-                self.user.deactivate()
+            self.running = msg.state == topology_pb2.RUNNING
+            self._activate()
+        elif isinstance(msg, control_pb2.StartCheckpoint) and self.is_spout and self.processing:
+            self.checkpoint(msg.checkpoint_id)
+        elif isinstance(msg, control_pb2.StartProcessing) and msg.txid == self.txid:
+            self.processing = True
+            self._activate()
+
+    def _activate(self) -> None:
+        """A spout runs while its topology is RUNNING, and not mid-rollback."""
+        if not self.is_spout:
+            return
+        running = self.running and self.processing
+        if self.pull_host is not None:
+            self.pull_host.state_changed(running)
+        elif running and not self.active:
+            self.active = True
+            self.eager_until = time.monotonic() + EAGER_SECS
+            self.user.activate()
+        elif not running and self.active:
+            self.active = False
+            self.user.deactivate()
 
     # -- bolts ------------------------------------------------------------------
 
@@ -417,20 +598,30 @@ class InstanceRunner:
         interval = self.conf.metrics_interval_secs
         next_metrics = monotonic() + interval
         data, found = self.backlog
+        self.backlog = (b"", [])
+        aligner = self.aligner if self.stateful else None
         while not self.stopping:
             now = monotonic()
             if not found:
                 blocked = self.backpressured(now)
                 wait = max(0.0, min(0.1, next_tick - now, next_metrics - now))
                 data, found = conn.poll(wait, read=not blocked)
-            for kind, _dest, start, end in found:
+            for i, (kind, _dest, start, end) in enumerate(found):
                 if kind == frames.DATA:
+                    if aligner is not None and aligner.holding and self.hold(data, start, end):
+                        continue
                     self.execute_frame(data, start, end)
                     # Flush per input batch, not per read: a read can hold many batches,
                     # and holding their output back would leave the next stage idle.
                     self.flush()
+                elif kind == frames.MARKER:
+                    self.marker(data, start, end)
                 elif kind == frames.CONTROL:
-                    self.control(self.parse_control(data, start, end))
+                    msg = self.parse_control(data, start, end)
+                    if isinstance(msg, control_pb2.RestoreState):
+                        self.backlog = (data, found[i + 1:])
+                        raise RolledBack(msg)
+                    self.control(msg)
             found = []
             now = monotonic()
             if now >= next_tick:

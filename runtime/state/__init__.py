@@ -8,6 +8,7 @@ from .base import (
     PHYSICAL_PLANS,
     SCHEDULERS,
     SECRETS,
+    STATEFUL_CHECKPOINTS,
     TMASTERS,
     TOPOLOGIES,
     ZK_DIGEST_ENV,
@@ -18,7 +19,8 @@ from .base import (
 from .localfs import LocalFileStateManager
 
 __all__ = ["EPHEMERAL", "EXECUTION_STATE", "NODE_TYPES", "PACKING_PLANS", "PHYSICAL_PLANS",
-           "SCHEDULERS", "SECRETS", "TMASTERS", "TOPOLOGIES", "ZK_DIGEST_ENV",
+           "SCHEDULERS", "SECRETS", "STATEFUL_CHECKPOINTS", "TMASTERS", "TOPOLOGIES",
+           "ZK_DIGEST_ENV",
            "LocalFileStateManager", "NodeExistsError", "StateManager", "Watch", "open_state"]
 
 

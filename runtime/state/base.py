@@ -1,10 +1,10 @@
 """The state manager: where a topology's plans and locations are published.
 
 The node layout is Heron's, the same for every backend:
-`<root>/{topologies,packingplans,pplans,executionstate,tmasters,schedulers}/<topology>`,
-each node one serialized protobuf message, plus `<root>/secrets/<topology>`: the
-topology's link secret, readable by its owner only, and `<root>/actions/<topology>`: the
-health manager's action log (JSON lines, the latest few).
+`<root>/{topologies,packingplans,pplans,executionstate,tmasters,schedulers,
+statefulcheckpoints}/<topology>`, each node one serialized protobuf message, plus
+`<root>/secrets/<topology>`: the topology's link secret, readable by its owner only, and
+`<root>/actions/<topology>`: the health manager's action log (JSON lines, the latest few).
 
 Processes follow nodes with `watch`: ZooKeeper pushes changes, the local backend polls.
 """
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from google.protobuf.message import Message
 
 from ..errors import StateManagerError
-from ..proto import plans_pb2, topology_pb2
+from ..proto import control_pb2, plans_pb2, topology_pb2
 
 log = logging.getLogger("heronbridge.runtime.state")
 
@@ -34,6 +34,7 @@ TMASTERS = "tmasters"
 SCHEDULERS = "schedulers"
 SECRETS = "secrets"
 ACTIONS = "actions"
+STATEFUL_CHECKPOINTS = "statefulcheckpoints"  # the consistent checkpoints, newest first
 
 NODE_TYPES: dict[str, type[Message]] = {
     TOPOLOGIES: topology_pb2.Topology,
@@ -42,6 +43,7 @@ NODE_TYPES: dict[str, type[Message]] = {
     EXECUTION_STATE: plans_pb2.ExecutionState,
     TMASTERS: plans_pb2.TopologyMasterLocation,
     SCHEDULERS: plans_pb2.SchedulerLocation,
+    STATEFUL_CHECKPOINTS: control_pb2.ConsistentCheckpoints,
 }
 # Where a backend has sessions (ZooKeeper), these nodes live only as long as the process
 # that wrote them: a dead master or scheduler is noticed at once.

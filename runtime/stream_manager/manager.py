@@ -13,6 +13,11 @@ before the plan reaches us waits for it), routes switch, and peers are dialled.
 Backpressure time is also counted per cause (`backpressure-ms/task/N`,
 `backpressure-ms/stmgr/ID`) with each local task's queue (`queue-bytes/task/N`): the
 health manager reads them to find who is slow.
+
+Under effectively-once it routes checkpoint markers as it routes data, hands the master's
+checkpoint and rollback messages to its tasks, reports every loss to the master, and
+after a rollback forwards only frames sent after it: a task's once it restored, a peer's
+once the peer said where the rollback began on that link (ResumeFrom).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from ..state.follow import Follower
 from ..telemetry import (
     BACKPRESSURE_MS,
     BYTES_ROUTED,
+    DISCARDED_FRAMES,
     DROPPED_FRAMES,
     MALFORMED_FRAMES,
     MAX_CONNECTION_BUFFER,
@@ -75,6 +81,7 @@ class _Link(FramedProtocol):
         self.sm = sm
         self.cause: tuple[str, Any] | None = None  # backpressure cause this link stands for
         self.sent = 0  # bytes written to it
+        self.epoch = 0  # effectively-once: the rollback after which its frames were sent
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -124,6 +131,12 @@ class InstanceLink(_Link):
     def message_received(self, message: Any) -> None:
         if isinstance(message, control_pb2.RegisterInstanceRequest):
             self.sm.register_instance(self, message)
+        elif self.task is None:
+            return
+        elif isinstance(message, control_pb2.InstanceStateStored):
+            self.sm.to_master(message)
+        elif isinstance(message, control_pb2.InstanceRestored):
+            self.sm.instance_restored(self, message)
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
@@ -147,11 +160,14 @@ class PeerServerLink(_Link):
             self.peer = message.stmgr_id
         elif isinstance(message, control_pb2.BackPressureNotice):
             self.sm.peer_backpressure(message.stmgr_id, message.active)
+        elif isinstance(message, control_pb2.ResumeFrom):
+            self.epoch = message.txid
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         if self.peer is not None:
             self.sm.peer_backpressure(self.peer, False)
+            self.sm.lost(f"the link from {self.peer} closed")
 
 
 class PeerClientLink(_Link):
@@ -180,6 +196,12 @@ class MasterLink(FramedProtocol):
             self.sm.set_state(message.state)
         elif isinstance(message, control_pb2.RestartTask):
             self.sm.restart_task(message)
+        elif isinstance(message, control_pb2.StartCheckpoint):
+            self.sm.start_checkpoint(message)
+        elif isinstance(message, control_pb2.RestoreState):
+            self.sm.restore_state(message)
+        elif isinstance(message, control_pb2.StartProcessing):
+            self.sm.start_processing(message)
 
 
 class StreamManager:
@@ -228,6 +250,13 @@ class StreamManager:
         self._ready_sent: bool | None = None
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
+        self.stateful = self.conf.stateful
+        self.txid = 0  # the current rollback (effectively-once)
+        self.restore: control_pb2.RestoreState | None = None
+        self.restored: dict[int, Any] = {}  # local task -> its InstanceRestored for txid
+        self.restore_reported = False
+        self.processing_txid = 0  # the rollback the master said to process after
+        self.discarded = 0  # frames sent before the current rollback, not forwarded
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -439,10 +468,13 @@ class StreamManager:
             self.peers[peer] = link
             link.send(control_pb2.StreamManagerHello(topology_id=self.topology_id,
                                                      stmgr_id=self.id))
+            if self.stateful:
+                link.send(control_pb2.ResumeFrom(txid=self.txid))
             self._rebuild_routes()
             self.heartbeat()
             await link.closed
             log.warning("%s: lost peer %s at %s:%d; reconnecting", self.id, peer, *address)
+            self.lost(f"the link to {peer} closed")
 
     def _rebuild_routes(self) -> None:
         route: dict[int, _Link] = dict(self.instances)
@@ -494,6 +526,8 @@ class StreamManager:
                                                        pplan=self.pplan))
         if link.is_spout and self.state is not None:
             link.send(control_pb2.TopologyStateChange(state=self.state))
+        if self.restore is not None:  # it restores too; the master hears of the loss
+            link.send(self.restore)
 
     def _unpark(self, link: InstanceLink) -> None:
         parked = self.parked.get(link)
@@ -513,6 +547,8 @@ class StreamManager:
         if link.is_spout:
             self.tracker.forget_task(link.task, SHIFT)
         log.warning("%s: task %d disconnected", self.id, link.task)
+        self.restored.pop(link.task, None)
+        self.lost(f"task {link.task} disconnected")
         self.heartbeat()
 
     def set_state(self, state: int) -> None:
@@ -524,15 +560,73 @@ class StreamManager:
             if link.is_spout and link not in self.waiting:
                 link.send(control_pb2.TopologyStateChange(state=state))
 
+    # -- effectively-once --------------------------------------------------------
+
+    def lost(self, reason: str) -> None:
+        """Tuples may have been lost: the topology rolls back (a master that is away
+        rolls it back when this stream manager registers again)."""
+        if self.stateful and not self._stopping.is_set():
+            self.to_master(control_pb2.ResetTopologyState(stmgr_id=self.id, reason=reason))
+
+    def to_master(self, message: Any) -> None:
+        if self.master is not None and self.master.transport is not None \
+                and not self.master.transport.is_closing():
+            self.master.send(message)
+
+    def start_checkpoint(self, msg: Any) -> None:
+        if self.processing_txid != self.txid:
+            return  # mid-rollback: the master gives this checkpoint up
+        for link in self.instances.values():
+            if link.is_spout and link not in self.waiting:
+                link.send(msg)
+
+    def restore_state(self, msg: Any) -> None:
+        self.txid, self.restore = msg.txid, msg
+        self.restored, self.restore_reported = {}, False
+        resume = control_pb2.ResumeFrom(txid=msg.txid)
+        for link in self.peers.values():
+            if _remaining(link):
+                link.send(resume)
+        for link in self.instances.values():
+            if link not in self.waiting:
+                link.send(msg)
+        log.info("%s: rolling back to %s (txid %d)", self.id, msg.checkpoint_id or "empty state",
+                 msg.txid)
+
+    def instance_restored(self, link: InstanceLink, msg: Any) -> None:
+        if msg.txid != self.txid:
+            return
+        link.epoch = msg.txid
+        self.restored[link.task] = msg
+        if self.restore_reported or not set(self.restored) >= self.local_tasks:
+            return
+        failed = [m for m in self.restored.values() if not m.ok]
+        self.restore_reported = True
+        self.to_master(control_pb2.StreamManagerRestored(
+            stmgr_id=self.id, txid=self.txid, ok=not failed,
+            message="; ".join(f"task {m.task_id}: {m.message}" for m in failed)))
+
+    def start_processing(self, msg: Any) -> None:
+        if msg.txid != self.txid:
+            return
+        self.processing_txid = msg.txid
+        for link in self.instances.values():
+            if link not in self.waiting:
+                link.send(msg)
+
     # -- the data path ----------------------------------------------------------
 
     def on_frames(self, source: _Link, data: bytes, found: list) -> None:
         view = memoryview(data)
         route = self.route
         outgoing: dict[_Link, list] = {}
+        gated = self.stateful
         for kind, dest, start, end in found:
             try:
-                if kind == frames.DATA:
+                if kind in (frames.DATA, frames.MARKER):
+                    if gated and source.epoch != self.txid:
+                        self.discarded += 1  # sent before the current rollback
+                        continue
                     link = route.get(dest)
                     if link is None:
                         self._drop(view[start:end], outgoing)
@@ -738,6 +832,7 @@ class StreamManager:
             timestamp_ms=int(time.time() * 1000),
             counters={TUPLES_ROUTED: self.routed, BYTES_ROUTED: self.bytes_routed,
                       DROPPED_FRAMES: self.dropped, MALFORMED_FRAMES: self.malformed,
+                      DISCARDED_FRAMES: self.discarded,
                       TREES_ACKED: self.acked,
                       TREES_FAILED: self.failed, TREES_EXPIRED: self.expired,
                       BACKPRESSURE_MS: bp},

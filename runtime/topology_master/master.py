@@ -11,6 +11,8 @@ up after the drain time: they fail back to their spouts), publish the new topolo
 packing plan (executors and schedulers follow it: only the affected tasks and containers
 stop or start), send every stream manager the new physical plan, wait until every task
 of the new plan has registered, and resume the spouts.
+
+Under effectively-once it also runs the checkpoint manager (runtime/checkpoint).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 from typing import Any
 
 from ..addresses import host_address, stmgr_id
+from ..checkpoint import CheckpointCoordinator, CheckpointStorage
 from ..config import TopologyConfig
 from ..errors import SchedulerError, StateManagerError
 from ..plan.codec import packing_from_proto, packing_to_proto, topology_from_proto
@@ -31,6 +34,7 @@ from ..proto import control_pb2, plans_pb2, topology_pb2
 from ..state import (
     PACKING_PLANS,
     PHYSICAL_PLANS,
+    STATEFUL_CHECKPOINTS,
     TMASTERS,
     TOPOLOGIES,
     NodeExistsError,
@@ -64,7 +68,9 @@ class MasterLink(FramedProtocol):
 
 # What each kind of dialer may send the master.
 ALLOWED = {
-    auth.STMGR: (control_pb2.RegisterStreamManagerRequest, control_pb2.StreamManagerHeartbeat),
+    auth.STMGR: (control_pb2.RegisterStreamManagerRequest, control_pb2.StreamManagerHeartbeat,
+                 control_pb2.InstanceStateStored, control_pb2.StreamManagerRestored,
+                 control_pb2.ResetTopologyState),
     auth.METRICS: (control_pb2.MetricsPublish,),
     auth.CLI: (control_pb2.ControllerRequest,),
 }
@@ -96,6 +102,16 @@ class TopologyMaster:
         self.updating = False
         self._all_ready = asyncio.Event()
         self.drain: dict[str, tuple[float, int]] = {}  # stmgr -> (when, trees) while paused
+        self.checkpoints: CheckpointCoordinator | None = None
+        if self.conf.stateful:
+            saved = state.get(STATEFUL_CHECKPOINTS, topology_name)
+            self.checkpoints = CheckpointCoordinator(
+                topology_name, self.conf.checkpoint_interval_secs, self.conf.checkpoints_kept,
+                CheckpointStorage(self.conf.checkpoint_root, topology_name),
+                list(saved.checkpoint_ids) if saved is not None else [],
+                self.conf.start_clean, self._send_all,
+                lambda message: self._publish(STATEFUL_CHECKPOINTS, message))
+            self._plan_checkpoints()
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
@@ -112,6 +128,8 @@ class TopologyMaster:
         if not await self._claim():
             server.close()
             return 0
+        if self.checkpoints is not None:
+            self._checkpointer = spawn(self._checkpoint_loop(), "checkpoints")
         log.info("topology master of %r at %s:%d, expecting %s", self.name, host, port,
                  sorted(self.expected))
         await self._stopping.wait()
@@ -164,6 +182,22 @@ class TopologyMaster:
                     self._pending.setdefault(kind, message)
                     await asyncio.sleep(1.0)
 
+    def _send_all(self, message: Any) -> None:
+        for link, _ in self.stmgrs.values():
+            link.send(message)
+
+    def _plan_checkpoints(self) -> None:
+        """Which tasks and stream managers a checkpoint or a rollback waits for."""
+        self.checkpoints.tasks = {i.task_id for c in self.packing.containers
+                                  for i in c.instances}
+        self.checkpoints.stmgrs = set(self.expected)
+
+    async def _checkpoint_loop(self) -> None:
+        while True:
+            self.checkpoints.paused = self.updating
+            await self.checkpoints.tick()
+            await asyncio.sleep(0.02)
+
     def handle(self, link: MasterLink, message: Any) -> None:
         if not isinstance(message, ALLOWED.get(link.role, ())):
             log.warning("refused %s from a %s link; closing it", type(message).__name__,
@@ -179,6 +213,14 @@ class TopologyMaster:
                 self.metrics[(task.component, task.task_id, task.container)] = task
         elif isinstance(message, control_pb2.ControllerRequest):
             spawn(self._answer(link, message), "controller request")
+        elif self.checkpoints is None:
+            return
+        elif isinstance(message, control_pb2.InstanceStateStored):
+            self.checkpoints.state_stored(message)
+        elif isinstance(message, control_pb2.StreamManagerRestored):
+            self.checkpoints.stmgr_restored(message)
+        elif isinstance(message, control_pb2.ResetTopologyState):
+            self.checkpoints.rollback(f"{message.stmgr_id}: {message.reason}")
 
     def _register(self, link: MasterLink, req: Any) -> None:
         sid = req.stmgr.id
@@ -201,6 +243,8 @@ class TopologyMaster:
             self._build_pplan()
         elif self.pplan is not None:
             self._build_pplan()  # a restarted stream manager may listen on a new port
+            if self.checkpoints is not None and self.started:
+                self.checkpoints.rollback(f"{sid} registered anew")
         else:
             link.send(control_pb2.RegisterStreamManagerResponse(
                 status=control_pb2.Status(ok=True)))
@@ -239,6 +283,8 @@ class TopologyMaster:
             log.info("every task registered: topology %r is %s", self.name,
                      topology_pb2.TopologyState.Name(self.state))
             self._broadcast_state()
+            if self.checkpoints is not None:
+                self.checkpoints.started()
         elif self.started and hb.instances_ready and not was_ready:
             # A stream manager that came back (or lost its tasks) learns the state again.
             link.send(control_pb2.TopologyStateChange(state=self.state))
@@ -287,6 +333,8 @@ class TopologyMaster:
         for key in sorted(self.metrics, key=lambda k: (k[0], k[1], k[2])):
             if not component or key[0] == component:
                 report.tasks.append(self.metrics[key])
+        if self.checkpoints is not None and component in ("", self.checkpoints.metrics().component):
+            report.tasks.append(self.checkpoints.metrics())
         return control_pb2.ControllerResponse(status=ok, metrics=report, state=self.state)
 
     # -- update -------------------------------------------------------------------
@@ -298,6 +346,10 @@ class TopologyMaster:
 
         if self.updating:
             return refused(f"topology {self.name!r}: another update is in progress")
+        if self.checkpoints is not None:
+            return refused(f"topology {self.name!r}: runs EFFECTIVELY_ONCE; changing its "
+                           "parallelism needs its state repartitioned by key, which update "
+                           "does not do yet")
         if not self.started:
             return refused(f"topology {self.name!r}: not every task has registered yet; "
                            "update once it runs")

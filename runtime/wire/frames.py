@@ -10,6 +10,8 @@ Data frames:  header + `<u32 src><u16 stream>`, then the serialized list of reco
 Ack frames:   int64 (root, xor) pairs; init frames likewise; fail, acked, failed and
               expired frames: int64 roots.
 Control:      `<u8 name_len><protobuf full name><protobuf bytes>`.
+Marker:       `<u32 src>` then the checkpoint id (ASCII): a checkpoint barrier from task
+              `src`, routed like data, so it follows everything `src` sent before it.
 
 Integers are little-endian; int64 arrays travel in the host's order, byte-swapped on
 big-endian hosts.
@@ -34,12 +36,14 @@ ACKED = 5  # stream manager -> spout: roots whose tree completed
 FAILED = 6  # stream manager -> spout: roots a bolt failed
 EXPIRED = 7  # stream manager -> spout: roots whose message timeout passed
 CONTROL = 8
+MARKER = 9  # task -> downstream task, through stream managers (effectively-once)
 
 KIND_NAMES = {DATA: "data", ACK: "ack", FAIL: "fail", INIT: "init", ACKED: "acked",
-              FAILED: "failed", EXPIRED: "expired", CONTROL: "control"}
+              FAILED: "failed", EXPIRED: "expired", CONTROL: "control", MARKER: "marker"}
 
 HEADER = struct.Struct("<IBI")
 DATA_HEADER = struct.Struct("<IBIIH")
+MARKER_HEADER = struct.Struct("<IBII")
 HEADER_SIZE = HEADER.size
 DATA_HEADER_SIZE = DATA_HEADER.size
 MAX_FRAME = 64 << 20
@@ -70,6 +74,17 @@ def ints_from(buf: memoryview | bytes) -> array:
 def data_frame(dest: int, src: int, stream: int, records: bytes) -> bytes:
     return DATA_HEADER.pack(DATA_HEADER_SIZE - 4 + len(records), DATA, dest, src,
                             stream) + records
+
+
+def marker_frame(dest: int, src: int, checkpoint_id: str) -> bytes:
+    body = checkpoint_id.encode("ascii")
+    return MARKER_HEADER.pack(MARKER_HEADER.size - 4 + len(body), MARKER, dest, src) + body
+
+
+def parse_marker(frame: memoryview | bytes) -> tuple[int, str]:
+    """(source task, checkpoint id) of a whole marker frame."""
+    _, _, _, src = MARKER_HEADER.unpack_from(frame)
+    return src, bytes(frame[MARKER_HEADER.size:]).decode("ascii")
 
 
 def int_frame(kind: int, dest: int, ints: list[int] | array) -> bytes:

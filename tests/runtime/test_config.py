@@ -18,10 +18,19 @@ def test_defaults_and_string_values_as_from_a_command_line():
     assert conf.serializer == "msgpack"
 
 
+def test_effectively_once_reads_herons_interval_key_too():
+    conf = TopologyConfig.read({"topology.reliability.mode": "EFFECTIVELY_ONCE",
+                                "topology.stateful.checkpoint.interval.seconds": "5"}, "t")
+    assert conf.stateful and not conf.acking
+    assert conf.checkpoint_interval_secs == 5
+
+
 @pytest.mark.parametrize(("conf", "expected"), [
     ({"topology.reliability.mode": "SOMETIMES"},
-     "topology 't', component 'c': config 'topology.reliability.mode' expects "
-     "'ATMOST_ONCE' or 'ATLEAST_ONCE', received 'SOMETIMES'"),
+     "topology 't', component 'c': config 'topology.reliability.mode' expects one of "
+     "('ATMOST_ONCE', 'ATLEAST_ONCE', 'EFFECTIVELY_ONCE'), received 'SOMETIMES'"),
+    ({"topology.stateful.checkpoint.interval.seconds": 0},
+     "config 'topology.stateful.checkpoint.interval.secs' expects seconds > 0, received 0"),
     ({"topology.max.spout.pending": 0},
      "config 'topology.max.spout.pending' expects an integer >= 1 or null, received 0"),
     ({"topology.message.timeout.secs": "soon"},
