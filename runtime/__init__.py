@@ -22,7 +22,8 @@ from .errors import (
 from .plan import Grouping, LogicalPlan, Stream, TopologyBuilder
 
 __all__ = [
-    "Bolt", "CheckpointError", "ComponentError", "ConfigError", "Grouping", "LogicalPlan", "PlanError",
-    "ProtocolError", "RuntimeKernelError", "SchedulerError", "SerializationError", "Spout",
-    "Stateful", "StateManagerError", "Stream", "TopologyBuilder", "TopologyContext", "Tuple",
+    "Bolt", "CheckpointError", "ComponentError", "ConfigError", "Grouping", "LogicalPlan",
+    "PlanError", "ProtocolError", "RuntimeKernelError", "SchedulerError", "SerializationError",
+    "Spout", "StateManagerError", "Stateful", "Stream", "TopologyBuilder", "TopologyContext",
+    "Tuple",
 ]

@@ -138,8 +138,9 @@ class CheckpointCoordinator:
         self.stored = {}
         self.counts["rollbacks"] += 1
         self._rollback_began = time.monotonic()
-        log.warning("topology %r: rolling back to %s (txid %d): %s", self.topology,
-                    self.source or "empty state", self.txid, "; ".join(dict.fromkeys(reasons)))
+        log.log(logging.WARNING if self.counts["rollbacks"] > 1 else logging.INFO,
+                "topology %r: rolling back to %s (txid %d): %s", self.topology,
+                self.source or "empty state", self.txid, "; ".join(dict.fromkeys(reasons)))
         self.send_all(control_pb2.RestoreState(checkpoint_id=self.source, txid=self.txid))
 
     def _start_round(self, now: float) -> None:

@@ -295,8 +295,10 @@ class InstanceRunner:
         if self.component_open:
             self._close_component()
         ok, why = True, ""
+        old = self.emitter
         try:
             self.build_component()
+            self._carry_counts(old)
             self.state = self._load_state(msg.checkpoint_id)
             if hasattr(self.user, "init_state"):
                 self.user.init_state(self.state)
@@ -311,6 +313,17 @@ class InstanceRunner:
             txid=msg.txid, task_id=self.task, ok=ok, message=why))])
         log.info("%s: restored from %s in %.3fs", self.loc(), msg.checkpoint_id or "empty state",
                  time.monotonic() - began)
+
+    def _carry_counts(self, old: Any) -> None:
+        """Metrics count over the task's life: a rebuilt collector goes on from the old
+        one's counts (what the old one had not sent is dropped, and not counted)."""
+        if old is None:
+            return
+        new = self.emitter
+        new.emitted = new._emitted_at_flush = old._emitted_at_flush  # noqa: SLF001
+        new.errors_reported, new.exceptions = old.errors_reported, old.exceptions
+        if not self.is_spout:
+            new.acked, new.failed = old.acked, old.failed
 
     def _load_state(self, checkpoint_id: str) -> dict:
         blob = self.storage.load(checkpoint_id, self.component, self.task) \

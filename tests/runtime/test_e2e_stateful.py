@@ -13,7 +13,8 @@ from testkit import wait_until
 
 from heronbridge.runtime import Grouping, TopologyBuilder
 from heronbridge.runtime.plan import TaskLayout
-from heronbridge.runtime.state import STATEFUL_CHECKPOINTS
+from heronbridge.runtime.procfs import descendants
+from heronbridge.runtime.state import PHYSICAL_PLANS, STATEFUL_CHECKPOINTS
 
 pytestmark = pytest.mark.integration
 
@@ -64,3 +65,25 @@ def test_a_killed_counter_rolls_back_and_every_word_counts_once(run_topology, st
     # Every checkpoint folder left is a consistent one (the others were deleted).
     folders = sorted(p.name for p in (tmp_path / "checkpoints" / "stateful").iterdir())
     assert set(folders) >= set(consistent()[:1])
+
+
+
+@pytest.mark.parametrize("victim", ["stream manager", "topology master"])
+def test_a_killed_process_of_three_containers_rolls_back_and_counts_stay_exact(
+        run_topology, state, tmp_path, victim):
+    topology = plan(tmp_path, 4000, **{"test.interval": 0.0005, "topology.stmgrs": 3})
+    want = expected_counts(4000)
+    running = run_topology(topology)
+    running.hosts = {0: "127.0.0.1", 1: "127.0.0.2", 2: "127.0.0.3"}
+    with running:
+        wait_until(lambda: state.get(STATEFUL_CHECKPOINTS, "stateful"), 60,
+                   "a consistent checkpoint", on_timeout=running.logs)
+        if victim == "stream manager":
+            pid = next(s.pid for s in state.get(PHYSICAL_PLANS, "stateful").stmgrs
+                       if s.container == 1)
+        else:
+            pid = next(p.pid for p in descendants() if p.kind == "topology master")
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: counts(tmp_path) == want, 90, "exact counts after the rollback",
+                   interval=0.2, on_timeout=lambda: f"{counts(tmp_path)} != {want}\n"
+                   + running.logs())
