@@ -22,6 +22,8 @@ from pystorm.exceptions import StormWentAwayError
 from pystorm.serializers.serializer import Serializer
 
 from heronbridge.runtime.api import LoopOwner
+from heronbridge.runtime.config import EFFECTIVELY_ONCE, RELIABILITY_MODE
+from heronbridge.runtime.errors import where
 from heronbridge.runtime.plan.logical import resolve_import_path
 
 from . import ShimError, keys
@@ -140,21 +142,37 @@ class PystormComponent(LoopOwner):
         if self._state is not None and is_stateful(comp):
             before_save(comp, self._state, checkpoint_id)
 
-    @property
-    def owns_loop(self) -> bool:
+    def _load(self) -> type:
+        """The pystorm class (and the message hook), once config and context are set."""
         if self._cls is None:
             conf, context = self.config, self.context
             self._cls = load_class(conf, context.component_id, context.task_id)
             self._hook = _hook(conf, context.component_id, context.task_id)
-        hook = self._hook
-        return not lean_capable(self._cls) or self.config.get(keys.LEAN) is False or (
-            hook is not None and not hasattr(hook, "next_allowed"))
+        return self._cls
+
+    @property
+    def owns_loop(self) -> bool:
+        cls, hook = self._load(), self._hook
+        why = ("it runs threads of its own" if not lean_capable(cls) else
+               f"{keys.LEAN} is false" if self.config.get(keys.LEAN) is False else
+               "its message hook only speaks messages"
+               if hook is not None and not hasattr(hook, "next_allowed") else None)
+        if why is not None and self.config.get(RELIABILITY_MODE) == EFFECTIVELY_ONCE:
+            # A rollback rebuilds the component between two calls of the task's loops,
+            # which pystorm's own loop has not.
+            context = self.context
+            msg = (f"{where(context.topology_name, context.component_id, context.task_id)}: "
+                   f"{cls.__name__} needs pystorm's own loop ({why}), which "
+                   f"{EFFECTIVELY_ONCE} cannot checkpoint; expected a component without "
+                   "threads of its own")
+            raise ShimError(msg)
+        return why is not None
 
     # -- lean: the runtime's loops call these ---------------------------------------------
 
     def _lean(self, context: Any, collector: Any, is_spout: bool) -> LeanHost:
         _keep_runtime_logs_apart(context)
-        host = LeanHost(self._cls, self.config, context, collector, is_spout, self._hook,
+        host = LeanHost(self._load(), self.config, context, collector, is_spout, self._hook,
                         self._state)
         self._component = host.comp
         return host
@@ -171,7 +189,7 @@ class PystormComponent(LoopOwner):
 
     def run(self, host: Any) -> None:
         _keep_runtime_logs_apart(host.context)
-        cls = self._cls
+        cls = self._load()
         peer = StormPeer(host, pystorm=True)
         # pystorm builds its own serializer around the streams it is given; it is replaced
         # before anything is read or written.

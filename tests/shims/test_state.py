@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -22,7 +23,8 @@ from test_lean_host import task_process_state  # noqa: F401
 from heronbridge.compat.streamparse import load_project
 from heronbridge.runtime.instance.runner import InstanceRunner
 from heronbridge.runtime.testing import InMemoryTopology
-from heronbridge.shims.storm import ShimError
+from heronbridge.shims.storm import ShimError, keys
+from heronbridge.shims.storm.inprocess import PystormComponent
 from heronbridge.shims.storm.state import StatefulMixin, before_save, is_stateful
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / \
@@ -123,6 +125,33 @@ def test_init_state_keeps_the_runtimes_dict_and_before_save_calls_pre_save():
     with pytest.raises(ShimError, match=r"component 'Recorder', task None: expected "
                        r"`self.state` to be a dict at checkpoint 'c-3', received int"):
         before_save(component, held, "c-3")
+
+
+def test_herons_reliability_mode_in_a_topology_config_reaches_the_runtime(tmp_path):
+    plan = load_project(EXAMPLE, None, None, {}, False, tmp_path / "a").plan
+    assert plan.config["topology.reliability.mode"] == "EFFECTIVELY_ONCE"
+    assert plan.config["topology.stateful.checkpoint.interval.secs"] == 5
+    options = {"topology.reliability.mode": "ATMOST_ONCE"}  # as `-o` gives it
+    plan = load_project(EXAMPLE, None, None, options, False, tmp_path / "b").plan
+    assert plan.config["topology.reliability.mode"] == "ATMOST_ONCE"
+
+
+def test_a_class_that_needs_pystorms_own_loop_is_refused_under_effectively_once():
+    """Its threads may emit beside the task's loop, which a rollback rebuilds between
+    two calls: the runtime cannot checkpoint it."""
+    def hosted(mode: str) -> PystormComponent:
+        component = PystormComponent()
+        component.config = {keys.CLASS: "pystorm.bolt.TicklessBatchingBolt",
+                            "topology.reliability.mode": mode}
+        component.context = SimpleNamespace(topology_name="t", component_id="batch",
+                                            task_id=3)
+        return component
+
+    assert hosted("ATLEAST_ONCE").owns_loop
+    with pytest.raises(ShimError, match=r"topology 't', component 'batch', task 3: "
+                       r"TicklessBatchingBolt needs pystorm's own loop \(it runs threads "
+                       r"of its own\), which EFFECTIVELY_ONCE cannot checkpoint"):
+        _ = hosted("EFFECTIVELY_ONCE").owns_loop
 
 
 # -- the runtime's contract through the in-process hosts, on the in-memory topology ----
