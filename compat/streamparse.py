@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from heronbridge.runtime.config import EFFECTIVELY_ONCE, RELIABILITY_MODE
 from heronbridge.runtime.errors import where
 from heronbridge.runtime.loader import FileImportError, import_file
 from heronbridge.runtime.plan.logical import (
@@ -132,6 +133,15 @@ def plan_of_specs(name: str, specs: Any, spouts: set[str], storm_options: dict[s
                                         multilang, resources, src) for spec in specs}
     plan = LogicalPlan(name, components, runtime_config(storm_options, serializer),
                        [str(resources)])
+    shells = sorted(c.name for c in components.values() if c.class_path == SUBPROCESS)
+    if shells and plan.config[RELIABILITY_MODE] == EFFECTIVELY_ONCE:
+        # Refused here, not by each task in a restart loop: the state of a child process
+        # cannot be saved with the task's, nor the child rebuilt at a rollback.
+        msg = (f"{where(name)}: {EFFECTIVELY_ONCE} checkpoints components hosted in their "
+               f"task's process; {shells} run as multilang subprocesses"
+               f"{' (--multilang)' if multilang else ''}; expected Python components run "
+               "in-process")
+        raise CompatError(msg)
     ackers = acker_tasks(storm_options) if storm_options.get("topology.acker.executors") != 0 \
         else 0
     if ackers:

@@ -20,6 +20,7 @@ import pytest
 # Log handlers, working folder and sys.path put back after each test (autouse).
 from test_lean_host import task_process_state  # noqa: F401
 
+from heronbridge.compat import CompatError
 from heronbridge.compat.streamparse import load_project
 from heronbridge.runtime.instance.runner import InstanceRunner
 from heronbridge.runtime.testing import InMemoryTopology
@@ -134,6 +135,12 @@ def test_herons_reliability_mode_in_a_topology_config_reaches_the_runtime(tmp_pa
     options = {"topology.reliability.mode": "ATMOST_ONCE"}  # as `-o` gives it
     plan = load_project(EXAMPLE, None, None, options, False, tmp_path / "b").plan
     assert plan.config["topology.reliability.mode"] == "ATMOST_ONCE"
+    # A subprocess's state cannot be checkpointed: refused before anything starts.
+    with pytest.raises(CompatError, match=r"topology 'stateful_wordcount': EFFECTIVELY_ONCE "
+                       r"checkpoints components hosted in their task's process; \['count', "
+                       r"'lines', 'split'\] run as multilang subprocesses \(--multilang\)"):
+        load_project(EXAMPLE, None, None, {}, True, tmp_path / "c")
+    assert load_project(EXAMPLE, None, None, options, True, tmp_path / "d").plan
 
 
 def test_a_class_that_needs_pystorms_own_loop_is_refused_under_effectively_once():
