@@ -1,24 +1,23 @@
 """An opt-in `state` for streamparse (pystorm) spouts and bolts, saved with each checkpoint.
 
-    from collections import Counter
     from streamparse import Bolt
     from heronbridge.shims.storm.state import StatefulMixin
 
     class WordCounter(StatefulMixin, Bolt):
-        def initialize(self, conf, ctx):
-            self.counts = self.state.setdefault("counts", Counter())
-
         def process(self, tup):
-            self.counts[tup.values.word] += 1
+            word = tup.values.word
+            self.state[word] = self.state.get(word, 0) + 1
 
 `self.state` is a dict, there from `initialize` on. On heronbridge under
 `topology.reliability.mode: EFFECTIVELY_ONCE` it is the state of the last consistent
 checkpoint (empty at the first start), and what it holds when a checkpoint is taken is
 saved with it: after a rollback a new instance of the class sees it again in
 `initialize`. A spout keeps its source offset there, so it rewinds with everyone else; a
-bolt keeps what it has computed. Values must pickle. Mutate the dict (or the objects it
-holds, as above); a rebound `self.state` is copied into the checkpoint too. Override
-`pre_save(checkpoint_id)` to put into it, just before a save, what lives elsewhere.
+bolt keeps what it has computed, best keyed by the value its input is grouped by (as
+above), so that every entry belongs to the task its key goes to. Values must pickle.
+Mutate the dict (or the objects it holds); a rebound `self.state` is copied into the
+checkpoint too. Override `pre_save(checkpoint_id)` to put into it, just before a save,
+what lives elsewhere.
 
 On Storm, or on heronbridge in another mode, nothing is checkpointed: `self.state` is
 an ordinary dict that starts empty in each process, and the component is at-least-once

@@ -3,7 +3,6 @@ component's checkpointed state."""
 
 import os
 import re
-from collections import Counter
 
 from streamparse import Bolt
 
@@ -23,18 +22,18 @@ class SplitBolt(Bolt):
 
 
 class CountBolt(StatefulMixin, Bolt):
-    """Counts words in ``self.state["counts"]`` and records each new count. After a
-    rollback it counts on from the last checkpoint's counts."""
+    """Counts words in ``self.state``, one entry per word (the value its input is
+    grouped by), and records each new count. After a rollback it counts on from the last
+    checkpoint's counts."""
 
     outputs = []
 
     def initialize(self, conf, ctx):
-        self.counts = self.state.setdefault("counts", Counter())
         self.output = JsonLinesOutput(self, conf)
         self.output.write({"event": "start", "pid": os.getpid(),
-                           "restored": sum(self.counts.values())})
+                           "restored": sum(self.state.values())})
 
     def process(self, tup):
         word = tup.values.word
-        self.counts[word] += 1
-        self.output.write({"word": word, "count": self.counts[word]})
+        count = self.state[word] = self.state.get(word, 0) + 1
+        self.output.write({"word": word, "count": count})
