@@ -18,10 +18,11 @@ import threading
 from collections import deque
 from typing import Any, Protocol
 
+from pystorm.bolt import BatchingBolt
 from pystorm.exceptions import StormWentAwayError
 from pystorm.serializers.serializer import Serializer
 
-from heronbridge.runtime.api import LoopOwner
+from heronbridge.runtime.api import LoopOwner, Tuple
 from heronbridge.runtime.config import EFFECTIVELY_ONCE, RELIABILITY_MODE
 from heronbridge.runtime.errors import where
 from heronbridge.runtime.plan.logical import resolve_import_path
@@ -40,6 +41,11 @@ from .lean import (
 from .logs import prefixed_log
 from .peer import StormPeer
 from .state import before_save, is_stateful
+
+# A BatchingBolt's input tuples not yet in a batch it processed, saved with the task's
+# state under this key: the spouts rewind to after them at a rollback, so without them
+# they would be lost. (Heron's window bolts keep their windows the same way.)
+BATCHES = "heronbridge.storm.batches"
 
 
 class MessageHook(Protocol):
@@ -127,6 +133,7 @@ class PystormComponent(LoopOwner):
     _cls: type | None = None
     _hook: MessageHook | None = None
     _state: dict | None = None  # the runtime's checkpointed dict, in a stateful topology
+    _pending: Any = ()  # the checkpoint's BATCHES, for the new instance
     _component: Any = None  # the pystorm instance
 
     # -- the runtime's stateful contract -------------------------------------------------
@@ -134,13 +141,23 @@ class PystormComponent(LoopOwner):
     def init_state(self, state: dict) -> None:
         """Every task of a checkpointing topology takes part: a pystorm component with
         `init_state` (StatefulMixin's) gets `state` before its `initialize`; for the
-        others it stays empty."""
+        others it holds only what the host itself saves (a BatchingBolt's batches)."""
         self._state = state
+        self._pending = state.pop(BATCHES, ())
 
     def pre_save(self, checkpoint_id: str) -> None:
-        comp = self._component
-        if self._state is not None and is_stateful(comp):
-            before_save(comp, self._state, checkpoint_id)
+        comp, state = self._component, self._state
+        if state is None:
+            return
+        if is_stateful(comp):
+            before_save(comp, state, checkpoint_id)
+        if isinstance(comp, BatchingBolt):
+            pending = [(t.component, t.stream, t.task, list(t.values))
+                       for batch in comp._batches.values() for t in batch]
+            if pending:
+                state[BATCHES] = pending
+            else:
+                state.pop(BATCHES, None)
 
     def _load(self) -> type:
         """The pystorm class (and the message hook), once config and context are set."""
@@ -183,7 +200,11 @@ class PystormComponent(LoopOwner):
         self.activate, self.deactivate, self.close = face.activate, face.deactivate, face.close
 
     def prepare(self, config: dict, context: Any, collector: Any) -> None:
-        self.execute, self.cleanup = bolt_face(self._lean(context, collector, False))
+        host = self._lean(context, collector, False)
+        for source, stream, task, values in self._pending:  # back into their batches
+            host.execute(Tuple.make(source, stream, task, values))
+        self._pending = ()
+        self.execute, self.cleanup = bolt_face(host)
 
     # -- pulled: pystorm's own loop ------------------------------------------------------
 

@@ -22,10 +22,11 @@ from test_lean_host import task_process_state  # noqa: F401
 
 from heronbridge.compat import CompatError
 from heronbridge.compat.streamparse import load_project
+from heronbridge.runtime.api.tuple import tick_tuple
 from heronbridge.runtime.instance.runner import InstanceRunner
 from heronbridge.runtime.testing import InMemoryTopology
 from heronbridge.shims.storm import ShimError, keys
-from heronbridge.shims.storm.inprocess import PystormComponent
+from heronbridge.shims.storm.inprocess import BATCHES, PystormComponent
 from heronbridge.shims.storm.state import StatefulMixin, before_save, is_stateful
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / \
@@ -186,23 +187,23 @@ START = InstanceRunner.start_component
 
 
 def stateful_topology(tmp_path: Path, states: dict[int, dict], monkeypatch,
-                      **options) -> InMemoryTopology:
-    """The example on the in-memory topology, each task given `states[task]` through
+                      project: Path = EXAMPLE, **options) -> InMemoryTopology:
+    """A project on the in-memory topology, each task given `states[task]` through
     `init_state` before its open/prepare, as the runtime does under checkpoints. (Acks
     are off, as under EFFECTIVELY_ONCE.)"""
     resources = tmp_path / "resources"
     if not resources.exists():
-        shutil.copytree(EXAMPLE / "src", resources)
+        shutil.copytree(project / "src", resources)
     opts = {"topology.reliability.mode": "ATMOST_ONCE", "example.output.dir": str(tmp_path /
             "out"), "stateful_wordcount.lines_per_sec": 10**6, **options}
-    project = load_project(EXAMPLE, None, None, opts, False, resources)
+    plan = load_project(project, None, None, opts, False, resources).plan
 
     def start_with_state(runner: InstanceRunner) -> None:
         runner.user.init_state(states.setdefault(runner.task, {}))
         START(runner)
 
     monkeypatch.setattr(InstanceRunner, "start_component", start_with_state)
-    return InMemoryTopology(project.plan)
+    return InMemoryTopology(plan)
 
 
 def checkpoint(topo: InMemoryTopology, states: dict[int, dict], checkpoint_id: str) -> dict:
@@ -255,3 +256,37 @@ def test_a_rollback_restores_every_task_and_the_counts_come_out_exact(tmp_path, 
     assert sorted(restored)[:2] == [0, 0] and sum(restored) == counted_at_checkpoint
     # The first instances' log handlers went with them: one set, not two.
     assert len(pystorm_handlers()) == handlers
+
+
+def test_a_batching_bolts_pending_batches_are_saved_and_fed_again_after_a_rollback(
+        tmp_path, monkeypatch):
+    """Tuples a BatchingBolt holds in batches at a checkpoint are past every spout's
+    saved offset: the host saves them with the task's state, and puts them back into the
+    new instance's batches, whose next ticks process them."""
+    out = tmp_path / "out"
+    states: dict[int, dict] = {}
+    project = EXAMPLE.parent / "batching"
+    topo = stateful_topology(tmp_path, states, monkeypatch, project)
+    topo.run(20, batch=5)
+    totals = [r for r in topo.runners.values() if r.component == "totals"]
+    saved = checkpoint(topo, states, "ckpt-1")
+    held = [pickle.loads(saved[r.task]).get(BATCHES, []) for r in totals]
+    assert sorted(v for pending in held for _, _, _, v in pending) == \
+        sorted([c, (i * 37 + 11) % 100] for i, c in zip(range(20), "abcde" * 4, strict=True))
+    assert not list(out.glob("totals-*.jsonl")) or not records(out, "totals")
+
+    states = {task: pickle.loads(data) for task, data in saved.items()}
+    again = stateful_topology(tmp_path, states, monkeypatch, project)
+    assert all(BATCHES not in states[r.task] for r in again.runners.values())
+    for runner in again.runners.values():
+        if runner.component == "totals":
+            for _ in range(2):  # BatchingBolt processes its batches from the second tick
+                runner.user.execute(tick_tuple(1))
+            runner.flush()
+    got = Counter()
+    for r in records(out, "totals"):
+        got[r["category"]] += r["sum"]
+    assert got == Counter({c: sum((i * 37 + 11) % 100 for i in range(20) if "abcde"[i % 5] == c)
+                           for c in "abcde"})
+    processed = checkpoint(again, states, "ckpt-2")
+    assert not any(BATCHES in pickle.loads(processed[r.task]) for r in totals)
