@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import CheckpointError
 from ..proto import control_pb2
 from .storage import CheckpointStorage
 
@@ -105,6 +106,41 @@ class CheckpointCoordinator:
         if self.tasks <= set(self.stored):
             self._consistent(self.round)
 
+    async def checkpoint_now(self, timeout: float) -> str:
+        """Take a checkpoint now and wait until it is consistent (an update starts its
+        new tasks from it); raises CheckpointError if none completes in time."""
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                while self.phase != RUNNING or self.rollback_at is not None:
+                    await self._until(deadline)
+                checkpoint_id = self._start_round(time.monotonic())
+                while self.round == checkpoint_id:  # until consistent, or a rollback
+                    await self._until(deadline)
+                if self.consistent[:1] == [checkpoint_id]:
+                    return checkpoint_id
+        except TimeoutError:
+            msg = (f"topology {self.topology!r}: no checkpoint completed within {timeout:.1f}s "
+                   "(heronbridge.update.drain.secs); nothing was changed")
+            raise CheckpointError(msg) from None
+
+    async def restore_now(self, reason: str, checkpoint_id: str, timeout: float) -> None:
+        """Roll every task back to `checkpoint_id` (the newest) and wait until done."""
+        deadline = time.monotonic() + timeout
+        if self.consistent[:1] != [checkpoint_id]:
+            msg = f"topology {self.topology!r}: checkpoint {checkpoint_id} is not the newest"
+            raise CheckpointError(msg)
+        self.rollback(reason, settle=False)
+        before = self.txid
+        while self.txid == before or self.phase != RUNNING or self.rollback_at is not None:
+            await self._until(deadline)
+
+    @staticmethod
+    async def _until(deadline: float) -> None:
+        if time.monotonic() >= deadline:
+            raise TimeoutError
+        await asyncio.sleep(0.01)
+
     # -- the master's loop calls this often ------------------------------------------
 
     async def tick(self) -> None:
@@ -143,13 +179,14 @@ class CheckpointCoordinator:
                 self.source or "empty state", self.txid, "; ".join(dict.fromkeys(reasons)))
         self.send_all(control_pb2.RestoreState(checkpoint_id=self.source, txid=self.txid))
 
-    def _start_round(self, now: float) -> None:
+    def _start_round(self, now: float) -> str:
         checkpoint_id = f"{time.time_ns():020d}"
         if self.consistent and checkpoint_id <= self.consistent[0]:  # a clock set back
             checkpoint_id = f"{int(self.consistent[0]) + 1:020d}"
         self.round, self.round_began, self.stored = checkpoint_id, now, {}
         self.next_round = now + self.interval
         self.send_all(control_pb2.StartCheckpoint(checkpoint_id=checkpoint_id))
+        return checkpoint_id
 
     def _consistent(self, checkpoint_id: str) -> None:
         took = time.monotonic() - self.round_began

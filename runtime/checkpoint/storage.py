@@ -60,6 +60,14 @@ class CheckpointStorage:
                    f"{checkpoint_id} from {path}: {exc}")
             raise CheckpointError(msg) from exc
 
+    def tasks(self, checkpoint_id: str, component: str) -> list[int]:
+        """The tasks of a component that saved state in a checkpoint, ascending."""
+        try:
+            return sorted(int(p.name) for p in (self.base / checkpoint_id / component).iterdir()
+                          if p.name.isdigit())
+        except FileNotFoundError:
+            return []
+
     def checkpoints(self) -> list[str]:
         """Every checkpoint id with a folder, oldest first."""
         try:

@@ -26,10 +26,11 @@ from typing import Any
 from ..api.context import TopologyContext
 from ..api.tuple import Tuple, tick_tuple, tuple_class
 from ..checkpoint import Aligner, CheckpointStorage
+from ..checkpoint.partitions import restored_state
 from ..config import TopologyConfig
-from ..errors import CheckpointError, ComponentError, ProtocolError, SerializationError, where
+from ..errors import ComponentError, ProtocolError, SerializationError, where
 from ..plan.codec import topology_from_proto
-from ..plan.logical import resolve_import_path
+from ..plan.logical import FIELDS, resolve_import_path
 from ..plan.tasks import TaskLayout
 from ..procfs import rss_bytes
 from ..proto import control_pb2, topology_pb2
@@ -326,21 +327,13 @@ class InstanceRunner:
             new.acked, new.failed = old.acked, old.failed
 
     def _load_state(self, checkpoint_id: str) -> dict:
-        blob = self.storage.load(checkpoint_id, self.component, self.task) \
+        tasks = TaskLayout.of(self.plan).component_tasks[self.component]
+        keyed = all(inp.grouping.kind == FIELDS for inp in self.spec.inputs) \
+            and bool(self.spec.inputs)
+        state = restored_state(self.storage, checkpoint_id, self.component,
+                               tasks.index(self.task), len(tasks), keyed) \
             if checkpoint_id else None
-        if blob is None:
-            return {}
-        try:
-            state = pickle.loads(blob)  # noqa: S301 - written by this topology's owner only
-        except Exception as exc:
-            msg = (f"{self.loc()}: checkpoint {checkpoint_id} holds state that cannot be "
-                   f"read: {type(exc).__name__}: {exc}")
-            raise CheckpointError(msg) from exc
-        if not isinstance(state, dict):
-            msg = (f"{self.loc()}: checkpoint {checkpoint_id}: expected a dict of state, "
-                   f"received {type(state).__name__}")
-            raise CheckpointError(msg)
-        return state
+        return {} if state is None else state
 
     def _close_component(self) -> None:
         try:

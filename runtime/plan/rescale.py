@@ -14,11 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ..errors import PlanError, where
-from .logical import LogicalPlan
+from .logical import FIELDS, LogicalPlan
 from .packing import PackingPlan
 
-# Topologies whose components keep state that a new parallelism would have to
-# repartition; updating a spout of one is refused until repartitioning exists.
+# Topologies whose components keep state that a new parallelism repartitions by key
+# (runtime/checkpoint/partitions.py): a bolt can change size when every input is
+# fields-grouped; a spout's state is its place in its source, which has no key.
 STATEFUL_MODES = ("EFFECTIVELY_ONCE", "effectively_once")
 STATEFUL_FLAG = "topology.stateful"
 
@@ -29,7 +30,8 @@ class UpdateError(PlanError):
 
 def rescaled(plan: LogicalPlan, parallelism: Mapping[str, int]) -> LogicalPlan:
     """`plan` with new parallelism for some components; refuses by name an unknown
-    component, a parallelism below 1, and a spout of a stateful topology."""
+    component, a parallelism below 1, and, in a stateful topology, a spout or a bolt
+    with an input that is not fields-grouped."""
     if not parallelism:
         msg = f"{where(plan.name)}: expected at least one COMPONENT:N, received none"
         raise UpdateError(msg)
@@ -46,8 +48,15 @@ def rescaled(plan: LogicalPlan, parallelism: Mapping[str, int]) -> LogicalPlan:
             raise UpdateError(msg)
         if stateful and components[name].is_spout and n != components[name].parallelism:
             msg = (f"{where(plan.name, name)}: a spout of a stateful topology keeps its "
-                   f"parallelism ({components[name].parallelism}); its state cannot be "
-                   f"repartitioned to {n} tasks yet")
+                   f"parallelism ({components[name].parallelism}); its state (its place in "
+                   f"its source) cannot be split or merged into {n} tasks")
+            raise UpdateError(msg)
+        unkeyed = [f"{inp.component} ({inp.grouping})" for inp in components[name].inputs
+                   if inp.grouping.kind != FIELDS]
+        if stateful and unkeyed and n != components[name].parallelism:
+            msg = (f"{where(plan.name, name)}: in a stateful topology a bolt's state is "
+                   f"repartitioned by key, so every input must be fields-grouped to change "
+                   f"its parallelism; it reads {', '.join(unkeyed)}")
             raise UpdateError(msg)
         components[name] = replace(components[name], parallelism=n)
     new = copy.copy(plan)

@@ -26,7 +26,7 @@ from typing import Any
 from ..addresses import host_address, stmgr_id
 from ..checkpoint import CheckpointCoordinator, CheckpointStorage
 from ..config import TopologyConfig
-from ..errors import SchedulerError, StateManagerError
+from ..errors import CheckpointError, SchedulerError, StateManagerError
 from ..plan.codec import packing_from_proto, packing_to_proto, topology_from_proto
 from ..plan.packing import repack
 from ..plan.rescale import UpdateError, changes, rescaled
@@ -346,10 +346,6 @@ class TopologyMaster:
 
         if self.updating:
             return refused(f"topology {self.name!r}: another update is in progress")
-        if self.checkpoints is not None:
-            return refused(f"topology {self.name!r}: runs EFFECTIVELY_ONCE; changing its "
-                           "parallelism needs its state repartitioned by key, which update "
-                           "does not do yet")
         if not self.started:
             return refused(f"topology {self.name!r}: not every task has registered yet; "
                            "update once it runs")
@@ -379,7 +375,7 @@ class TopologyMaster:
                            f"not complete: stream managers {sorted(self.expected - self.ready)} "
                            "did not report every task of the new plan registered in time "
                            f"({READY_SECS}); the spouts run again on what is registered")
-        except StateManagerError as exc:
+        except (StateManagerError, CheckpointError) as exc:
             return refused(f"topology {self.name!r}: update to packing {new_packing.id} did "
                            f"not complete: {exc}")
         finally:
@@ -405,8 +401,11 @@ class TopologyMaster:
     async def _switch(self, req: Any, report: Any, new_packing: Any, began: float,
                       resume: int) -> None:
         config = topology_from_proto(self.topology).config
-        report.trees_in_flight = await self._drain(
-            began, float(config.get(DRAIN_SECS, min(10.0, self.conf.message_timeout_secs))))
+        drain_secs = float(config.get(DRAIN_SECS, min(10.0, self.conf.message_timeout_secs)))
+        if self.checkpoints is not None:  # the new tasks start from a checkpoint of now
+            checkpoint_id = await self.checkpoints.checkpoint_now(drain_secs)
+        else:
+            report.trees_in_flight = await self._drain(began, drain_secs)
         report.drain_secs = time.monotonic() - began
         topology = _copy(self.topology)
         for comp in topology.components:
@@ -420,6 +419,8 @@ class TopologyMaster:
         self.topology, self.packing = _copy(topology), packing
         self.topology.state = self.state
         self.expected = {stmgr_id(c.id) for c in packing.containers}
+        if self.checkpoints is not None:
+            self._plan_checkpoints()
         for sid in set(self.stmgrs) - self.expected:
             link, _ = self.stmgrs.pop(sid)
             if link.transport is not None:
@@ -431,7 +432,11 @@ class TopologyMaster:
         for key in [k for k in self.metrics if k[1] >= 0 and k not in placed]:
             del self.metrics[key]  # tasks that no longer exist, or exist under another id
         self._build_pplan()
-        await asyncio.wait_for(self._all_ready.wait(), float(config.get(READY_SECS, 120.0)))
+        ready_secs = float(config.get(READY_SECS, 120.0))
+        await asyncio.wait_for(self._all_ready.wait(), ready_secs)
+        if self.checkpoints is not None:
+            await self.checkpoints.restore_now(f"update to packing {packing.id}", checkpoint_id,
+                                               ready_secs)
 
     def _set_spouts(self, state: int) -> None:
         self.state = state

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 
 import pytest
 from stateful_components import CountBolt, LineSpout, SplitBolt, expected_counts
@@ -19,9 +20,12 @@ from heronbridge.runtime.state import PHYSICAL_PLANS, STATEFUL_CHECKPOINTS
 pytestmark = pytest.mark.integration
 
 
-def counts(out):
+def counts(out, tasks=None):
+    """Every word's count, from the counting tasks' files (`tasks`: only theirs)."""
     total: dict[str, int] = {}
     for path in out.glob("counts-*.json"):
+        if tasks is not None and int(path.stem.split("-")[1]) not in tasks:
+            continue
         for word, n in json.loads(path.read_text()).items():
             total[word] = total.get(word, 0) + n
     return total
@@ -86,4 +90,44 @@ def test_a_killed_process_of_three_containers_rolls_back_and_counts_stay_exact(
         os.kill(pid, signal.SIGKILL)
         wait_until(lambda: counts(tmp_path) == want, 90, "exact counts after the rollback",
                    interval=0.2, on_timeout=lambda: f"{counts(tmp_path)} != {want}\n"
+                   + running.logs())
+
+
+def test_update_repartitions_the_counts_by_key_and_keeps_them_exact(run_topology, state,
+                                                                     tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from heronbridge.runtime.plan.codec import topology_from_proto
+    from heronbridge.runtime.scheduler.update import update
+    from heronbridge.runtime.state import TOPOLOGIES
+
+    topology = plan(tmp_path, 6000, **{"test.interval": 0.0005})
+    want = expected_counts(6000)
+
+    def updating(parallelism):
+        with ThreadPoolExecutor(1) as pool:
+            future = pool.submit(update, state, "stateful", parallelism, reason="test")
+            while not future.done():
+                running.check()
+                time.sleep(0.05)
+            return future.result()
+
+    def total():
+        return sum(counts(tmp_path).values())
+
+    running = run_topology(topology)
+    with running:
+        wait_until(lambda: total() > 2000, 60, "words counted", on_timeout=running.logs)
+        up = updating({"count": 3})
+        assert len(up.started_tasks) >= 3
+        layout = TaskLayout.of(topology_from_proto(state.get(TOPOLOGIES, "stateful")))
+        assert len(layout.component_tasks["count"]) == 3
+        wait_until(lambda: total() > 8000, 60, "words counted after the update",
+                   on_timeout=running.logs)
+        updating({"count": 1})
+        now = TaskLayout.of(topology_from_proto(state.get(TOPOLOGIES, "stateful")))
+        (counter,) = now.component_tasks["count"]
+        wait_until(lambda: counts(tmp_path, {counter}) == want, 90,
+                   "exact counts after two updates", interval=0.2,
+                   on_timeout=lambda: f"{counts(tmp_path, {counter})} != {want}\n"
                    + running.logs())

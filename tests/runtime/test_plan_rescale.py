@@ -34,6 +34,10 @@ def test_refuses_by_name():
         rescaled(plan(**{"topology.stateful": True}), {"words": 2})
     assert rescaled(plan(**{"topology.stateful": True}), {"count": 3}) \
         .components["count"].parallelism == 3
+    with pytest.raises(UpdateError, match=r"component 'zsink': in a stateful topology a "
+                                          r"bolt's state is repartitioned by key.*it reads "
+                                          r"count \(shuffle"):
+        rescaled(plan(**{"topology.reliability.mode": "EFFECTIVELY_ONCE"}), {"zsink": 2})
     assert rescaled(plan(), {"words": 2}).components["words"].parallelism == 2
 
 

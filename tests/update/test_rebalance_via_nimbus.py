@@ -15,7 +15,7 @@ from rt_components import EndlessSpout, RecordingBolt  # noqa: E402
 from testkit import Running  # noqa: E402
 
 from heronbridge.compat.nimbus.service import NimbusService  # noqa: E402
-from heronbridge.runtime import TopologyBuilder  # noqa: E402
+from heronbridge.runtime import Grouping, TopologyBuilder  # noqa: E402
 from heronbridge.runtime.plan.codec import topology_from_proto  # noqa: E402
 from heronbridge.runtime.state import TOPOLOGIES  # noqa: E402
 
@@ -25,7 +25,8 @@ def test_rebalance_changes_parallelism_through_update(home, state, tmp_path):
     b = TopologyBuilder("rebalanced", {"test.out": str(tmp_path / "out"),
                                        "topology.stateful": True})
     b.spout("source", EndlessSpout)
-    b.bolt("sink", RecordingBolt, inputs=["source"])
+    # Keyed, so the stateful topology's sink may change size (its state splits by key).
+    b.bolt("sink", RecordingBolt, inputs={"source": Grouping.by_fields("key")})
     plan = b.build()
     nimbus = NimbusService(home, state)
     t = nimbus.t

@@ -1,0 +1,73 @@
+"""Checkpoint storage, marker alignment and the state a task restores after an update."""
+
+from __future__ import annotations
+
+import pickle
+import stat
+
+import pytest
+
+from heronbridge.runtime.checkpoint import Aligner, CheckpointStorage
+from heronbridge.runtime.checkpoint.partitions import key_partition, restored_state
+from heronbridge.runtime.errors import CheckpointError
+
+
+def test_storage_layout_is_herons_and_owner_only(tmp_path):
+    storage = CheckpointStorage(str(tmp_path / "root"), "t")
+    storage.save("0001", "count", 3, b"state")
+    path = tmp_path / "root" / "t" / "0001" / "count" / "3"
+    assert path.read_bytes() == b"state"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert storage.load("0001", "count", 4) is None
+    storage.save("0002", "count", 3, b"x")
+    storage.save("0003", "count", 3, b"y")
+    assert storage.dispose({"0002"}, "0003") == ["0001"]
+    assert storage.checkpoints() == ["0002", "0003"]
+
+
+def test_alignment_holds_inputs_past_their_marker_then_releases_them():
+    aligner = Aligner(frozenset({1, 2}), 1 << 20, "here")
+    assert aligner.marker(1, "c1") == (None, [])
+    assert aligner.holding and aligner.arrived == {1}
+    assert aligner.hold(b"after-1") == []
+    done, release = aligner.marker(2, "c1")
+    assert done == "c1" and release == [b"after-1"]
+    assert not aligner.holding
+    assert aligner.marker(1, "c1") == (None, [])  # late: already done
+
+
+def test_a_newer_marker_or_too_much_held_gives_the_checkpoint_up():
+    aligner = Aligner(frozenset({1, 2}), 10, "here")
+    aligner.marker(1, "c1")
+    aligner.hold(b"12345")
+    done, release = aligner.marker(1, "c2")  # c1 never completed
+    assert done is None and release == [b"12345"] and aligner.checkpoint == "c2"
+    assert aligner.hold(b"123456789012") == [b"123456789012"]  # past 10 bytes: given up
+    assert aligner.marker(2, "c2") == (None, [])  # c2 is over
+
+
+def save(storage, checkpoint, tasks_states):
+    for task, state in tasks_states.items():
+        storage.save(checkpoint, "count", task, pickle.dumps(state))
+
+
+def test_a_task_finds_its_state_by_index_when_ids_shift(tmp_path):
+    storage = CheckpointStorage(str(tmp_path), "t")
+    save(storage, "c", {3: {"a": 1}, 4: {"b": 2}})
+    assert restored_state(storage, "c", "count", 1, 2, keyed=False) == {"b": 2}
+    assert restored_state(storage, "c", "sink", 0, 1, keyed=False) is None
+
+
+def test_a_new_parallelism_repartitions_by_the_fields_groupings_key(tmp_path):
+    storage = CheckpointStorage(str(tmp_path), "t")
+    words = {f"w{i}": i for i in range(200)}
+    save(storage, "c", {1: dict(list(words.items())[:100]), 2: dict(list(words.items())[100:])})
+    parts = [restored_state(storage, "c", "count", i, 3, keyed=True) for i in range(3)]
+    assert {k: v for part in parts for k, v in part.items()} == words
+    for i, part in enumerate(parts):
+        assert part and all(key_partition(k, 3) == i for k in part)
+    with pytest.raises(CheckpointError, match=r"holds the state of 2 tasks and the component "
+                                              r"now has 3; expected its inputs to be "
+                                              r"fields-grouped"):
+        restored_state(storage, "c", "count", 0, 3, keyed=False)
