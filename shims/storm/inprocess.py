@@ -36,7 +36,6 @@ from .lean import (
     forget_previous_component,
     lean_capable,
     load_class,
-    set_up,
 )
 from .logs import prefixed_log
 from .peer import StormPeer
@@ -175,8 +174,8 @@ class PystormComponent(LoopOwner):
                "its message hook only speaks messages"
                if hook is not None and not hasattr(hook, "next_allowed") else None)
         if why is not None and self.config.get(RELIABILITY_MODE) == EFFECTIVELY_ONCE:
-            # A rollback rebuilds the component between two calls of the task's loops,
-            # which pystorm's own loop has not.
+            # A rollback rebuilds the component between two calls of the task's loops;
+            # pystorm's own loop, and the threads beside it, offer no such point.
             context = self.context
             msg = (f"{where(context.topology_name, context.component_id, context.task_id)}: "
                    f"{cls.__name__} needs pystorm's own loop ({why}), which "
@@ -214,14 +213,8 @@ class PystormComponent(LoopOwner):
         peer = StormPeer(host, pystorm=True)
         # pystorm builds its own serializer around the streams it is given; it is replaced
         # before anything is read or written.
-        component = self._component = cls(input_stream=io.BytesIO(),
-                                          output_stream=io.BytesIO(), serializer="json")
-
-        def setup(storm_conf: dict, storm_context: dict) -> None:
-            del component._setup_component  # pystorm's own, called by set_up
-            set_up(component, storm_conf, storm_context, self._state)
-
-        component._setup_component = setup  # pystorm's run() calls it before initialize
+        component = cls(input_stream=io.BytesIO(), output_stream=io.BytesIO(),
+                        serializer="json")
         bridge = Bridge(peer, host, component._reader_lock, component._writer_lock,
                         self._hook)
         component.serializer = bridge
