@@ -41,8 +41,6 @@ HOST_BOLT = "heronbridge.compat.heronpy.host:HeronpyBolt"
 # Under EFFECTIVELY_ONCE every component is hosted by a stateful host (state.py).
 STATEFUL_HOSTS = {HOST_SPOUT: "heronbridge.compat.heronpy.state:StatefulHeronpySpout",
                   HOST_BOLT: "heronbridge.compat.heronpy.state:StatefulHeronpyBolt"}
-EFFECTIVELY_ONCE = "EFFECTIVELY_ONCE"
-MODES = (rt.ATMOST_ONCE, rt.ATLEAST_ONCE, EFFECTIVELY_ONCE)
 CUSTOM_GROUPING = "heronbridge.compat.heronpy.grouping:HeronpyGrouping"
 PARALLELISM = "topology.component.parallelism"
 HERON_OPTIONS = "HERON_OPTIONS"
@@ -93,7 +91,7 @@ def plan_from_proto(proto: Any, config: dict[str, Any], python_path: list[str],
     config = dict(config)
     config[keys.INPUTS] = inputs
     mode = _reliability(name, config)
-    if mode == EFFECTIVELY_ONCE:
+    if mode == rt.EFFECTIVELY_ONCE:
         for spec in components.values():
             spec.class_path = STATEFUL_HOSTS[spec.class_path]
     plan = LogicalPlan(name, components, config, list(python_path))
@@ -147,8 +145,9 @@ def _grouping(where: str, inp: Any) -> Grouping:
 
 def _reliability(name: str, config: dict[str, Any]) -> str:
     mode = config.get(rt.RELIABILITY_MODE, rt.ATMOST_ONCE)
-    if mode not in MODES:
-        msg = f"topology {name!r}: {rt.RELIABILITY_MODE} expects one of {MODES}, received {mode!r}"
+    if mode not in rt.MODES:
+        msg = (f"topology {name!r}: {rt.RELIABILITY_MODE} expects one of {rt.MODES}, "
+               f"received {mode!r}")
         raise HeronpyError(msg)
     return mode
 

@@ -24,6 +24,8 @@ from heronpy.api.bolt.window_bolt import SlidingWindowBolt, TumblingWindowBolt
 from heronpy.api.state.state import HashMapState
 from heronpy.api.state.stateful_component import StatefulComponent
 
+from heronbridge.runtime.api import Stateful
+
 from .host import HeronpyBolt, HeronpySpout
 
 WINDOW = "heronbridge.window"  # the window driver's contents, beside the component's own
@@ -79,7 +81,7 @@ def pre_save_call(user: Any) -> Any:
     return method
 
 
-class _Stateful:
+class _Stateful(Stateful):
     """The runtime's stateful contract on a heronpy host (mixed in before the host)."""
 
     state: dict | None = None
