@@ -126,20 +126,7 @@ class DurableRun:
                 / f"task-{task}-{component}.log")
 
     def process(self, kind: str, container: int, task: int | None = None) -> int:
-        """The pid of this topology's live process of a kind (procfs's names)."""
-        for proc in descendants():
-            cmd = proc.cmd
-            if proc.kind != kind or self.plan.name not in " ".join(cmd) and task is None:
-                continue
-            if task is not None:
-                if "--task" in cmd and cmd[cmd.index("--task") + 1] == str(task):
-                    return proc.pid
-            elif "--container" in cmd and cmd[cmd.index("--container") + 1] == str(container):
-                return proc.pid
-            elif kind == "topology master" and container == 0:
-                return proc.pid
-        msg = f"no {kind} of container {container} (task {task}) is running"
-        raise AssertionError(msg)
+        return find_process(self.plan.name, kind, container, task)
 
     def started_pids(self, task: int) -> list[int]:
         try:
@@ -186,6 +173,23 @@ class DurableRun:
         words = sorted(self.expected() - self.counted())
         return (f"never acked: {len(lines)} lines {lines[:20]}; never counted: {len(words)} "
                 f"words {words[:20]}; committed offset {self.committed()} of {len(self.text)}")
+
+
+def find_process(topology: str, kind: str, container: int, task: int | None = None) -> int:
+    """The pid of a topology's live process of a kind (procfs's names)."""
+    for proc in descendants():
+        cmd = proc.cmd
+        if proc.kind != kind or topology not in " ".join(cmd) and task is None:
+            continue
+        if task is not None:
+            if "--task" in cmd and cmd[cmd.index("--task") + 1] == str(task):
+                return proc.pid
+        elif "--container" in cmd and cmd[cmd.index("--container") + 1] == str(container):
+            return proc.pid
+        elif kind == "topology master" and container == 0:
+            return proc.pid
+    msg = f"no {kind} of container {container} (task {task}) is running"
+    raise AssertionError(msg)
 
 
 def wait(run: DurableRun, condition: Callable[[], object], timeout: float, what: str,
