@@ -39,7 +39,7 @@ class RuntimeState(HashMapState):
     writes as a mapping, as heronpy's own window bolts use their state
     (`'tuples' in state`, `state['tuples'] = ...`)."""
 
-    def __init__(self, storage: dict) -> None:  # noqa: D107 - no HashMapState.__init__: no copy
+    def __init__(self, storage: dict) -> None:  # that dict itself, never a copy
         self._dict = storage
 
     def __contains__(self, key: Any) -> bool:

@@ -190,7 +190,7 @@ class Rollbacks(InProcess):
     """Every task of `plan` hosted as the runtime hosts it under EFFECTIVELY_ONCE, each
     given its dict (`states`, by task: a checkpoint's, else a new one)."""
 
-    def __init__(self, plan, states=None):  # noqa: D107 - InProcess's, over a plan
+    def __init__(self, plan, states=None):  # InProcess, over a plan and its states
         self.states = dict(states or {})
         layout = TaskLayout.of(plan)
         with restored_hosts(self.states):
