@@ -33,6 +33,7 @@ from heronbridge.runtime.plan.logical import (
     Stream,
 )
 from heronbridge.shims.storm import keys, logs
+from heronbridge.shims.storm.lean import lean_capable
 
 from . import CompatError
 from .storm_config import acker_tasks, check_storm_options, runtime_config
@@ -133,20 +134,31 @@ def plan_of_specs(name: str, specs: Any, spouts: set[str], storm_options: dict[s
                                         multilang, resources, src) for spec in specs}
     plan = LogicalPlan(name, components, runtime_config(storm_options, serializer),
                        [str(resources)])
-    shells = sorted(c.name for c in components.values() if c.class_path == SUBPROCESS)
-    if shells and plan.config[RELIABILITY_MODE] == EFFECTIVELY_ONCE:
-        # Refused here, not by each task in a restart loop: the state of a child process
-        # cannot be saved with the task's, nor the child rebuilt at a rollback.
-        msg = (f"{where(name)}: {EFFECTIVELY_ONCE} checkpoints components hosted in their "
-               f"task's process; {shells} run as multilang subprocesses"
-               f"{' (--multilang)' if multilang else ''}; expected Python components run "
-               "in-process")
-        raise CompatError(msg)
+    if plan.config[RELIABILITY_MODE] == EFFECTIVELY_ONCE:
+        _refuse_uncheckpointable(name, components, multilang)
     ackers = acker_tasks(storm_options) if storm_options.get("topology.acker.executors") != 0 \
         else 0
     if ackers:
         plan.reserved["__acker"] = ackers
     return plan
+
+
+def _refuse_uncheckpointable(name: str, components: dict[str, ComponentSpec],
+                             multilang: bool) -> None:
+    """EFFECTIVELY_ONCE saves the state of components hosted in their task's process
+    and rebuilds them, at a rollback, between two calls of the task's loops. Refused here
+    rather than by each task in a restart loop: multilang subprocesses (a child's state
+    is not the task's) and classes that keep pystorm's own loop (threads of their own)."""
+    shells = sorted(c.name for c in components.values() if c.class_path == SUBPROCESS)
+    threads = sorted(c.name for c in components.values() if c.class_path == IN_PROCESS and
+                     not lean_capable(_check_class(where(name, c.name), c.config[keys.CLASS])))
+    why = ([f"{shells} run as multilang subprocesses{' (--multilang)' if multilang else ''}"]
+           if shells else []) + ([f"{threads} run threads of their own"] if threads else [])
+    if why:
+        msg = (f"{where(name)}: {EFFECTIVELY_ONCE} checkpoints components that their task "
+               f"calls in its own process; {'; '.join(why)}; expected Python components "
+               "without threads, run in-process")
+        raise CompatError(msg)
 
 
 def topology_name(path: str | Path, name: str | None = None) -> str:
@@ -299,7 +311,7 @@ def _import_topology(topology_file: Path, name: str) -> Any:
     raise CompatError(msg)
 
 
-def _check_class(where: str, class_path: str) -> None:
+def _check_class(where: str, class_path: str) -> type:
     """A streamparse component class must import from src/, as streamparse_run imports it."""
     module, _, name = class_path.rpartition(".")
     try:
@@ -311,6 +323,7 @@ def _check_class(where: str, class_path: str) -> None:
     if found is None:
         msg = f"{where}: expected a class 'module.Class' importable from src/, got {class_path!r}"
         raise CompatError(msg)
+    return found
 
 
 def _component(topology: str, spec: Any, is_spout: bool, env: str | None, serializer: str,

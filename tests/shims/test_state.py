@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 # Log handlers, working folder and sys.path put back after each test (autouse).
-from test_lean_host import task_process_state  # noqa: F401
+from test_lean_host import PROJECT, task_process_state  # noqa: F401
 
 from heronbridge.compat import CompatError
 from heronbridge.compat.streamparse import load_project
@@ -136,12 +136,18 @@ def test_herons_reliability_mode_in_a_topology_config_reaches_the_runtime(tmp_pa
     options = {"topology.reliability.mode": "ATMOST_ONCE"}  # as `-o` gives it
     plan = load_project(EXAMPLE, None, None, options, False, tmp_path / "b").plan
     assert plan.config["topology.reliability.mode"] == "ATMOST_ONCE"
-    # A subprocess's state cannot be checkpointed: refused before anything starts.
+    # What cannot be checkpointed is refused before anything starts: a subprocess's
+    # state, a class whose threads emit beside the task's loop.
     with pytest.raises(CompatError, match=r"topology 'stateful_wordcount': EFFECTIVELY_ONCE "
-                       r"checkpoints components hosted in their task's process; \['count', "
-                       r"'lines', 'split'\] run as multilang subprocesses \(--multilang\)"):
+                       r"checkpoints components that their task calls in its own process; "
+                       r"\['count', 'lines', 'split'\] run as multilang subprocesses "
+                       r"\(--multilang\); expected"):
         load_project(EXAMPLE, None, None, {}, True, tmp_path / "c")
     assert load_project(EXAMPLE, None, None, options, True, tmp_path / "d").plan
+    once = {"topology.reliability.mode": "EFFECTIVELY_ONCE"}
+    with pytest.raises(CompatError, match=r"topology 'ticks': .*; \['timed'\] run threads "
+                       r"of their own; expected Python components without threads"):
+        load_project(PROJECT, "ticks", None, once, False, tmp_path / "e")
 
 
 def test_a_class_that_needs_pystorms_own_loop_is_refused_under_effectively_once():
