@@ -93,8 +93,10 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
         show(schema.STORM, f"resolving Storm with Maven (once) for {project.name}")
         install = fetch(home)
         show(schema.STORM, f"starting Storm {install.version} in local mode")
+        # Storm's side reads scenario.faults: those of the runtime's side only are left out
+        storm_side = dataclasses.replace(scenario, faults=scenario.faults_on(schema.STORM))
         runs[schema.STORM] = _timed(schema.STORM, lambda: run_on_storm(
-            project, scenario, run_dir, install=install,
+            project, storm_side, run_dir, install=install,
             on_progress=lambda snap: show(schema.STORM, _progress(snap))))
         _save_run(runs[schema.STORM], run_dir)
     if scenario.seconds is not None:

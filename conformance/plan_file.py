@@ -2,6 +2,7 @@
 
     {"topology": name,
      "reliable": true when Storm would ack (ackers not 0),
+     "mode": the runtime's topology.reliability.mode, when the topology sets one,
      "components": {id: {"kind": "spout" | "bolt", "parallelism": n,
                          "streams": {stream: {"fields": [...], "direct": bool}},
                          "inputs": [{"source": id, "stream": s,
@@ -27,6 +28,7 @@ def describe(plan: LogicalPlan) -> dict[str, Any]:
     return {
         "topology": plan.name,
         "reliable": plan.config.get(RELIABILITY_MODE) != ATMOST_ONCE,
+        "mode": plan.config.get(RELIABILITY_MODE),
         "components": {
             name: {
                 "kind": spec.kind,

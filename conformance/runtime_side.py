@@ -3,7 +3,8 @@ under the tracing hook, run under the local scheduler until its traces say it is
 
 Layout under the run dir: `plan.json`, `runtime/traces/` (the trace files) and, unless a
 home is given, `runtime/home/` (the topology's state and its tasks' logs: a home of its
-own, so that a run never meets the user's topologies).
+own, so that a run never meets the user's topologies); `runtime/checkpoints/` for an
+effectively-once topology, whose tasks are traced by `trace.component_hook`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from heronbridge.compat import CompatError
 from heronbridge.compat.nimbus.submit import NimbusLaunch
 from heronbridge.compat.projects import load_project, topology_name
 from heronbridge.compat.streamparse import Project
+from heronbridge.runtime.config import CHECKPOINT_ROOT, EFFECTIVELY_ONCE, RELIABILITY_MODE
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.health.config import ENABLED
 from heronbridge.runtime.plan.tasks import TaskLayout
@@ -32,7 +34,7 @@ from heronbridge.shims.storm.subprocess import child_argv
 
 from . import ConformanceError, plan_file
 from .scenario import Scenario, input_files
-from .trace import schema, seed
+from .trace import component_hook, schema, seed
 from .trace.hook import HOOK_PATH, check_faults
 from .trace.progress import Progress, Snapshot
 from .trace.proxy import proxy_argv
@@ -69,6 +71,8 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
     traces = run_dir / schema.RUNTIME / schema.TRACES
     shutil.rmtree(traces, ignore_errors=True)  # a run's progress is read from its own files
     traces.mkdir(parents=True)
+    shutil.rmtree(_checkpoints(traces), ignore_errors=True)  # and it rolls back to its own
+    _checkpoints(traces).mkdir(mode=0o700)
     if home is None:
         home = Home(run_dir / schema.RUNTIME / "home")
         shutil.rmtree(home.root, ignore_errors=True)
@@ -125,11 +129,13 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
 
 def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
           multilang: bool) -> Project:
-    hook_conf = {schema.TRACE_DIR: str(traces), schema.FAULTS: list(scenario.faults),
+    faults = scenario.faults_on(schema.RUNTIME)
+    hook_conf = {schema.TRACE_DIR: str(traces), schema.FAULTS: faults,
                  schema.BOUND: scenario.bound(), schema.SEED: scenario.seed}
     # The health manager would rescale a bolt mid-run: the comparison needs Storm's
     # parallelism throughout (the scenario may still switch it on).
-    options = {ENABLED: "off", **scenario.storm_options(), **hook_conf}
+    options = {ENABLED: "off", CHECKPOINT_ROOT: str(_checkpoints(traces)),
+               **scenario.storm_options(), **hook_conf}
     if not multilang:
         options[keys.HOOK] = HOOK_PATH
     try:
@@ -143,11 +149,15 @@ def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
     layout = TaskLayout.of(plan)
     tasks = {c: list(ids) for c, ids in layout.component_tasks.items()}
     spouts = {c for c, spec in plan.components.items() if spec.is_spout}
-    check_faults(scenario.faults, tasks, spouts, f"topology {plan.name!r} (scenario "
+    check_faults(faults, tasks, spouts, f"topology {plan.name!r} (scenario "
                  f"{scenario.name!r})")
+    rebuilt = plan.config.get(RELIABILITY_MODE) == EFFECTIVELY_ONCE
     for spec in plan.components.values():
         command = spec.config.get(keys.COMMAND)
         if command is None:
+            if rebuilt:  # a message hook would keep the loop a rollback must rebuild
+                spec.config[keys.HOOK] = ""
+                component_hook.stand_in(spec)
             continue  # in-process: the hook named by keys.HOOK traces it
         # The subprocess host runs [command, *shlex.split(script)]: streamparse's with
         # the hook inside, any other under the proxy.
@@ -159,6 +169,11 @@ def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
         spec.config[keys.COMMAND] = argv[0]
         spec.config[keys.SCRIPT] = shlex.join(argv[1:])
     return project
+
+
+def _checkpoints(traces: Path) -> Path:
+    """Where an effectively-once run keeps its checkpoints: beside its traces."""
+    return traces.parent / "checkpoints"
 
 
 @contextlib.contextmanager

@@ -13,7 +13,15 @@ and what to check.
     faults:                               # injected by the tracing hook, on both systems
       - {component: checker, kind: fail, every: 7}
       - {component: counter, task_index: 0, kind: exit, after: 100}
+      - {component: count, kind: exit, after: 250, system: runtime}  # on one system only
     checks: [parity, grouping, delivery, order]   # default: every check that applies
+    state:                                # a stateful topology's final state, on each
+      component: count                    #   system, against the input's exact counts:
+      key: word                           #   its emits carry a key and its count (the
+      count: count                        #   last per key is the state at the end)
+      input: {component: lines, field: line, split: "[a-z]+", lower: true}
+                                          #   each distinct spout msg id's tuple once;
+                                          #   keys: the field, or its regex matches
     delivery: strict                      # compare each spout id's history across the
                                           #   systems even after fails or replays (when
                                           #   the topology replays deterministically)
@@ -34,6 +42,7 @@ and what to check.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -43,11 +52,13 @@ from . import ConformanceError
 from .trace import schema
 
 CHECKS = ("parity", "grouping", "delivery", "order", "latency", "throughput")
+STATE = "state"  # the final state: checked where the scenario's `state` says it shows
+CHOSEN = (*CHECKS, STATE)  # what `checks` and divergences may name, besides RUN
 RUN = "run"  # did each system finish the run: always checked, may carry a divergence
 FAULT_KINDS = {"fail": "every", "drop": "every", "exit": "after"}
 KEYS = ("name", "project", "topology", "environment", "config", "input", "faults", "checks",
         "delivery", "divergences", "migrated", "tuples", "seconds", "seed", "timeout",
-        "quiet")
+        "quiet", "state")
 DEFAULT_TUPLES = 10_000  # per spout task: a few seconds of tuples on Storm's local mode
 DELIVERY_MODES = ("auto", "strict")  # auto: per-id histories compared only undisturbed
 
@@ -59,6 +70,21 @@ class Divergence:
     reason: str
     system: str | None = None  # the system that departs, when one does
     marker: str | None = None  # migrated runs: the rule whose TODO marker explains it
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """Where a stateful topology's state shows in the traces, and what it must count."""
+
+    component: str  # keeps the state; emits (key, count) on `stream`
+    key: str
+    count: str
+    source: str  # the spout whose distinct msg ids are the input
+    field: str  # the field of its tuples that holds the keys
+    split: str | None = None  # a regular expression: its matches in the field are keys
+    lower: bool = False  # the field lowercased first
+    stream: str = "default"
+    source_stream: str = "default"
 
 
 @dataclass
@@ -73,6 +99,7 @@ class Scenario:
     faults: list[dict[str, Any]] = field(default_factory=list)  # as schema.FAULTS says
     checks: tuple[str, ...] | None = None  # None: every check that applies
     delivery: str = "auto"  # one of DELIVERY_MODES
+    state: StateSpec | None = None  # the final state to check, for a stateful topology
     divergences: list[Divergence] = field(default_factory=list)
     migrated_divergences: list[Divergence] = field(default_factory=list)
     tuples: int | None = DEFAULT_TUPLES  # None: spouts are asked until they stop
@@ -84,6 +111,11 @@ class Scenario:
     # Set by a run, not by the file: {spout: [emits per task index, None where the task
     # was not stopped]} of Storm's run, which the runtime's spouts then follow.
     counts: dict[str, list[int | None]] | None = None
+
+    def faults_on(self, system: str) -> list[dict[str, Any]]:
+        """The faults the tracing hook injects on `system`."""
+        return [{k: v for k, v in f.items() if k != "system"} for f in self.faults
+                if f.get("system") in (None, system)]
 
     def storm_options(self) -> dict[str, Any]:
         """What both systems get on top of the project's own options."""
@@ -162,8 +194,8 @@ def load(path: str | Path) -> Scenario:
         _bad(where, "input keys 'options' and 'files'", unknown)
     checks = data.get("checks")
     if checks is not None:
-        if not isinstance(checks, list) or not all(c in CHECKS for c in checks):
-            _bad(where, f"checks: a list among {list(CHECKS)}", checks)
+        if not isinstance(checks, list) or not all(c in CHOSEN for c in checks):
+            _bad(where, f"checks: a list among {list(CHOSEN)}", checks)
         checks = tuple(checks)
     delivery = data.get("delivery", "auto")
     if delivery not in DELIVERY_MODES:
@@ -180,6 +212,7 @@ def load(path: str | Path) -> Scenario:
         faults=[_fault(where, f) for f in data.get("faults") or []],
         checks=checks,
         delivery=delivery,
+        state=_state(where, data.get("state")),
         divergences=[_divergence(where, d) for d in data.get("divergences") or []],
         migrated_divergences=_migrated(where, data.get("migrated")),
         tuples=_count(where, "tuples", data.get("tuples", DEFAULT_TUPLES), int),
@@ -213,22 +246,50 @@ def _fault(where: str, fault: Any) -> dict[str, Any]:
     if not isinstance(fault, dict) or fault.get("kind") not in FAULT_KINDS:
         _bad(where, f"each fault a mapping with kind among {sorted(FAULT_KINDS)}", fault)
     count = FAULT_KINDS[fault["kind"]]
-    allowed = {"component", "task_index", "kind", count}
+    allowed = {"component", "task_index", "kind", count, "system"}
     if not isinstance(fault.get("component"), str) or set(fault) - allowed:
         _bad(where, f"a {fault['kind']} fault with keys {sorted(allowed)} and a component",
              fault)
+    if fault.get("system") not in (None, *schema.SYSTEMS):
+        _bad(where, f"a fault's system among {list(schema.SYSTEMS)} (default: both)", fault)
     if not isinstance(fault.get(count), int) or fault[count] < 1:
         _bad(where, f"a {fault['kind']} fault's '{count}' to be a whole number >= 1", fault)
     if fault.get("task_index") is not None and not isinstance(fault["task_index"], int):
         _bad(where, "a fault's task_index to be a whole number (0 for the first task)", fault)
-    return {"component": fault["component"], "task_index": fault.get("task_index"),
-            "kind": fault["kind"], count: fault[count]}
+    found = {"component": fault["component"], "task_index": fault.get("task_index"),
+             "kind": fault["kind"], count: fault[count]}
+    return {**found, "system": fault["system"]} if fault.get("system") else found
+
+
+def _state(where: str, value: Any) -> StateSpec | None:
+    if value is None:
+        return None
+    state = _mapping(where, "state", value)
+    source = _mapping(where, "state.input", state.get("input"))
+    wanted = {"component", "key", "count"}
+    if not wanted <= set(state) or set(state) - {*wanted, "stream", "input"} or \
+            not {"component", "field"} <= set(source) or \
+            set(source) - {"component", "field", "stream", "split", "lower"}:
+        _bad(where, "state: {component, key, count, stream?, input: {component, field, "
+             "stream?, split?, lower?}}", value)
+    split = source.get("split")
+    if split is not None:
+        try:
+            re.compile(str(split))
+        except re.error as exc:
+            _bad(where, f"state.input.split: a regular expression ({exc})", split)
+    return StateSpec(component=str(state["component"]), key=str(state["key"]),
+                     count=str(state["count"]), stream=str(state.get("stream", "default")),
+                     source=str(source["component"]), field=str(source["field"]),
+                     source_stream=str(source.get("stream", "default")),
+                     split=None if split is None else str(split),
+                     lower=bool(source.get("lower", False)))
 
 
 def _divergence(where: str, item: Any) -> Divergence:
     if not isinstance(item, dict) or not {"check", "reason"} <= set(item) or \
-            item["check"] not in (RUN, *CHECKS):
-        _bad(where, f"each divergence a mapping with a check among {[RUN, *CHECKS]} and a "
+            item["check"] not in (RUN, *CHOSEN):
+        _bad(where, f"each divergence a mapping with a check among {[RUN, *CHOSEN]} and a "
              "reason", item)
     system = item.get("system")
     if system is not None and system not in schema.SYSTEMS:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 
-from ..scenario import CHECKS, Divergence
+from ..scenario import CHOSEN, Divergence
 from .results import FAIL, INFO, KNOWN, Verdict
 
 
@@ -20,7 +20,7 @@ def apply(verdicts: list[Verdict], divergences: Iterable[Divergence],
     ran = set(checks_run)
     unused = []
     for divergence in divergences:
-        if divergence.check not in CHECKS:
+        if divergence.check not in CHOSEN:
             continue  # another part of the suite judges it (e.g. whether the runs finished)
         matched = False
         for verdict in verdicts:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from heronbridge.runtime.config import EFFECTIVELY_ONCE
+
 from .. import ConformanceError, plan_file
 
 KEYED = ("fields", "global")  # groupings that send one key to one task
@@ -38,6 +40,12 @@ class Topology:
     kinds: dict[str, str]  # component -> "spout" | "bolt"
     streams: dict[str, dict[str, tuple[str, ...]]]  # component -> stream -> fields
     subscriptions: tuple[Subscription, ...]
+    mode: str | None = None  # the runtime's reliability mode, when the topology sets one
+
+    @property
+    def effectively_once(self) -> bool:
+        """The runtime checkpoints and rolls back (Storm ignores the key)."""
+        return self.mode == EFFECTIVELY_ONCE
 
     @property
     def spouts(self) -> list[str]:
@@ -85,4 +93,5 @@ def from_plan(plan: dict[str, Any]) -> Topology:
                 number=len(subs), source=source, stream=stream, target=target,
                 grouping=item.get("grouping", "shuffle"), fields=fields,
                 key_index=tuple((declared or ()).index(f) for f in fields)))
-    return Topology(name, bool(plan.get("reliable", True)), kinds, streams, tuple(subs))
+    return Topology(name, bool(plan.get("reliable", True)), kinds, streams, tuple(subs),
+                    plan.get("mode"))
