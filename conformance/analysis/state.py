@@ -39,7 +39,10 @@ from .traces import Traces
 
 CHECK = "state"
 EXACT, AT_LEAST, AT_MOST = "effectively once", "at least once", "at most once"
-ROLLBACK = re.compile(r"\(rollback (\d+)\)")  # the topology master's line per restore
+# The topology master's line per restore: "every task restored from <checkpoint id or
+# 'empty state'> in 0.6s (rollback 2)"; the first one starts the topology.
+ROLLBACK = re.compile(r"restored from (.+?) in \S+ \(rollback (\d+)\)")
+EMPTY = "empty state"
 NAMES = {schema.STORM: "Storm", schema.RUNTIME: "the runtime"}
 
 
@@ -89,8 +92,21 @@ def mode_of(system: str, topology: Topology) -> str:
     return AT_LEAST
 
 
+@dataclass(frozen=True)
+class Rollbacks:
+    """The runtime's rollbacks after its first start."""
+
+    count: int
+    to_checkpoint: int  # of them, those that restored a consistent checkpoint
+
+    def said(self) -> str:
+        return (f"after {text.count(self.count, 'rollback')}"
+                + (f" ({self.to_checkpoint:,} to a consistent checkpoint)"
+                   if self.count else ""))
+
+
 def judge(spec: StateSpec, tallies: dict[str, Tally | None], modes: dict[str, str],
-          rollbacks: int | None = None) -> Verdict:
+          rollbacks: Rollbacks | None = None) -> Verdict:
     """The verdict on each system's tally (None: the system left no state to judge)."""
     said = dict.fromkeys(schema.SYSTEMS, NO_TRACES)
     problems, notes = [], []
@@ -102,7 +118,7 @@ def judge(spec: StateSpec, tallies: dict[str, Tally | None], modes: dict[str, st
             continue
         said[system] = f"{mode}: {tally.said()}"
         if system == schema.RUNTIME and rollbacks is not None:
-            said[system] += f"; after {text.count(rollbacks, 'rollback')}"
+            said[system] += f"; {rollbacks.said()}"
         if mode == EXACT and not tally.exact:
             problems.append(f"{system}: effectively-once, yet its state does not count each "
                             "input once")
@@ -126,21 +142,22 @@ def judge(spec: StateSpec, tallies: dict[str, Tally | None], modes: dict[str, st
 
 
 def check(traces: Traces, topology: Topology, spec: StateSpec,
-          rollbacks: int | None = None) -> Verdict:
+          rollbacks: Rollbacks | None = None) -> Verdict:
     tallies = _tallies(traces, topology, spec)
     modes = {s: mode_of(s, topology) for s in schema.SYSTEMS}
     return judge(spec, {s: tallies.get(s) for s in schema.SYSTEMS}, modes, rollbacks)
 
 
-def rollbacks(run_dir: Path) -> int | None:
-    """Rollbacks after the runtime's first start, as its topology master logged them
-    (the first restore, from empty state, starts the topology); None: no log found."""
-    found = None
-    for log in Path(run_dir, schema.RUNTIME).glob("**/topology-master.log"):
-        numbers = [int(n) for n in ROLLBACK.findall(log.read_text(errors="replace"))]
-        if numbers:
-            found = max(found or 0, max(numbers) - 1)
-    return found
+def rollbacks(run_dir: Path) -> Rollbacks | None:
+    """The runtime's rollbacks, as its topology master logged them; None: no log found.
+    A restarted topology master numbers its restores anew: each log line counts once."""
+    restores = [(int(n), source) for log in sorted(
+        Path(run_dir, schema.RUNTIME).glob("**/topology-master.log"))
+        for source, n in ROLLBACK.findall(log.read_text(errors="replace"))]
+    if not restores:
+        return None
+    later = [source for n, source in restores if n > 1]
+    return Rollbacks(len(later), sum(source != EMPTY for source in later))
 
 
 def _tallies(traces: Traces, topology: Topology, spec: StateSpec) -> dict[str, Tally]:

@@ -16,6 +16,8 @@ in this mode the runtime acks a spout's msg id as it is emitted, which the hook 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from itertools import count
 from typing import Any
 
 from heronbridge.runtime.plan.logical import resolve_import_path
@@ -26,7 +28,9 @@ from .hook import TraceHook
 ORIGINAL = "heronbridge.conformance.trace.component"  # the class path it stands in for
 PATH = "heronbridge.conformance.trace.component_hook:TracedComponent"
 
-_HOOKS: dict[tuple[str, int], TraceHook] = {}  # (component, task) -> this process's hook
+# (component, task) -> this process's hook, and the input tuple ids it has given out
+# (ids name tuples in the trace file, which outlives the components of a rollback)
+_HOOKS: dict[tuple[str, int], tuple[TraceHook, Iterator[int]]] = {}
 
 
 def stand_in(spec: Any) -> None:
@@ -64,7 +68,7 @@ class TracedComponent:
     # -- spout ----------------------------------------------------------------------------
 
     def open(self, config: dict, context: Any, collector: Any) -> None:
-        self._hook = self._started(True)
+        self._hook, _ = self._started(True)
         self._collector = _SpoutCollector(collector, self._hook)
         self._component().open(config, context, self._collector)
 
@@ -97,8 +101,8 @@ class TracedComponent:
     # -- bolt -----------------------------------------------------------------------------
 
     def prepare(self, config: dict, context: Any, collector: Any) -> None:
-        self._hook = self._started(False)
-        self._collector = _BoltCollector(collector, self._hook)
+        self._hook, numbers = self._started(False)
+        self._collector = _BoltCollector(collector, self._hook, numbers)
         self._component().prepare(config, context, self._collector)
 
     def execute(self, tup: Any) -> None:
@@ -126,18 +130,19 @@ class TracedComponent:
             inner.config, inner.context = self.config, self.context
         return self._inner
 
-    def _started(self, is_spout: bool) -> TraceHook:
-        """This task's hook: made at the process's first start, then kept."""
+    def _started(self, is_spout: bool) -> tuple[TraceHook, Iterator[int]]:
+        """This task's hook and tuple ids: made at the process's first start, then kept."""
         context = self.context
         key = (context.component_id, context.task_id)
-        hook = _HOOKS.get(key)
-        if hook is None:
-            hook = _HOOKS[key] = TraceHook(self.config)
+        found = _HOOKS.get(key)
+        if found is None:
+            hook = TraceHook(self.config)
+            found = _HOOKS[key] = (hook, count(1))
             pid_dir = os.path.join(os.getcwd(), ".pids")
             os.makedirs(pid_dir, exist_ok=True)
             hook.down(handshake(context, pid_dir, is_spout))
             hook.up({"pid": os.getpid()})
-        return hook
+        return found
 
 
 class _SpoutCollector:
@@ -161,11 +166,11 @@ class _SpoutCollector:
 
 
 class _BoltCollector:
-    def __init__(self, inner: Any, hook: TraceHook) -> None:
+    def __init__(self, inner: Any, hook: TraceHook, numbers: Iterator[int]) -> None:
         self.inner = inner
         self.hook = hook
         self.ids: dict[int, tuple[Any, str]] = {}  # id() of an input tuple -> (it, its id)
-        self.numbers = iter(range(1, 1 << 62))
+        self.numbers = numbers
 
     def _id(self, tup: Any) -> str:
         held = self.ids.get(id(tup))
