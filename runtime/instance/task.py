@@ -1,0 +1,339 @@
+"""The task core: one task's process, registered with its stream manager, hosting its
+component, with the API the loops use (flush, decode, control, publish, backpressure).
+
+The component runs in this process's main thread. The spout loop (spout_loop.py) and the
+bolt loop (bolt_loop.py) drive it; stateful.py adds checkpoints and rollback under
+effectively-once; runner.py puts them together, as Heron's Python instance splits its
+spout and bolt instances over one base.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..api.context import TopologyContext
+from ..api.tuple import Tuple, tuple_class
+from ..config import TopologyConfig
+from ..errors import ComponentError, ProtocolError, SerializationError, where
+from ..plan.codec import topology_from_proto
+from ..plan.logical import resolve_import_path
+from ..plan.tasks import TaskLayout
+from ..procfs import rss_bytes
+from ..proto import control_pb2, topology_pb2
+from ..telemetry import (
+    ACK_COUNT,
+    BACKPRESSURE_MS,
+    COMPLETE_LATENCY,
+    EMIT_COUNT,
+    ERROR_COUNT,
+    EXECUTE_COUNT,
+    EXECUTE_TIME_NS,
+    FAIL_COUNT,
+    NEXT_TUPLE_COUNT,
+    OUT_QUEUE_BYTES,
+    PENDING,
+    RSS_BYTES,
+    TIMEOUT_COUNT,
+    Histogram,
+)
+from ..wire import frames
+from ..wire.auth import AuthError
+from ..wire.serde import make_serializer
+from .connection import Connection
+from .emitter import BoltEmitter, SpoutEmitter, stream_table
+from .metrics import MetricsPublisher
+from .pacing import EAGER_SECS
+from .window import InFlightWindow
+
+log = logging.getLogger("heronbridge.runtime.instance")
+
+EXIT_COMPONENT_ERROR = 1
+EXIT_LOST_STREAM_MANAGER = 3
+
+
+class TaskCore:
+    """What every task has: its link, its component, its collector, its metrics."""
+
+    def __init__(self, topology_id: str, task: int, container: int, stmgr_address: Any,
+                 metrics_address: str, secret: bytes, incarnation: int = 0) -> None:
+        self.topology_id = topology_id
+        self.secret = secret
+        self.task = task
+        self.container = container
+        self.stmgr_address = stmgr_address
+        self.metrics_address = metrics_address
+        self.incarnation = incarnation
+        self.stopping = False
+        self.topology = "?"
+        self.component = "?"
+        self.conn: Connection | None = None
+        self.send: Callable[[list[bytes]], None] | None = None  # frames to the stream manager
+        self.backlog: tuple[bytes, list] = (b"", [])
+        self.active = False  # a spout runs: its topology is RUNNING and processing
+        self.running = False  # the topology's state is RUNNING
+        self.processing = True  # effectively-once: not between a rollback and its end
+        self.stateful = False
+        self.state: dict | None = None  # a stateful component's, saved at checkpoints
+        self.txid = 0
+        self.component_open = False
+        self.eager_until = 0.0  # see EAGER_SECS
+        self.acks_until = 0.0  # see MAX_ACK_WAIT
+        self.pull_host: Any = None  # set when the component owns its loop (see pull.py)
+        self.emitter: SpoutEmitter | BoltEmitter | None = None
+        self.bp_ms = 0.0
+        self.counts = {NEXT_TUPLE_COUNT: 0, EXECUTE_COUNT: 0, EXECUTE_TIME_NS: 0,
+                       ACK_COUNT: 0, FAIL_COUNT: 0, TIMEOUT_COUNT: 0, ERROR_COUNT: 0}
+        self.latency = Histogram()
+
+    def _stop(self, signum: int, frame: Any) -> None:
+        self.stopping = True
+
+    def _register(self, deadline: float) -> control_pb2.RegisterInstanceResponse:
+        while True:
+            try:
+                self.conn = Connection.connect(self.stmgr_address, self.secret)
+                self.send = self.conn.send
+                break
+            except (OSError, AuthError):  # not listening yet, or going away: try again
+                if time.monotonic() > deadline or self.stopping:
+                    raise
+                time.sleep(0.05)
+        request = control_pb2.RegisterInstanceRequest(
+            topology_id=self.topology_id, task_id=self.task, pid=os.getpid())
+        self.conn.send([frames.control_frame(request)])
+        while True:
+            data, found = self.conn.poll(0.2)
+            for i, (kind, _dest, start, end) in enumerate(found):
+                if kind == frames.CONTROL:
+                    msg = frames.parse_control(memoryview(data)[start:end])
+                    if isinstance(msg, control_pb2.RegisterInstanceResponse):
+                        if not msg.status.ok:
+                            raise ProtocolError(msg.status.message)
+                        # What came in the same read (the topology's state, say) is
+                        # handled once the component is set up.
+                        self.backlog = (data, found[i + 1:])
+                        return msg
+            if time.monotonic() > deadline or self.stopping:
+                msg = f"task {self.task}: no registration reply from the stream manager"
+                raise ProtocolError(msg)
+
+    def _setup(self, pplan: Any) -> None:
+        plan = topology_from_proto(pplan.topology)
+        my_stmgr = next(i.stmgr_id for i in pplan.instances if i.task_id == self.task)
+        local = frozenset(i.task_id for i in pplan.instances if i.stmgr_id == my_stmgr)
+        self.attach(plan, local)
+        self.metrics = MetricsPublisher(self.metrics_address, self.topology_id, self.component,
+                                        self.task, self.secret)
+
+    def attach(self, plan: Any, local: frozenset[int], seed: int | None = None) -> None:
+        """Load this task's component of `plan` and build its collector; `local` are the
+        tasks behind the same stream manager (local-or-shuffle prefers them)."""
+        layout = TaskLayout.of(plan)
+        self.plan = plan
+        self.topology = plan.name
+        self.component = layout.task_component[self.task]
+        spec = self.spec = plan.components[self.component]
+        conf = self.user_conf = plan.component_config(self.component)
+        self.conf = TopologyConfig.read(conf, plan.name, self.component)
+        if self.conf.debug:
+            logging.getLogger().setLevel(logging.DEBUG)
+        for entry in reversed(plan.python_path):
+            if entry not in sys.path:
+                sys.path.insert(0, entry)
+        self.context = TopologyContext.build(plan, self.topology_id, self.task)
+        self.serializer = make_serializer(self.conf.serializer, self.topology)
+        self.task_component = layout.task_component
+        self.streams = stream_table(plan)
+        self.decoders: dict[tuple[int, int], Callable[[memoryview], list]] = {}
+        self.is_spout = spec.is_spout
+        self.local, self.seed = local, seed
+        self.stateful = self.conf.stateful
+        if self.stateful:
+            self._plan_checkpoints(layout)
+        self.build_component()
+
+    def build_component(self) -> None:
+        """A new instance of the component, with a new collector (and window)."""
+        try:
+            cls = resolve_import_path(self.spec.class_path)
+            self.user = cls()
+        except Exception as exc:
+            msg = f"{self.loc()}: cannot load {self.spec.class_path!r}: {exc!r}"
+            raise ComponentError(msg) from exc
+        if self.stateful and getattr(self.user, "owns_loop", False):
+            msg = (f"{self.loc()}: {self.spec.class_path!r} keeps its own loop, which "
+                   "EFFECTIVELY_ONCE cannot rebuild at a rollback; expected a component the "
+                   "runtime's loops call")
+            raise ComponentError(msg)
+        kind = SpoutEmitter if self.is_spout else BoltEmitter
+        self.emitter = kind(self.plan, self.task, self.serializer, self.conf.acking, self.local,
+                            self.context, self.seed)
+        self.window = InFlightWindow(self.conf.max_spout_pending, self.conf.acking,
+                                     self.conf.latency_target_secs)
+        self.user.config = self.user_conf
+        self.user.context = self.context
+        self.user.collector = self.emitter
+
+    def loc(self) -> str:
+        return where(self.topology, self.component, self.task)
+
+    def start_component(self) -> None:
+        """open (a spout) or prepare (a bolt) the component the runtime's loops call."""
+        if self.is_spout:
+            self.user.open(self.user.config, self.context, self.emitter)
+        else:
+            self.user.prepare(self.user.config, self.context, self.emitter)
+        self.component_open = True
+
+    def flush(self) -> None:
+        try:
+            out = self.emitter.flush()
+        except SerializationError as exc:
+            self.send(exc.frames)
+            raise
+        if out:
+            self.send(out)
+
+    def _salvage(self) -> None:
+        """Send what was already emitted and acked before the task dies."""
+        if self.conn is None or self.emitter is None:
+            return
+        try:
+            self.flush()
+        except SerializationError:
+            pass
+        try:
+            self.conn.drain(2.0)
+            self.publish()
+        except Exception:  # noqa: BLE001, S110 - dying anyway; the log has the cause
+            pass
+
+    def _shutdown(self) -> None:
+        try:
+            if self.is_spout:
+                self.user.close()
+            else:
+                self.user.cleanup()
+        finally:
+            self.finish()
+
+    def finish(self) -> None:
+        """Send everything still buffered and the last metrics."""
+        self.flush()
+        self.conn.drain(2.0)
+        self.publish()
+        log.info("%s: stopped", self.loc())
+
+    def reset_backpressure(self) -> None:
+        """Start counting backpressure time afresh (a loop beginning)."""
+        self._blocked_since = None
+
+    def backpressured(self, now: float) -> bool:
+        """Hysteresis on unsent output: stop producing above the high watermark and
+        resume below the low one."""
+        out = self.conn.out_bytes
+        if self._blocked_since is None:
+            if out > self.conf.bp_high_bytes:
+                self._blocked_since = now
+        elif out <= self.conf.bp_low_bytes:
+            self.bp_ms += (now - self._blocked_since) * 1000
+            self._blocked_since = None
+        return self._blocked_since is not None
+
+    def parse_control(self, data: bytes, start: int, end: int) -> Any:
+        try:
+            return frames.parse_control(memoryview(data)[start:end])
+        except Exception as exc:  # noqa: BLE001 - skipped, and not the component's error
+            self._malformed("control frame", exc)
+            return None
+
+    def _malformed(self, what: str, exc: BaseException) -> None:
+        """A frame the stream manager sent that cannot be read: it is skipped, the
+        others of its read are kept, and the log says where it came from."""
+        log.error("%s: skipped a malformed %s from the stream manager (%s: %s)", self.loc(),
+                  what, type(exc).__name__, exc)
+
+    def control(self, msg: Any) -> None:
+        if isinstance(msg, control_pb2.TopologyStateChange) and self.is_spout:
+            self.running = msg.state == topology_pb2.RUNNING
+            self._activate()
+        elif isinstance(msg, control_pb2.StartCheckpoint) and self.is_spout and self.processing:
+            self.checkpoint(msg.checkpoint_id)
+        elif isinstance(msg, control_pb2.StartProcessing) and msg.txid == self.txid:
+            self.processing = True
+            self._activate()
+
+    def _activate(self) -> None:
+        """A spout runs while its topology is RUNNING, and not mid-rollback."""
+        if not self.is_spout:
+            return
+        running = self.running and self.processing
+        if self.pull_host is not None:
+            self.pull_host.state_changed(running)
+        elif running and not self.active:
+            self.active = True
+            self.eager_until = time.monotonic() + EAGER_SECS
+            self.user.activate()
+        elif not running and self.active:
+            self.active = False
+            self.user.deactivate()
+
+    def _decoder(self, src: int, stream: int) -> Callable[[memoryview], list]:
+        """A decoder for batches from one source: straight into that source's tuples."""
+        component = self.task_component.get(src)
+        if component is None or stream >= len(self.streams):
+            msg = (f"{self.loc()}: data frame from unknown task {src} or stream #{stream}; "
+                   f"expected a task of {sorted(set(self.task_component.values()))}")
+            raise ProtocolError(msg)
+        _, name, fields = self.streams[stream]
+        cls = tuple_class(component, name, src, fields)
+        if self.serializer.typed is not None:
+            decode = self.serializer.typed(cls)
+        else:
+            generic = self.serializer.decode
+
+            def decode(blob: memoryview) -> list:
+                return [cls(*record) for record in generic(blob)]
+        self.decoders[(src, stream)] = decode
+        return decode
+
+    def _decode(self, data: bytes, start: int, end: int) -> list[Tuple]:
+        """The tuples of one data frame (none if it cannot be read: see _malformed)."""
+        _, _, _, src, stream = frames.DATA_HEADER.unpack_from(data, start)
+        try:
+            decode = self.decoders.get((src, stream)) or self._decoder(src, stream)
+            return decode(memoryview(data)[start + frames.DATA_HEADER_SIZE:end])
+        except Exception as exc:  # noqa: BLE001 - the sender's fault, not the component's
+            self._malformed(f"data frame (from task {src}, stream #{stream})", exc)
+            return []
+
+    def decode(self, data: bytes, start: int, end: int) -> list[Tuple]:
+        """The tuples of one data frame (none if it cannot be read: see _malformed)."""
+        return self._decode(data, start, end)
+
+    def publish(self) -> None:
+        em = self.emitter
+        counters = dict(self.counts)
+        counters[ERROR_COUNT] += em.errors_reported
+        counters[EMIT_COUNT] = em.emitted
+        counters[BACKPRESSURE_MS] = self.bp_ms
+        if not self.is_spout:
+            counters[ACK_COUNT] = em.acked
+            counters[FAIL_COUNT] = em.failed
+        gauges = {OUT_QUEUE_BYTES: self.conn.out_bytes, RSS_BYTES: rss_bytes()}
+        metrics = control_pb2.TaskMetrics(
+            component=self.component, task_id=self.task, container=self.container,
+            timestamp_ms=int(time.time() * 1000), incarnation=self.incarnation,
+            counters=counters, gauges=gauges)
+        if self.is_spout:
+            gauges[PENDING] = len(em.pending)
+            metrics.gauges[PENDING] = len(em.pending)
+            metrics.histograms[COMPLETE_LATENCY].counts.extend(self.latency.counts)
+        if em.exceptions.records:
+            metrics.exceptions.extend(em.exceptions.records.values())
+        self.metrics.publish(metrics)
