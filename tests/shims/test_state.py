@@ -230,7 +230,7 @@ def test_a_rollback_restores_every_task_and_the_counts_come_out_exact(tmp_path, 
     """Run, checkpoint, run on (work the rollback discards), then a NEW instance of every
     component, in this same process, given the checkpoint's state: the spout rewinds to
     its saved offset, the counters count on from their saved counts, exactly."""
-    out = tmp_path / "out"
+    out, stdout = tmp_path / "out", sys.stdout
     states: dict[int, dict] = {}
     topo = stateful_topology(tmp_path, states, monkeypatch, **{"pystorm.log.path": str(out)})
     handlers = len(pystorm_handlers())
@@ -260,8 +260,10 @@ def test_a_rollback_restores_every_task_and_the_counts_come_out_exact(tmp_path, 
     assert starts == [0, 250]
     restored = [r["restored"] for r in records(out, "count") if r.get("event") == "start"]
     assert sorted(restored)[:2] == [0, 0] and sum(restored) == counted_at_checkpoint
-    # The first instances' log handlers went with them: one set, not two.
+    # The first instances' log handlers went with them: one set, not two; stdout is the
+    # process's own (pystorm swaps it only when it writes its protocol there).
     assert len(pystorm_handlers()) == handlers
+    assert sys.stdout is stdout
 
 
 def test_a_batching_bolts_pending_batches_are_saved_and_fed_again_after_a_rollback(
