@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 from collections import deque
+from itertools import count
 from typing import Any, Protocol
 
 from pystorm.bolt import BatchingBolt
@@ -41,10 +42,44 @@ from .logs import prefixed_log
 from .peer import StormPeer
 from .state import before_save, is_stateful
 
-# A BatchingBolt's input tuples not yet in a batch it processed, saved with the task's
-# state under this key: the spouts rewind to after them at a rollback, so without them
-# they would be lost. (Heron's window bolts keep their windows the same way.)
-BATCHES = "heronbridge.storm.batches"
+
+class PendingKey(tuple):
+    """A key of a task's state under which the host saves a BatchingBolt's input tuples
+    not yet in a batch it processed (the spouts rewind to after them at a rollback, so
+    unsaved they would be lost), grouped by the values their fields grouping hashes: a
+    state repartitioned by key for a new parallelism takes them to the task that now
+    receives such tuples. Equal to no key of the component's own."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is PendingKey and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:  # by repr: grouped values may be lists (JSON arrays)
+        return hash(("heronbridge.storm.pending", repr(tuple(self))))
+
+
+def pending_tuples(comp: Any, context: Any) -> dict[PendingKey, list]:
+    """A BatchingBolt's unprocessed input tuples, by PendingKey, each as
+    (arrival, source, stream, source task, values)."""
+    fields = {(i.component, i.stream): i.grouping.fields for i in context.sources}
+    where_in: dict[tuple[str, str], list[int]] = {}
+    out: dict[PendingKey, list] = {}
+    arrival = count()
+    for batch in comp._batches.values():
+        for t in batch:
+            source = (t.component, t.stream)
+            at = where_in.get(source)
+            if at is None:
+                names = context.streams[t.component][t.stream].fields
+                at = where_in[source] = [names.index(f) for f in fields.get(source, ())]
+            values = list(t.values)
+            out.setdefault(PendingKey(values[i] for i in at), []).append(
+                (next(arrival), t.component, t.stream, t.task, values))
+    return out
 
 
 class MessageHook(Protocol):
@@ -132,7 +167,8 @@ class PystormComponent(LoopOwner):
     _cls: type | None = None
     _hook: MessageHook | None = None
     _state: dict | None = None  # the runtime's checkpointed dict, in a stateful topology
-    _pending: Any = ()  # the checkpoint's BATCHES, for the new instance
+    _pending: Any = ()  # a BatchingBolt's unprocessed tuples, for the new instance
+    _pending_keys: Any = ()  # where pre_save put them in the state
     _component: Any = None  # the pystorm instance
 
     # -- the runtime's stateful contract -------------------------------------------------
@@ -142,7 +178,8 @@ class PystormComponent(LoopOwner):
         `init_state` (StatefulMixin's) gets `state` before its `initialize`; for the
         others it holds only what the host itself saves (a BatchingBolt's batches)."""
         self._state = state
-        self._pending = state.pop(BATCHES, ())
+        saved = [k for k in state if type(k) is PendingKey]
+        self._pending = sorted((t for k in saved for t in state.pop(k)), key=lambda t: t[0])
 
     def pre_save(self, checkpoint_id: str) -> None:
         comp, state = self._component, self._state
@@ -151,12 +188,11 @@ class PystormComponent(LoopOwner):
         if is_stateful(comp):
             before_save(comp, state, checkpoint_id)
         if isinstance(comp, BatchingBolt):
-            pending = [(t.component, t.stream, t.task, list(t.values))
-                       for batch in comp._batches.values() for t in batch]
-            if pending:
-                state[BATCHES] = pending
-            else:
-                state.pop(BATCHES, None)
+            for key in self._pending_keys:
+                state.pop(key, None)
+            pending = pending_tuples(comp, self.context)
+            state.update(pending)
+            self._pending_keys = list(pending)
 
     def _load(self) -> type:
         """The pystorm class (and the message hook), once config and context are set."""
@@ -200,7 +236,7 @@ class PystormComponent(LoopOwner):
 
     def prepare(self, config: dict, context: Any, collector: Any) -> None:
         host = self._lean(context, collector, False)
-        for source, stream, task, values in self._pending:  # back into their batches
+        for _, source, stream, task, values in self._pending:  # back into their batches
             host.execute(Tuple.make(source, stream, task, values))
         self._pending = ()
         self.execute, self.cleanup = bolt_face(host)

@@ -23,16 +23,19 @@ from test_lean_host import PROJECT, task_process_state  # noqa: F401
 from heronbridge.compat import CompatError
 from heronbridge.compat.streamparse import load_project
 from heronbridge.runtime.api.tuple import tick_tuple
+from heronbridge.runtime.checkpoint import CheckpointStorage
+from heronbridge.runtime.checkpoint.partitions import key_partition, restored_state
 from heronbridge.runtime.instance.runner import InstanceRunner
 from heronbridge.runtime.testing import InMemoryTopology
 from heronbridge.shims.storm import ShimError, keys
-from heronbridge.shims.storm.inprocess import BATCHES, PystormComponent
+from heronbridge.shims.storm.inprocess import PendingKey, PystormComponent
 from heronbridge.shims.storm.state import StatefulMixin, before_save, is_stateful
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / \
     "stateful_wordcount"
 WORD = re.compile(r"[a-z]+")
 LINES = (EXAMPLE / "src" / "data" / "lines.txt").read_text().splitlines()
+BATCHING = EXAMPLE.parent / "batching"
 
 
 @pytest.fixture(autouse=True)
@@ -266,26 +269,37 @@ def test_a_rollback_restores_every_task_and_the_counts_come_out_exact(tmp_path, 
     assert sys.stdout is stdout
 
 
+def batching_checkpoint(tmp_path: Path, monkeypatch) -> tuple[dict, dict, list]:
+    """The batching example run for 20 records (no tick yet: all in batches), then
+    checkpointed: (each task's saved blob, the states, the `totals` runners)."""
+    states: dict[int, dict] = {}
+    topo = stateful_topology(tmp_path, states, monkeypatch, BATCHING)
+    topo.run(20, batch=5)
+    return checkpoint(topo, states, "ckpt-1"), states, \
+        [r for r in topo.runners.values() if r.component == "totals"]
+
+
+RECORDS = [["abcde"[i % 5], (i * 37 + 11) % 100] for i in range(20)]
+
+
 def test_a_batching_bolts_pending_batches_are_saved_and_fed_again_after_a_rollback(
         tmp_path, monkeypatch):
     """Tuples a BatchingBolt holds in batches at a checkpoint are past every spout's
     saved offset: the host saves them with the task's state, and puts them back into the
     new instance's batches, whose next ticks process them."""
     out = tmp_path / "out"
-    states: dict[int, dict] = {}
-    project = EXAMPLE.parent / "batching"
-    topo = stateful_topology(tmp_path, states, monkeypatch, project)
-    topo.run(20, batch=5)
-    totals = [r for r in topo.runners.values() if r.component == "totals"]
-    saved = checkpoint(topo, states, "ckpt-1")
-    held = [pickle.loads(saved[r.task]).get(BATCHES, []) for r in totals]
-    assert sorted(v for pending in held for _, _, _, v in pending) == \
-        sorted([c, (i * 37 + 11) % 100] for i, c in zip(range(20), "abcde" * 4, strict=True))
-    assert not list(out.glob("totals-*.jsonl")) or not records(out, "totals")
+    saved, _, totals = batching_checkpoint(tmp_path, monkeypatch)
+    held = [pickle.loads(saved[r.task]) for r in totals]
+    # Saved under the values the fields grouping (on `category`) hashes.
+    assert {k for state in held for k in state} == {PendingKey([c]) for c in "abcde"}
+    assert all(PendingKey(["a"]) != k for k in ["a", ("a",), ["a"]])
+    assert sorted(t[4] for state in held for ts in state.values() for t in ts) == \
+        sorted(RECORDS)
+    assert not records(out, "totals")
 
     states = {task: pickle.loads(data) for task, data in saved.items()}
-    again = stateful_topology(tmp_path, states, monkeypatch, project)
-    assert all(BATCHES not in states[r.task] for r in again.runners.values())
+    again = stateful_topology(tmp_path, states, monkeypatch, BATCHING)
+    assert not any(states[r.task] for r in again.runners.values())  # none left for the bolt
     for runner in again.runners.values():
         if runner.component == "totals":
             for _ in range(2):  # BatchingBolt processes its batches from the second tick
@@ -294,7 +308,23 @@ def test_a_batching_bolts_pending_batches_are_saved_and_fed_again_after_a_rollba
     got = Counter()
     for r in records(out, "totals"):
         got[r["category"]] += r["sum"]
-    assert got == Counter({c: sum((i * 37 + 11) % 100 for i in range(20) if "abcde"[i % 5] == c)
-                           for c in "abcde"})
+    assert got == Counter({c: sum(v for k, v in RECORDS if k == c) for c in "abcde"})
     processed = checkpoint(again, states, "ckpt-2")
-    assert not any(BATCHES in pickle.loads(processed[r.task]) for r in totals)
+    assert all(pickle.loads(processed[r.task]) == {} for r in totals)
+
+
+def test_pending_batches_follow_their_key_to_a_new_parallelism(tmp_path, monkeypatch):
+    """Repartitioned by the runtime for 3 tasks instead of 2, each new task's pending
+    tuples are those the fields grouping now routes to it."""
+    saved, _, totals = batching_checkpoint(tmp_path, monkeypatch)
+    storage = CheckpointStorage(str(tmp_path / "checkpoints"), "batching")
+    for runner in totals:
+        storage.save("ckpt-1", "totals", runner.task, saved[runner.task])
+    seen = []
+    for index in range(3):
+        component = PystormComponent()
+        component.init_state(restored_state(storage, "ckpt-1", "totals", index, 3, True))
+        values = [t[4] for t in component._pending]
+        assert all(key_partition(category, 3) == index for category, _ in values)
+        seen += values
+    assert sorted(seen) == sorted(RECORDS)
