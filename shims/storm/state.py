@@ -17,7 +17,8 @@ bolt keeps what it has computed, best keyed by the value its input is grouped by
 above), so that every entry belongs to the task its key goes to. Values must pickle.
 Mutate the dict (or the objects it holds); a rebound `self.state` is copied into the
 checkpoint too. Override `pre_save(checkpoint_id)` to put into it, just before a save,
-what lives elsewhere.
+what lives elsewhere. (A BatchingBolt's state also holds, from a checkpoint on, the
+tuples its batches held then, under keys of the host's own type, PendingKey.)
 
 On Storm, or on heronbridge in another mode, nothing is checkpointed: `self.state` is
 an ordinary dict that starts empty in each process, and the component is at-least-once
