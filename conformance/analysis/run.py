@@ -21,10 +21,12 @@ REWINDS = ("effectively once: the runtime ran the topology under EFFECTIVELY_ONC
            "failure rolls every task back to the last consistent checkpoint and rewinds the "
            "spouts, so its traces show tuples processed again after each rollback; that is "
            "the mode's design, not a divergence: delivery counts those emits as rewinds, "
-           "not replays, and compares no msg id's history with Storm's, and the parity of "
-           "what carries the state is left to the state check, which judges that each "
-           "change took effect once. Storm, which has no effectively-once for Python "
-           "components, ran it at least once")
+           "not replays, and compares no msg id's history with Storm's. Storm, which has no "
+           "effectively-once for Python components, ran it at least once")
+STATE_PARITY = ("parity of the values that carry the state is left to the state check, "
+                "which judges that each change took effect once")
+NO_STATE = ("the scenario names no `state`: values that carry state may differ where "
+            "Storm's replays counted again, and no check judges the final state")
 
 
 def analyse(run_dir: Path, scenario: Scenario, *, spark: SparkSession | None = None,
@@ -43,7 +45,8 @@ def analyse(run_dir: Path, scenario: Scenario, *, spark: SparkSession | None = N
     # Effectively-once: the runtime's spouts rewind after a rollback (Storm ignores the key)
     rewinds = frozenset({schema.RUNTIME}) if plan.effectively_once else frozenset()
     paths = [p for system in schema.SYSTEMS for p in trace_files.files(run_dir, system)]
-    notes: list[str] = [REWINDS] if rewinds else []
+    notes: list[str] = [REWINDS, STATE_PARITY if scenario.state else NO_STATE] \
+        if rewinds else []
     with using(spark, spark_master) as session, tuned(
             session, trace_files.partitions(paths, session.sparkContext.defaultParallelism),
             small=trace_files.size(paths) < SMALL_BYTES) as parts:

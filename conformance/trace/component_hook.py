@@ -50,12 +50,10 @@ class TracedComponent:
 
     def __init__(self) -> None:
         self._inner: Any = None
-        self._state: dict | None = None
 
     # -- the runtime's stateful contract ------------------------------------------------
 
     def init_state(self, state: dict) -> None:
-        self._state = state
         inner = self._component()
         if hasattr(inner, "init_state"):
             inner.init_state(state)

@@ -13,7 +13,7 @@ import pytest
 
 from heronbridge.conformance import scenario as scenarios
 from heronbridge.conformance.analysis import PASS
-from heronbridge.conformance.analysis.run import REWINDS
+from heronbridge.conformance.analysis.run import REWINDS, STATE_PARITY
 from heronbridge.conformance.conform import conform
 from heronbridge.conformance.report import write_html, write_json
 
@@ -45,7 +45,7 @@ def test_effectively_once_counts_exactly_where_storm_overcounts(tmp_path, spark,
     delivery = next(v for v in outcome.verdicts if v.check == "delivery")
     assert delivery.verdict == PASS and "re-emit" in delivery.runtime, said
     assert "replays" in delivery.storm, said
-    assert REWINDS in outcome.notes
+    assert REWINDS in outcome.notes and STATE_PARITY in outcome.notes
     assert any(n.startswith("state of count") and "Storm overcounts" in n
                for n in outcome.notes), outcome.notes
 
