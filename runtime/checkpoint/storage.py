@@ -31,7 +31,8 @@ class CheckpointStorage:
         none (the checkpoint is then not consistent, and never used)."""
         path = self.path(checkpoint_id, component, task)
         try:
-            for folder in (self.base.parent, self.base, path.parent.parent, path.parent):
+            self.base.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            for folder in (self.base, path.parent.parent, path.parent):
                 folder.mkdir(mode=0o700, exist_ok=True)
             tmp = path.with_name(f".{task}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

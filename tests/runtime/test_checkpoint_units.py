@@ -13,9 +13,9 @@ from heronbridge.runtime.errors import CheckpointError
 
 
 def test_storage_layout_is_herons_and_owner_only(tmp_path):
-    storage = CheckpointStorage(str(tmp_path / "root"), "t")
+    storage = CheckpointStorage(str(tmp_path / "no" / "such" / "root"), "t")
     storage.save("0001", "count", 3, b"state")
-    path = tmp_path / "root" / "t" / "0001" / "count" / "3"
+    path = tmp_path / "no" / "such" / "root" / "t" / "0001" / "count" / "3"
     assert path.read_bytes() == b"state"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
