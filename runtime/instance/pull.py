@@ -76,9 +76,15 @@ class PullHost:
         self._next_at = 0.0  # when the last `next` went to the component
         self._eager_until = 0.0  # see pacing.EAGER_SECS
         self._acks_until = 0.0  # see pacing.MAX_ACK_WAIT
+        self._started = False
         data, found = runner.backlog
         if found:
             self._frames(data, found)
+
+    def _announce(self) -> None:
+        """The component asks for its first event: it is set up (see InstanceStarted)."""
+        self._started = True
+        self._runner.announce_started()
 
     # -- for the component --------------------------------------------------------
 
@@ -116,6 +122,8 @@ class PullHost:
                 return self._batch.popleft()
             self.flush()  # a whole input batch is done: send its output on
             self._handed_since = 0.0
+            if not self._started:
+                self._announce()
             if self._runner.stopping:
                 return None
             now = time.monotonic()
@@ -140,6 +148,8 @@ class PullHost:
         ("ack"|"fail", msg_id); a watched fd that became readable; or None when
         `timeout` passed or the task is stopping."""
         em = self.collector
+        if not self._started:
+            self._announce()
         deadline = None if timeout is None else time.monotonic() + timeout
         idle = False
         if self._emitted_at_next is not None:

@@ -39,6 +39,7 @@ class InstanceRunner(SpoutLoop, BoltLoop, Checkpoints, TaskCore):
                 self._await_restore()
             else:
                 self.start_component()
+                self.announce_started()
             while True:
                 try:
                     if self.is_spout:

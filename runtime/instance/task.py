@@ -190,6 +190,11 @@ class TaskCore:
             self.user.prepare(self.user.config, self.context, self.emitter)
         self.component_open = True
 
+    def announce_started(self) -> None:
+        """The component is open or prepared: the stream manager may count this task
+        ready (spouts start when every task is)."""
+        self.send([frames.control_frame(control_pb2.InstanceStarted(task_id=self.task))])
+
     def flush(self) -> None:
         try:
             out = self.emitter.flush()

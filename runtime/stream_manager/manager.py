@@ -133,6 +133,8 @@ class InstanceLink(_Link):
             self.sm.register_instance(self, message)
         elif self.task is None:
             return
+        elif isinstance(message, control_pb2.InstanceStarted):
+            self.sm.instance_started(self)
         elif isinstance(message, control_pb2.InstanceStateStored):
             self.sm.to_master(message)
         elif isinstance(message, control_pb2.InstanceRestored):
@@ -257,6 +259,7 @@ class StreamManager:
         self.restore_reported = False
         self.processing_txid = 0  # the rollback the master said to process after
         self.discarded = 0  # frames sent before the current rollback, not forwarded
+        self.started_tasks: set[int] = set()  # local tasks whose component is set up
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -367,7 +370,10 @@ class StreamManager:
 
     @property
     def ready(self) -> bool:
+        # Under effectively-once the first rollback builds the components: registered is
+        # ready. Otherwise a task is ready once its component is set up.
         return (self.pplan is not None and set(self.instances) == self.local_tasks
+                and (self.stateful or self.started_tasks >= self.local_tasks)
                 and all(p.transport is not None and not p.transport.is_closing()
                         for p in self.peers.values()))
 
@@ -521,6 +527,11 @@ class StreamManager:
             self._welcome(link)
         self.heartbeat()
 
+    def instance_started(self, link: InstanceLink) -> None:
+        if self.instances.get(link.task) is link:
+            self.started_tasks.add(link.task)
+            self.heartbeat()
+
     def _welcome(self, link: InstanceLink) -> None:
         link.send(control_pb2.RegisterInstanceResponse(status=control_pb2.Status(ok=True),
                                                        pplan=self.pplan))
@@ -548,6 +559,7 @@ class StreamManager:
             self.tracker.forget_task(link.task, SHIFT)
         log.warning("%s: task %d disconnected", self.id, link.task)
         self.restored.pop(link.task, None)
+        self.started_tasks.discard(link.task)
         self.lost(f"task {link.task} disconnected")
         self.heartbeat()
 
