@@ -38,13 +38,13 @@ WAITING, RESTORING, RUNNING = "waiting", "restoring", "running"
 
 class CheckpointCoordinator:
     def __init__(self, topology: str, interval_secs: float, kept: int,
-                 storage: CheckpointStorage, consistent: list[str], start_clean: bool,
+                 storage: CheckpointStorage, consistent: list[str],
                  send_all: Callable[[Any], None], publish: Callable[[Any], None]) -> None:
         self.topology = topology
         self.interval = interval_secs
         self.kept = kept
         self.storage = storage
-        self.consistent = [] if start_clean else list(consistent)
+        self.consistent = list(consistent)
         self.send_all = send_all
         self.publish = publish
         self.stmgrs: set[str] = set()

@@ -35,6 +35,7 @@ from ..state import (
     EXECUTION_STATE,
     PACKING_PLANS,
     SCHEDULERS,
+    STATEFUL_CHECKPOINTS,
     TOPOLOGIES,
     ZK_DIGEST_ENV,
     StateManager,
@@ -127,6 +128,8 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
                f"kill it first (heronbridge kill {plan.name})")
         raise SchedulerError(msg)
     state.clear(plan.name)
+    if conf.stateful and conf.start_clean:
+        state.delete(STATEFUL_CHECKPOINTS, plan.name)
     topology_id = f"{plan.name}-{uuid.uuid4().hex[:12]}"
     state.put_secret(plan.name, secrets.token_bytes(32))  # proven by every connection
     packing = pack(plan, conf.containers)

@@ -186,6 +186,9 @@ class StateManager(ABC):
         return data.decode(errors="replace").splitlines() if data else []
 
     def clear(self, name: str) -> None:
-        """Delete every node of one topology."""
+        """Delete every node of one topology but its consistent checkpoints: submitted
+        again, a stateful topology goes on from them (unless
+        topology.stateful.start.clean)."""
         for kind in KINDS:
-            self.delete(kind, name)
+            if kind != STATEFUL_CHECKPOINTS:
+                self.delete(kind, name)

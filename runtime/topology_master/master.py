@@ -108,8 +108,7 @@ class TopologyMaster:
             self.checkpoints = CheckpointCoordinator(
                 topology_name, self.conf.checkpoint_interval_secs, self.conf.checkpoints_kept,
                 CheckpointStorage(self.conf.checkpoint_root, topology_name),
-                list(saved.checkpoint_ids) if saved is not None else [],
-                self.conf.start_clean, self._send_all,
+                list(saved.checkpoint_ids) if saved is not None else [], self._send_all,
                 lambda message: self._publish(STATEFUL_CHECKPOINTS, message))
             self._plan_checkpoints()
 

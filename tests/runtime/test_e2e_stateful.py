@@ -131,3 +131,28 @@ def test_update_repartitions_the_counts_by_key_and_keeps_them_exact(run_topology
                    "exact counts after two updates", interval=0.2,
                    on_timeout=lambda: f"{counts(tmp_path, {counter})} != {want}\n"
                    + running.logs())
+
+
+def test_submitted_again_it_goes_on_from_its_newest_checkpoint_unless_told_to_start_clean(
+        run_topology, tmp_path):
+    def run(lines, **extra):
+        for stale in tmp_path.glob("counts-*.json"):
+            stale.unlink()
+        want = expected_counts(lines)
+        with run_topology(plan(tmp_path, lines, **extra)) as running:
+            wait_until(lambda: counts(tmp_path) == want, 60, f"exact counts of {lines} lines",
+                       interval=0.2, on_timeout=running.logs)
+            wait_until(lambda: "consistent" in master_log(running), 30, "a checkpoint")
+            return master_log(running)
+
+    def master_log(running):
+        return (running.workdir / "container-0" / "logs" / "topology-master.log").read_text()
+
+    def first_rollback(log):
+        return next(line for line in log.splitlines() if "rolling back to" in line)
+
+    assert "rolling back to empty state" in first_rollback(run(1000))
+    # The spout goes on from line 1000 and the counts from what they were.
+    assert "rolling back to empty state" not in first_rollback(run(2000))
+    log = run(1000, **{"topology.stateful.start.clean": True})
+    assert "rolling back to empty state" in first_rollback(log)
