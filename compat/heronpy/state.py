@@ -25,6 +25,7 @@ from heronpy.api.state.state import HashMapState
 from heronpy.api.state.stateful_component import StatefulComponent
 
 from heronbridge.runtime.api import Stateful
+from heronbridge.shims.storm.state import StatefulMixin, before_save
 
 from .host import HeronpyBolt, HeronpySpout
 
@@ -104,7 +105,13 @@ class _Stateful(Stateful):
             self.state = {}
         if isinstance(self.user, StatefulComponent):
             self.user.init_state(RuntimeState(self.state))
-        self._pre_save = pre_save_call(self.user)
+            self._pre_save = pre_save_call(self.user)
+        elif isinstance(self.user, StatefulMixin):
+            # A streamparse component `heronbridge migrate` moved to heronpy keeps its
+            # mixin: its `self.state` is the runtime's dict, as on the lean host.
+            user, saved = self.user, self.state
+            user.init_state(saved)
+            self._pre_save = lambda checkpoint_id: before_save(user, saved, checkpoint_id)
 
 
 class StatefulHeronpySpout(_Stateful, HeronpySpout):

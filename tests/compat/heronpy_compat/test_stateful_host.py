@@ -40,6 +40,7 @@ from heronbridge.runtime.api.tuple import tick_tuple
 from heronbridge.runtime.instance.emitter import stream_table
 from heronbridge.runtime.plan.tasks import TaskLayout
 from heronbridge.runtime.wire.serde import make_serializer
+from heronbridge.shims.storm.state import StatefulMixin
 
 EFFECTIVELY_ONCE = {"topology.reliability.mode": "EFFECTIVELY_ONCE"}
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "heronpy"
@@ -93,10 +94,30 @@ class PlainBolt(Bolt):
         CALLS.append(("process", tup.values[0]))
 
 
+class MigratedMixinBolt(StatefulMixin, Bolt):
+    """A streamparse bolt with the state mixin, as `heronbridge migrate` leaves it."""
+
+    outputs = ["n"]
+
+    def initialize(self, config, context):
+        CALLS.append(("initialize", dict(self.state)))
+
+    def process(self, tup):
+        self.state[tup.values[0]] = self.state.get(tup.values[0], 0) + 1
+
+    def pre_save(self, checkpoint_id):
+        self.state["saved at"] = checkpoint_id
+
+
 def topology(b):
     numbers = b.add_spout("numbers", OffsetSpout, 1)
     b.add_bolt("signature", HeronpySignatureBolt, 1, inputs=[numbers])
     b.add_bolt("plain", PlainBolt, 1, inputs=[numbers])
+
+
+def migrated_topology(b):
+    numbers = b.add_spout("numbers", OffsetSpout, 1)
+    b.add_bolt("migrated", MigratedMixinBolt, 1, inputs=[numbers])
 
 
 def restored_hosts(states: dict[int, dict]):
@@ -162,6 +183,16 @@ def test_pre_save_is_called_with_the_checkpoint_id_or_without_as_declared():
     bolt.host.pre_save("1700000000-3")
     assert CALLS[-2:] == [("pre_save",), ("pre_save",)]
     assert state == {3: "seen", "saves": 2}
+
+
+def test_a_migrated_streamparse_component_keeps_its_mixin_state_in_the_runtime_dict():
+    state = {4: 2}
+    bolt = hosted(build_plan("migrated", migrated_topology, EFFECTIVELY_ONCE), "migrated",
+                  state)
+    assert CALLS == [("initialize", {4: 2})]  # restored before initialize
+    bolt.receive("numbers", [4])
+    bolt.host.pre_save("1700000000-9")
+    assert state == {4: 3, "saved at": "1700000000-9"}  # what the runtime pickles
 
 
 def test_a_component_that_is_not_stateful_saves_nothing_and_keeps_the_direct_path():
