@@ -2,6 +2,7 @@
 30 seconds, against the same topology with checkpointing off, measured in one run.
 
     python benchmarks/checkpoint_cost.py [--rounds 3] [--keys 1000000] [--json FILE]
+    python benchmarks/checkpoint_cost.py --report FILE    # the tables of a saved run
 
 The word count (sentences -> split x2 -> count x2 by fields, one container) keeps the
 spout's offset and the counts in checkpointed state. "Off" is EFFECTIVELY_ONCE with an
@@ -21,7 +22,9 @@ Per configuration and round, one topology:
   full the queues are, not what a checkpoint costs, hence the fixed load for latency).
 Each phase lasts a whole number of intervals (5 s; 30 s for the 30-second interval), so
 it holds as many checkpoints as the steady state does. Rounds interleave the configurations (the
-host's speed drifts); the median round of each is reported, as a ratio to "off".
+host's speed drifts); per configuration the median over rounds is reported, and the
+median of its ratios to the "off" run of the same round. A default run takes about six
+minutes on two cores (the 30-second interval alone needs two 30-second phases a round).
 
 Then one checkpoint of a task holding `--keys` keys (a count bolt whose state is filled
 with that many words): its size and time from the checkpoint coordinator's counters
@@ -360,7 +363,12 @@ def main() -> int:
     parser.add_argument("--at-most-once", action="store_true",
                         help="also run the word count at-most-once (no state, no epochs)")
     parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--report", metavar="FILE", help="print the tables of a --json file "
+                        "written before, and measure nothing")
     args = parser.parse_args()
+    if args.report:
+        report(json.loads(Path(args.report).read_text()))
+        return 0
     labels = [*INTERVALS, *(["at-most-once"] if args.at_most_once else [])]
     runs: dict[str, list[dict]] = {label: [] for label in labels}
     began = time.monotonic()
@@ -378,20 +386,39 @@ def main() -> int:
                       f"{result['checkpoints']:.0f} checkpoints completed, "
                       f"{result['given_up']:.0f} given up", flush=True)
         big = big_state(Path(tmp), args.keys)
-    medians = {label: {"sink_per_s": statistics.median(r["sink_per_s"] for r in rs),
-                       "p99_ms": statistics.median(r["p99_ms"] for r in rs)}
-               for label, rs in runs.items()}
-    off = medians["off"]
+    figures = {"runs": runs, "big_state": big, "cores": os.cpu_count(),
+               "seconds": time.monotonic() - began}
+    report(figures)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2))
+    return 0
+
+
+def report(figures: dict) -> None:
+    """The table: per configuration the median over rounds of its sink rate and p99, and
+    the median of its per-round ratios to the "off" run of the same round."""
+    runs, big = figures["runs"], figures["big_state"]
+    rounds = len(runs["off"])
     print(f"\nword count under EFFECTIVELY_ONCE (sentences -> split x2 -> count x2, one "
-          f"container, {os.cpu_count()} cores), median of {args.rounds} interleaved rounds; "
-          f"p99 end-to-end latency at a fixed {runs['off'][0]['offered_words_per_s']:,.0f} "
-          f"words/s; 'off' = EFFECTIVELY_ONCE with no checkpoint ever taken")
+          f"container, {figures.get('cores', '?')} cores), {rounds} interleaved rounds; p99 "
+          f"end-to-end latency at a fixed {runs['off'][0]['offered_words_per_s']:,.0f} "
+          f"words/s; 'off' = EFFECTIVELY_ONCE with no checkpoint ever taken; 'vs off' = "
+          f"median of the rounds' ratios to the 'off' run of the same round")
     print(f"  {'checkpoints':>12} {'sink tuples/s':>14} {'vs off':>7} {'p99 ms':>8} "
-          f"{'vs off':>7}   rounds (sink tuples/s)")
-    for label, m in medians.items():
-        spread = ", ".join(f"{r['sink_per_s']:,.0f}" for r in runs[label])
-        print(f"  {label:>12} {m['sink_per_s']:>14,.0f} {m['sink_per_s'] / off['sink_per_s']:>7.2f}"
-              f" {m['p99_ms']:>8.1f} {m['p99_ms'] / off['p99_ms']:>7.2f}   {spread}")
+          f"{'vs off':>7} {'completed':>10} {'given up':>9}   rounds: sink tuples/s; p99 ms")
+    for label, rs in runs.items():
+        sink = statistics.median(r["sink_per_s"] for r in rs)
+        p99 = statistics.median(r["p99_ms"] for r in rs)
+        sink_ratio = statistics.median(r["sink_per_s"] / o["sink_per_s"]
+                                       for r, o in zip(rs, runs["off"], strict=True))
+        p99_ratio = statistics.median(r["p99_ms"] / o["p99_ms"]
+                                      for r, o in zip(rs, runs["off"], strict=True))
+        done = sum(r["checkpoints"] for r in rs)
+        given_up = sum(r.get("given_up", 0) for r in rs)
+        spread = ", ".join(f"{r['sink_per_s'] / 1000:,.0f}k" for r in rs) + "; " + \
+            ", ".join(f"{r['p99_ms']:.0f}" for r in rs)
+        print(f"  {label:>12} {sink:>14,.0f} {sink_ratio:>7.2f} {p99:>8.1f} {p99_ratio:>7.2f} "
+              f"{done:>10.0f} {given_up:>9.0f}   {spread}")
     print(f"\none checkpoint of a count task holding {big['keys']:,} keys: "
           f"{big['checkpoint_bytes'] / 1e6:.1f} MB in {big['checkpoint_secs']:.2f} s "
           f"(round start to every task stored)")
@@ -402,11 +429,8 @@ def main() -> int:
     print(f"  the same dict in this process through the runtime's storage: pickle "
           f"{big['pickle_secs']:.2f} s, save (write + fsync) {big['save_secs']:.2f} s, "
           f"load + unpickle {big['load_unpickle_secs']:.2f} s, {big['bytes'] / 1e6:.1f} MB")
-    print(f"  whole benchmark: {time.monotonic() - began:.0f} s")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"runs": runs, "medians": medians,
-                                               "big_state": big}, indent=2))
-    return 0
+    if "seconds" in figures:
+        print(f"  whole benchmark: {figures['seconds']:.0f} s")
 
 
 def _secs(value: float | None) -> str:
