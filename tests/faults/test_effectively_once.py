@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.faults, pytest.mark.integration]
 
 CASES = {  # api: (its word count, kills)
     "runtime-api": (lambda tmp, home: runtime_api(tmp, lines=40_000), 10),
-    "heronpy": (lambda tmp, home: heronpy(tmp, lines=20_000), 4),
-    "streamparse": (lambda tmp, home: streamparse(tmp, rounds=100, home=home), 4),
+    "heronpy": (lambda tmp, home: heronpy(tmp, lines=40_000), 10),
+    "streamparse": (lambda tmp, home: streamparse(tmp, rounds=200, home=home), 10),
 }
 
 
