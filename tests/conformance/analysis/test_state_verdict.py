@@ -27,7 +27,10 @@ from heronbridge.conformance.trace import schema
 SPEC = StateSpec(component="count", key="word", count="count", source="lines", field="line",
                  split="[a-z]+", lower=True)
 STORM, RUNTIME = schema.STORM, schema.RUNTIME
-EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
+# The analysis needs pyspark's py4j: these run in the conformance env.
+pytestmark = pytest.mark.conformance
+
+EXAMPLE = (Path(__file__).resolve().parents[3] / "examples" / "storm_topologies"
            / "stateful_replays" / "scenario.yaml")
 
 EXACT_TALLY = Tally(keys=140, expected=1100, counted=1100)

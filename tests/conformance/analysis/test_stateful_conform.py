@@ -19,7 +19,7 @@ from heronbridge.conformance.report import write_html, write_json
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 
-SCENARIO = (Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
+SCENARIO = (Path(__file__).resolve().parents[3] / "examples" / "storm_topologies"
             / "stateful_replays" / "scenario.yaml")
 
 
