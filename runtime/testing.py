@@ -109,7 +109,7 @@ class InMemoryTopology:
 
     def close(self) -> None:
         for runner in self.runners.values():
-            (runner.user.close if runner.is_spout else runner.user.cleanup)()
+            runner.stop_component()
 
 
 def sink_counts(topo: InMemoryTopology) -> dict[str, int]:

@@ -65,6 +65,7 @@ class CheckpointCoordinator:
                        "last-checkpoint-bytes": 0, "last-checkpoint-secs": 0.0,
                        "last-rollback-secs": 0.0}
         self._rollback_began = 0.0
+        self._done: str | None = None  # the newest consistent checkpoint, to prune before
 
     # -- what the master tells it --------------------------------------------------
 
@@ -157,8 +158,6 @@ class CheckpointCoordinator:
         if self.phase == RUNNING and self.round is None and self._done is not None:
             done, self._done = self._done, None
             await asyncio.to_thread(self._dispose, done)
-
-    _done: str | None = None
 
     # -- inside ------------------------------------------------------------------
 

@@ -14,10 +14,8 @@ from collections.abc import Callable
 
 from ..api.tuple import Tuple, tick_tuple
 from ..config import TopologyConfig
-from ..proto import control_pb2
 from ..telemetry import EXECUTE_COUNT, EXECUTE_TIME_NS
 from ..wire import frames
-from .stateful import RolledBack
 
 EXECUTE_CHECK = 16  # a bolt's long batch looks at the clock after this many tuples
 
@@ -56,11 +54,7 @@ class BoltLoop:
                 elif kind == frames.MARKER:
                     self.marker(data, start, end)
                 elif kind == frames.CONTROL:
-                    msg = self.parse_control(data, start, end)
-                    if isinstance(msg, control_pb2.RestoreState):
-                        self.backlog = (data, found[i + 1:])
-                        raise RolledBack(msg)
-                    self.control(msg)
+                    self.take_control(data, found, i)
             found = []
             now = monotonic()
             if now >= next_tick:

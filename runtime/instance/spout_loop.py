@@ -8,11 +8,9 @@ import itertools
 import time
 from collections.abc import Callable
 
-from ..proto import control_pb2
 from ..telemetry import ACK_COUNT, FAIL_COUNT, NEXT_TUPLE_COUNT, TIMEOUT_COUNT
 from ..wire import frames
 from .pacing import EAGER_SECS, IDLE_WAIT, MAX_ACK_WAIT, SLOW_IDLE
-from .stateful import RolledBack
 
 LATENCY_SAMPLES = 64  # complete latencies recorded per batch of acks, at most
 
@@ -101,11 +99,7 @@ class SpoutLoop:
         now = time.monotonic()
         for i, (kind, _dest, start, end) in enumerate(found):
             if kind == frames.CONTROL:
-                msg = self.parse_control(data, start, end)
-                if isinstance(msg, control_pb2.RestoreState):
-                    self.backlog = (data, found[i + 1:])
-                    raise RolledBack(msg)
-                self.control(msg)
+                self.take_control(data, found, i)
                 continue
             try:
                 roots = frames.ints_from(memoryview(data)[start + frames.HEADER_SIZE:end])

@@ -42,6 +42,16 @@ class Checkpoints:
         self.aligner = Aligner(inputs, self.conf.checkpoint_buffer_bytes, self.loc())
         self.storage = CheckpointStorage(self.conf.checkpoint_root, self.topology)
 
+    def take_control(self, data: bytes, found: list, i: int) -> None:
+        """The loops' control frame `found[i]`: a rollback unwinds the loop (the frames
+        after it are kept for the restored component), anything else is `control`."""
+        _, _, start, end = found[i]
+        msg = self.parse_control(data, start, end)
+        if isinstance(msg, control_pb2.RestoreState):
+            self.backlog = (data, found[i + 1:])
+            raise RolledBack(msg)
+        self.control(msg)
+
     def _await_restore(self) -> None:
         """Before the first rollback names a checkpoint there is no component to run:
         wait for it, keeping the topology's state."""
@@ -111,10 +121,7 @@ class Checkpoints:
 
     def _close_component(self) -> None:
         try:
-            if self.is_spout:
-                self.user.close()
-            else:
-                self.user.cleanup()
+            self.stop_component()
         except Exception as exc:  # noqa: BLE001 - it is replaced either way
             log.warning("%s: closing the component before the rollback raised %s: %s",
                         self.loc(), type(exc).__name__, exc)

@@ -218,12 +218,16 @@ class TaskCore:
         except Exception:  # noqa: BLE001, S110 - dying anyway; the log has the cause
             pass
 
+    def stop_component(self) -> None:
+        """close (a spout) or clean up (a bolt) the component."""
+        if self.is_spout:
+            self.user.close()
+        else:
+            self.user.cleanup()
+
     def _shutdown(self) -> None:
         try:
-            if self.is_spout:
-                self.user.close()
-            else:
-                self.user.cleanup()
+            self.stop_component()
         finally:
             self.finish()
 

@@ -568,9 +568,13 @@ class StreamManager:
         if state == topology_pb2.PAUSED and was != state:
             spawn(self._report_drain(), "drain report")
         log.info("%s: topology state %s", self.id, topology_pb2.TopologyState.Name(state))
+        self._tell_tasks(control_pb2.TopologyStateChange(state=state), spouts=True)
+
+    def _tell_tasks(self, message: Any, spouts: bool = False) -> None:
+        """Send every local task (or spout) that has its welcome a control message."""
         for link in self.instances.values():
-            if link.is_spout and link not in self.waiting:
-                link.send(control_pb2.TopologyStateChange(state=state))
+            if (link.is_spout or not spouts) and link not in self.waiting:
+                link.send(message)
 
     # -- effectively-once --------------------------------------------------------
 
@@ -588,9 +592,7 @@ class StreamManager:
     def start_checkpoint(self, msg: Any) -> None:
         if self.processing_txid != self.txid:
             return  # mid-rollback: the master gives this checkpoint up
-        for link in self.instances.values():
-            if link.is_spout and link not in self.waiting:
-                link.send(msg)
+        self._tell_tasks(msg, spouts=True)
 
     def restore_state(self, msg: Any) -> None:
         self.txid, self.restore = msg.txid, msg
@@ -599,9 +601,7 @@ class StreamManager:
         for link in self.peers.values():
             if _remaining(link):
                 link.send(resume)
-        for link in self.instances.values():
-            if link not in self.waiting:
-                link.send(msg)
+        self._tell_tasks(msg)
         log.info("%s: rolling back to %s (txid %d)", self.id, msg.checkpoint_id or "empty state",
                  msg.txid)
 
@@ -622,9 +622,7 @@ class StreamManager:
         if msg.txid != self.txid:
             return
         self.processing_txid = msg.txid
-        for link in self.instances.values():
-            if link not in self.waiting:
-                link.send(msg)
+        self._tell_tasks(msg)
 
     # -- the data path ----------------------------------------------------------
 

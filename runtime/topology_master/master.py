@@ -25,6 +25,7 @@ from typing import Any
 
 from ..addresses import host_address, stmgr_id
 from ..checkpoint import CheckpointCoordinator, CheckpointStorage
+from ..checkpoint.coordinator import COMPONENT as CHECKPOINTS_COMPONENT
 from ..config import TopologyConfig
 from ..errors import CheckpointError, SchedulerError, StateManagerError
 from ..plan.codec import packing_from_proto, packing_to_proto, topology_from_proto
@@ -332,7 +333,7 @@ class TopologyMaster:
         for key in sorted(self.metrics, key=lambda k: (k[0], k[1], k[2])):
             if not component or key[0] == component:
                 report.tasks.append(self.metrics[key])
-        if self.checkpoints is not None and component in ("", self.checkpoints.metrics().component):
+        if self.checkpoints is not None and component in ("", CHECKPOINTS_COMPONENT):
             report.tasks.append(self.checkpoints.metrics())
         return control_pb2.ControllerResponse(status=ok, metrics=report, state=self.state)
 
