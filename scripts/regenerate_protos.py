@@ -1,4 +1,4 @@
-"""Regenerate runtime/proto/*_pb2.py from the .proto files next to them.
+"""Regenerate src/heronbridge/runtime/proto/*_pb2.py from the .proto files next to them.
 
 Run: python scripts/regenerate_protos.py          (rewrites the committed modules)
      python scripts/regenerate_protos.py --check  (exit 1 if they are stale)
@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-PROTO_DIR = Path(__file__).resolve().parent.parent / "runtime" / "proto"
+PROTO_DIR = Path(__file__).resolve().parent.parent / "src" / "heronbridge" / "runtime" / "proto"
 PACKAGE = Path("heronbridge") / "runtime" / "proto"
 
 
@@ -60,7 +60,7 @@ def main() -> int:
     if args.check:
         stale = stale_modules()
         for name in stale:
-            print(f"stale: runtime/proto/{name}")
+            print(f"stale: src/heronbridge/runtime/proto/{name}")
         return 1 if stale else 0
     generate(PROTO_DIR)
     return 0
