@@ -88,9 +88,8 @@ def test_the_analysis_runs_on_a_standalone_master(standalone, tmp_path):
 
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": os.pathsep.join(
         [str(Path(__file__).parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    # Not in the checkout: its heronbridge/ folder (the CLI's source) would shadow the package.
     done = subprocess.run([sys.executable, "-c", ANALYSE, str(tmp_path / "run"), master_url],
-                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=env, capture_output=True, text=True, timeout=300,
                           check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])

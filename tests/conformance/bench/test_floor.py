@@ -18,8 +18,7 @@ def test_the_floor_runs_the_project_components_own_methods(tmp_path):
                 "options": {"wordcount.rounds": 10**9, "example.output.dir": str(tmp_path / "out")},
                 "probe": False, "floor": True}
     done = subprocess.run([sys.executable, "-m", MODULE, json.dumps(settings)],
-                          capture_output=True, text=True, check=False, timeout=120,
-                          cwd=tmp_path)  # not the checkout, whose heronbridge/ would shadow
+                          capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["sink_tuples"] > 0 and result["cpu_s_per_million"] > 0

@@ -70,8 +70,7 @@ class StormSide:
         self.conf = conf or {}
         self.proc = subprocess.Popen(
             proxy_argv([sys.executable, str(script)], "json", proxy_conf),
-            # Storm starts a component in its resources folder, never in this checkout,
-            # whose heronbridge/ folder (the CLI's source) would shadow the package.
+            # Storm starts a component in its resources folder.
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             cwd=tmp_path)
         self.framing = JsonFraming()
