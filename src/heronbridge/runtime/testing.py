@@ -1,10 +1,10 @@
 """Every task of a topology in this process, without sockets or stream managers.
 
 Each task is an InstanceRunner attached to the plan, with its real collector, decoders
-and spout bookkeeping; frames go straight from the task that flushed them to the task
-they name, and acks through the stream manager's own XOR tracker. Tests use it to check
-components without starting processes, and benchmarks to measure the per-tuple path
-with nothing else on it:
+and spout bookkeeping; what a task flushes goes through the stream manager's own router
+(routes, XOR tracking, the drop policy) and what comes out goes straight to the tasks it
+names. Tests use it to check components without starting processes, and benchmarks to
+measure the per-tuple path with nothing else on it:
 
     topo = InMemoryTopology(plan)
     topo.run(spout_calls=1000)          # each spout task: up to 1000 next_tuple calls
@@ -14,22 +14,42 @@ with nothing else on it:
 from __future__ import annotations
 
 import time
+from functools import partial
 
+from .config import TopologyConfig
 from .errors import ComponentError
 from .instance.runner import InstanceRunner
 from .plan.logical import LogicalPlan
 from .plan.tasks import TaskLayout
-from .stream_manager.acking import XorTracker
+from .stream_manager.router import Router
 from .wire import frames
+from .wire.serde import make_serializer
+
+
+class _TaskEnd:
+    """A task as the router sees it."""
+
+    __slots__ = ("epoch", "task")
+
+    def __init__(self, task: int) -> None:
+        self.task = task
+        self.epoch = 0
+
+    def peer_name(self) -> str:
+        return f"task {self.task}"
 
 
 class InMemoryTopology:
     def __init__(self, plan: LogicalPlan, seed: int = 0) -> None:
         layout = TaskLayout.of(plan)
         local = frozenset(layout.task_component)
+        conf = TopologyConfig.read(plan.config, plan.name)
         self.plan = plan
-        self.tracker = XorTracker()
-        self.in_flight: list[bytes] = []  # frames sent and not yet delivered
+        self.router = Router(f"{plan.name}-in-memory", acking=conf.acking, gated=False,
+                             xor_buckets=conf.xor_buckets,
+                             decode=make_serializer(conf.serializer, plan.name).decode,
+                             on_control=lambda source, message: None)
+        self.in_flight: list[tuple[_TaskEnd, bytes]] = []  # sent and not yet routed
         self.runners: dict[int, InstanceRunner] = {}
         self.spouts: list[InstanceRunner] = []
         for task, component in sorted(layout.task_component.items()):
@@ -37,20 +57,23 @@ class InMemoryTopology:
                 continue
             runner = InstanceRunner(f"{plan.name}-in-memory", task, 0, "", "", secret=b"")
             runner.attach(plan, local, seed=seed + task)
-            runner.send = self._sent
+            end = _TaskEnd(task)
+            runner.send = partial(self._sent, end)
             if getattr(runner.user, "owns_loop", False):
                 msg = (f"{runner.loc()}: the in-memory topology calls components; this one "
                        "owns its loop (pull.py), expected one the runtime's loops call")
                 raise ComponentError(msg)
             runner.start_component()
             self.runners[task] = runner
+            self.router.route[task] = end
             if runner.is_spout:
                 self.spouts.append(runner)
                 runner.active = True
                 runner.user.activate()
+        self.router.place([r.task for r in self.spouts], True)
 
-    def _sent(self, out: list[bytes]) -> None:
-        self.in_flight += out
+    def _sent(self, source: _TaskEnd, out: list[bytes]) -> None:
+        self.in_flight.append((source, b"".join(out)))
 
     def run(self, spout_calls: int, batch: int = 100) -> None:
         """Call each spout's next_tuple `spout_calls` times, `batch` calls per flush, and
@@ -73,39 +96,28 @@ class InMemoryTopology:
             self.drain()
 
     def drain(self) -> None:
-        """Deliver frames until no task has anything more to send."""
+        """Route frames until no task has anything more to send."""
         while self.in_flight:
             batch, self.in_flight = self.in_flight, []
-            completed: list[int] = []
-            failed: list[int] = []
-            for frame in batch:
-                self._deliver(frame, completed, failed)
-            self._settle(frames.ACKED, completed)
-            self._settle(frames.FAILED, failed)
+            delivered: dict[_TaskEnd, list] = {}
+            for source, data in batch:
+                found, _ = frames.split_frames(data)
+                for end, chunks in self.router.receive(source, data, found).items():
+                    delivered.setdefault(end, []).extend(chunks)
+            for end, chunks in delivered.items():
+                self._deliver(self.runners[end.task], b"".join(chunks))
 
-    def _deliver(self, frame: bytes, completed: list[int], failed: list[int]) -> None:
-        (_, kind, dest) = frames.HEADER.unpack_from(frame)
-        if kind == frames.DATA:
-            runner = self.runners[dest]
-            runner.execute_frame(frame, 0, len(frame))
-            runner.flush()
-            return
-        body = frames.ints_from(memoryview(frame)[frames.HEADER_SIZE:]).tolist()
-        if kind == frames.INIT:
-            self.tracker.init(body, completed)
-        elif kind == frames.ACK:
-            self.tracker.ack(body, completed)
-        elif kind == frames.FAIL:
-            self.tracker.fail(body, failed)
-
-    def _settle(self, kind: int, roots: list[int]) -> None:
-        by_task: dict[int, list[int]] = {}
-        for root in roots:
-            by_task.setdefault(root >> frames.ROOT_TASK_SHIFT, []).append(root)
-        for task, mine in by_task.items():
-            frame = frames.int_frame(kind, task, mine)
-            self.runners[task].spout_frames(frame, [(kind, task, 0, len(frame))])
-            self.runners[task].flush()
+    @staticmethod
+    def _deliver(runner: InstanceRunner, data: bytes) -> None:
+        found, _ = frames.split_frames(data)
+        if runner.is_spout:  # acked, failed and expired trees
+            runner.spout_frames(data, found)
+        else:
+            for kind, _dest, start, end in found:
+                if kind == frames.DATA:
+                    runner.execute_frame(data, start, end)
+                    runner.flush()
+        runner.flush()
 
     def close(self) -> None:
         for runner in self.runners.values():

@@ -1,0 +1,213 @@
+"""The stream manager's connections: its local tasks' and its peers', and the dialling of
+peers. Each link hands what it reads to the stream manager (`Hub`) and writes what the
+router gives it; a link whose write buffer passes the high watermark is a backpressure
+cause until it drains below the low one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Protocol
+
+from google.protobuf.message import Message
+
+from ..proto import control_pb2
+from ..wire import auth
+from ..wire.aio import FramedProtocol, spawn
+
+log = logging.getLogger("heronbridge.runtime.stream_manager")
+
+
+class Hub(Protocol):
+    """What links tell the stream manager."""
+
+    id: str
+    topology_id: str
+    bp_limits: tuple[int, int]  # a link's write buffer: (high, low) watermarks
+
+    def on_frames(self, source: Link, data: bytes, found: list) -> None: ...
+    def undeliverable(self, chunks: list) -> None: ...
+    def backpressure_changed(self, cause: tuple[str, object], active: bool) -> None: ...
+    def instance_message(self, link: InstanceLink, message: Message) -> None: ...
+    def instance_gone(self, link: InstanceLink) -> None: ...
+    def peer_backpressure(self, peer: str, active: bool) -> None: ...
+    def lost(self, reason: str) -> None: ...
+
+
+def is_open(link: FramedProtocol) -> bool:
+    return link.transport is not None and not link.transport.is_closing()
+
+
+class Link(FramedProtocol):
+    """A connection the stream manager writes data to: a local task or a peer."""
+
+    def __init__(self, hub: Hub) -> None:
+        super().__init__()
+        self.hub = hub
+        self.cause: tuple[str, object] | None = None  # backpressure cause it stands for
+        self.sent = 0  # bytes written to it
+        self.epoch = 0  # effectively-once: the rollback after which its frames were sent
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        transport.set_write_buffer_limits(*self.hub.bp_limits)  # type: ignore[attr-defined]
+
+    def write_chunks(self, chunks: list) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            self.hub.undeliverable(chunks)
+            return
+        transport.writelines(chunks)
+        self.sent += sum(map(len, chunks))
+
+    def pause_writing(self) -> None:
+        if self.cause is not None:
+            self.hub.backpressure_changed(self.cause, True)
+
+    def resume_writing(self) -> None:
+        if self.cause is not None:
+            self.hub.backpressure_changed(self.cause, False)
+
+    def frames_received(self, data: bytes, found: list) -> None:
+        self.hub.on_frames(self, data, found)
+
+    def peer_name(self) -> str:
+        return f"{self.hub.id}: {self.who()} ({self.peer_address()})"
+
+    def who(self) -> str:
+        return "a peer"
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.cause is not None:
+            self.hub.backpressure_changed(self.cause, False)
+
+
+class InstanceLink(Link):
+    """A local task's connection."""
+
+    task: int | None = None
+    component: str | None = None
+    pid = 0
+    is_spout = False
+
+    def who(self) -> str:
+        return "an unregistered task" if self.task is None else f"task {self.task}"
+
+    def message_received(self, message: Message) -> None:
+        self.hub.instance_message(self, message)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.hub.instance_gone(self)
+
+
+class PeerServerLink(Link):
+    """A connection another stream manager opened to us (it sends, we receive)."""
+
+    peer: str | None = None
+
+    def who(self) -> str:
+        return f"stream manager {self.peer or '(not yet introduced)'}"
+
+    def message_received(self, message: Message) -> None:
+        if isinstance(message, control_pb2.StreamManagerHello):
+            if message.topology_id != self.hub.topology_id:
+                log.warning("refusing a peer of another topology (%s)", message.topology_id)
+                self.transport.close()
+                return
+            self.peer = message.stmgr_id
+        elif isinstance(message, control_pb2.BackPressureNotice):
+            self.hub.peer_backpressure(message.stmgr_id, message.active)
+        elif isinstance(message, control_pb2.ResumeFrom):
+            self.epoch = message.txid
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.peer is not None:
+            self.hub.peer_backpressure(self.peer, False)
+            self.hub.lost(f"the link from {self.peer} closed")
+
+
+class PeerClientLink(Link):
+    """Our connection to another stream manager (we send to it)."""
+
+    def who(self) -> str:
+        return "a stream manager we send to"
+
+
+class Peers:
+    """The stream managers we send to: one link each, dialled again whenever it drops,
+    at the address the physical plan gives (a restarted peer has a new one)."""
+
+    def __init__(self, hub: Hub, secret: bytes, tls_dial: object,
+                 greetings: Callable[[], list[Message]], changed: Callable[[], None]) -> None:
+        self.hub = hub
+        self.secret = secret
+        self.tls_dial = tls_dial
+        self.greetings = greetings  # what a new link says first
+        self.changed = changed  # a link came up: routes and readiness change
+        self.links: dict[str, PeerClientLink] = {}
+        self.addresses: dict[str, tuple[str, int]] = {}
+        self.dialers: dict[str, asyncio.Task] = {}
+
+    def follow(self, addresses: dict[str, tuple[str, int]], listed: set[str]) -> list[str]:
+        """Dial every peer at the address the plan gives; forget those the plan no longer
+        lists. Returns the peers forgotten (containers an update removed)."""
+        gone = [peer for peer in self.links if peer not in listed]
+        for peer in gone:
+            dialer = self.dialers.pop(peer, None)
+            if dialer is not None:
+                dialer.cancel()
+            link = self.links.pop(peer)
+            self.addresses.pop(peer, None)
+            if link.transport is not None:
+                link.transport.close()
+        for peer, address in addresses.items():
+            if self.addresses.get(peer) == address:
+                continue
+            # New, or restarted somewhere else: drop the old link, dial the new address.
+            if peer in self.dialers:
+                self.dialers.pop(peer).cancel()
+                log.info("%s: peer %s moved to %s:%d", self.hub.id, peer, *address)
+            old = self.links.get(peer)
+            if old is not None and old.transport is not None:
+                old.transport.close()
+            self.links[peer] = PeerClientLink(self.hub)  # unconnected until the dial succeeds
+            self.addresses[peer] = address
+            self.dialers[peer] = spawn(self._connect(peer, address), f"peer {peer}")
+        return gone
+
+    def send(self, message: Message) -> None:
+        """To every peer that is connected."""
+        for link in self.links.values():
+            if is_open(link):
+                link.send(message)
+
+    def all_connected(self) -> bool:
+        return all(is_open(link) for link in self.links.values())
+
+    def tasks(self) -> list[asyncio.Task]:
+        return list(self.dialers.values())
+
+    async def _connect(self, peer: str, address: tuple[str, int]) -> None:
+        while True:
+            try:
+                _, link = await auth.dial(lambda: PeerClientLink(self.hub), self.secret,
+                                          auth.STMGR, host=address[0], port=address[1],
+                                          ssl_context=self.tls_dial)
+            except (OSError, auth.AuthError) as exc:
+                if isinstance(exc, auth.AuthError):
+                    log.warning("%s: peer %s at %s:%d: %s", self.hub.id, peer, *address, exc)
+                await asyncio.sleep(0.1)
+                continue
+            link.cause = ("stmgr", peer)
+            self.links[peer] = link
+            for message in self.greetings():
+                link.send(message)
+            self.changed()
+            await link.closed
+            log.warning("%s: lost peer %s at %s:%d; reconnecting", self.hub.id, peer, *address)
+            self.hub.lost(f"the link to {peer} closed")
