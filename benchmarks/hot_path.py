@@ -23,8 +23,9 @@ from wordcount import CountBolt, SentenceSpout, SplitBolt  # noqa: E402
 
 from heronbridge.runtime import Grouping, TopologyBuilder  # noqa: E402
 from heronbridge.runtime.config import EXECUTE_BATCH_MS, TopologyConfig  # noqa: E402
+from heronbridge.runtime.instance.bolt_driver import BoltDriver  # noqa: E402
 from heronbridge.runtime.instance.emitter import BoltEmitter, SpoutEmitter  # noqa: E402
-from heronbridge.runtime.instance.runner import InstanceRunner  # noqa: E402
+from heronbridge.runtime.instance.task import Task  # noqa: E402
 from heronbridge.runtime.plan.tasks import TaskLayout  # noqa: E402
 from heronbridge.runtime.stream_manager.acking import XorTracker  # noqa: E402
 from heronbridge.runtime.wire import frames  # noqa: E402
@@ -41,8 +42,8 @@ def plan(acking: bool = True, count_tasks: int = 1):
 
 
 def receiver(plan, task, user, emitter):
-    """An InstanceRunner wired to a component, without process or socket."""
-    runner = InstanceRunner("hot-path-id", task, 0, "", "", secret=b"")
+    """A task's bolt driver wired to a component, without process or socket."""
+    runner = Task("hot-path-id", task, 0, "", "", secret=b"")
     layout = TaskLayout.of(plan)
     runner.user = user
     # One flush per fed batch, as measured here: no flushes inside a long batch.
@@ -55,7 +56,7 @@ def receiver(plan, task, user, emitter):
     runner.streams = stream_table(plan)
     runner.decoders = {}
     user.collector = emitter
-    return runner
+    return BoltDriver(runner)
 
 
 def feed(runner, out_frames, kinds=(frames.DATA,)):
@@ -105,8 +106,8 @@ def run_once(sentences: int, batch: int, acking: bool,
             mine = [f for f in wframes if f[0] and frames.HEADER.unpack_from(f)[2] == task]
             feed(rx, mine)
             acks += em.flush()
-            words += rx.counts["execute-count"]
-            rx.counts["execute-count"] = 0
+            words += rx.task.counts["execute-count"]
+            rx.task.counts["execute-count"] = 0
         stage["count"] += clock() - t
         t = clock()
         done: list[int] = []

@@ -56,7 +56,7 @@ def outcomes(out: Path) -> dict[int, list[str]]:
 def test_auto_anchor_and_ack_carry_fails_back_and_values_are_namedtuples(tmp_path):
     topo, out = topology(tmp_path, "acking", **{"test.count": 40})
     assert all(type(r.user).__name__ == "PystormComponent" and not r.user.owns_loop
-               for r in topo.runners.values())
+               for r in topo.tasks.values())
     topo.run(60, batch=7)
     result = outcomes(out)
     assert result == {n: ["fail"] if n % 4 == 0 else ["ack"] for n in range(40)}
@@ -75,7 +75,7 @@ def test_reliable_spout_replays_and_need_task_ids(tmp_path):
     topo, out = topology(tmp_path / "ids", "taskids", **{"test.count": 12})
     topo.run(20)
     sinks = {r["n"]: r["pid"] for r in rows(out, "seen-sink-*.jsonl")}
-    sink_tasks = {t for t, r in topo.runners.items() if r.component == "sink"}
+    sink_tasks = {t for t, r in topo.tasks.items() if r.component == "sink"}
     probes = rows(out, "seen-probe-*.jsonl")
     assert len(probes) == 12 and len(sinks) == 12
     assert all(len(p["tasks"]) == 1 and p["tasks"][0] in sink_tasks for p in probes)
@@ -87,13 +87,13 @@ def test_a_raising_bolt_fails_its_tuple_and_exits_through_the_task(tmp_path):
         topo.run(5)
     assert exit_.value.code == 1
     assert [r["n"] for r in rows(out, "seen-hard-*.jsonl") if "n" in r] == [0, 1, 2, 3]
-    hard = next(r for r in topo.runners.values() if r.component == "hard")
+    hard = next(r for r in topo.tasks.values() if r.component == "hard")
     assert hard.emitter.failed == 1 and hard.emitter.errors_reported == 1
 
 
 def test_acking_a_tuple_twice_is_the_components_error(tmp_path):
     topo, _ = topology(tmp_path, "acking", **{"test.count": 2})  # the judge acks n=1
-    judge = next(r for r in topo.runners.values() if r.component == "judge")
+    judge = next(r for r in topo.tasks.values() if r.component == "judge")
     comp = judge.user.execute.__self__.comp
     first = comp.ack
 

@@ -25,7 +25,7 @@ from heronbridge.compat.streamparse import load_project
 from heronbridge.runtime.api.tuple import tick_tuple
 from heronbridge.runtime.checkpoint import CheckpointStorage
 from heronbridge.runtime.checkpoint.partitions import key_partition, restored_state
-from heronbridge.runtime.instance.runner import InstanceRunner
+from heronbridge.runtime.instance.task import Task
 from heronbridge.runtime.testing import InMemoryTopology
 from heronbridge.shims.storm import ShimError, keys
 from heronbridge.shims.storm.inprocess import PendingKey, PystormComponent
@@ -192,7 +192,7 @@ def final_counts(out: Path) -> dict[str, int]:
     return final
 
 
-START = InstanceRunner.start_component
+START = Task.start_component
 
 
 def stateful_topology(tmp_path: Path, states: dict[int, dict], monkeypatch,
@@ -207,18 +207,18 @@ def stateful_topology(tmp_path: Path, states: dict[int, dict], monkeypatch,
             "out"), "stateful_wordcount.lines_per_sec": 10**6, **options}
     plan = load_project(project, None, None, opts, False, resources).plan
 
-    def start_with_state(runner: InstanceRunner) -> None:
+    def start_with_state(runner: Task) -> None:
         runner.user.init_state(states.setdefault(runner.task, {}))
         START(runner)
 
-    monkeypatch.setattr(InstanceRunner, "start_component", start_with_state)
+    monkeypatch.setattr(Task, "start_component", start_with_state)
     return InMemoryTopology(plan)
 
 
 def checkpoint(topo: InMemoryTopology, states: dict[int, dict], checkpoint_id: str) -> dict:
     """What the runtime does for one checkpoint: pre_save, then pickle each task's dict."""
     saved = {}
-    for task, runner in topo.runners.items():
+    for task, runner in topo.tasks.items():
         runner.user.pre_save(checkpoint_id)
         saved[task] = pickle.dumps(states[task])
     return saved
@@ -238,17 +238,17 @@ def test_a_rollback_restores_every_task_and_the_counts_come_out_exact(tmp_path, 
     topo = stateful_topology(tmp_path, states, monkeypatch, **{"pystorm.log.path": str(out)})
     handlers = len(pystorm_handlers())
     topo.run(250)
-    counters = [r.user._component for r in topo.runners.values() if r.component == "count"]
+    counters = [r.user._component for r in topo.tasks.values() if r.component == "count"]
     seen = []
     counters[0].pre_save = seen.append  # the user's hook, on the instance
     saved = checkpoint(topo, states, "ckpt-1")
     assert seen == ["ckpt-1"]
     # A plain component takes part, saving nothing.
-    assert all(states[r.task] == {} for r in topo.runners.values() if r.component == "split")
-    spout = next(r for r in topo.runners.values() if r.is_spout)
+    assert all(states[r.task] == {} for r in topo.tasks.values() if r.component == "split")
+    spout = next(r for r in topo.tasks.values() if r.is_spout)
     assert pickle.loads(saved[spout.task]) == {"offset": 250}
     counted_at_checkpoint = sum(sum(pickle.loads(saved[r.task]).values())
-                                for r in topo.runners.values() if r.component == "count")
+                                for r in topo.tasks.values() if r.component == "count")
     assert counted_at_checkpoint == sum(len(WORD.findall(line.lower())) for line in LINES) + \
         sum(len(WORD.findall(line.lower())) for line in LINES[:50])
     topo.run(100)  # lost in the rollback below
@@ -256,7 +256,7 @@ def test_a_rollback_restores_every_task_and_the_counts_come_out_exact(tmp_path, 
     states = {task: pickle.loads(data) for task, data in saved.items()}
     again = stateful_topology(tmp_path, states, monkeypatch, **{"pystorm.log.path": str(out)})
     assert all(r.user._component is not old.user._component
-               for r, old in zip(again.runners.values(), topo.runners.values(), strict=True))
+               for r, old in zip(again.tasks.values(), topo.tasks.values(), strict=True))
     again.run(400)
     assert final_counts(out) == words(3)
     starts = [r["offset"] for r in records(out, "lines")]
@@ -271,12 +271,12 @@ def test_a_rollback_restores_every_task_and_the_counts_come_out_exact(tmp_path, 
 
 def batching_checkpoint(tmp_path: Path, monkeypatch) -> tuple[dict, dict, list]:
     """The batching example run for 20 records (no tick yet: all in batches), then
-    checkpointed: (each task's saved blob, the states, the `totals` runners)."""
+    checkpointed: (each task's saved blob, the states, the `totals` tasks)."""
     states: dict[int, dict] = {}
     topo = stateful_topology(tmp_path, states, monkeypatch, BATCHING)
     topo.run(20, batch=5)
     return checkpoint(topo, states, "ckpt-1"), states, \
-        [r for r in topo.runners.values() if r.component == "totals"]
+        [r for r in topo.tasks.values() if r.component == "totals"]
 
 
 RECORDS = [["abcde"[i % 5], (i * 37 + 11) % 100] for i in range(20)]
@@ -299,8 +299,8 @@ def test_a_batching_bolts_pending_batches_are_saved_and_fed_again_after_a_rollba
 
     states = {task: pickle.loads(data) for task, data in saved.items()}
     again = stateful_topology(tmp_path, states, monkeypatch, BATCHING)
-    assert not any(states[r.task] for r in again.runners.values())  # none left for the bolt
-    for runner in again.runners.values():
+    assert not any(states[r.task] for r in again.tasks.values())  # none left for the bolt
+    for runner in again.tasks.values():
         if runner.component == "totals":
             for _ in range(2):  # BatchingBolt processes its batches from the second tick
                 runner.user.execute(tick_tuple(1))

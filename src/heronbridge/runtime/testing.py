@@ -1,6 +1,6 @@
 """Every task of a topology in this process, without sockets or stream managers.
 
-Each task is an InstanceRunner attached to the plan, with its real collector, decoders
+Each task is a Task attached to the plan, with its real collector, decoders
 and spout bookkeeping; what a task flushes goes through the stream manager's own router
 (routes, XOR tracking, the drop policy) and what comes out goes straight to the tasks it
 names. Tests use it to check components without starting processes, and benchmarks to
@@ -8,7 +8,7 @@ measure the per-tuple path with nothing else on it:
 
     topo = InMemoryTopology(plan)
     topo.run(spout_calls=1000)          # each spout task: up to 1000 next_tuple calls
-    topo.runners[task].counts           # what each task did
+    topo.tasks[task].counts             # what each task did
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from functools import partial
 
 from .config import TopologyConfig
 from .errors import ComponentError
-from .instance.runner import InstanceRunner
+from .instance.bolt_driver import BoltDriver
+from .instance.spout_driver import settle
+from .instance.task import Task
 from .plan.logical import LogicalPlan
 from .plan.tasks import TaskLayout
 from .stream_manager.router import Router
@@ -50,27 +52,30 @@ class InMemoryTopology:
                              decode=make_serializer(conf.serializer, plan.name).decode,
                              on_control=lambda source, message: None)
         self.in_flight: list[tuple[_TaskEnd, bytes]] = []  # sent and not yet routed
-        self.runners: dict[int, InstanceRunner] = {}
-        self.spouts: list[InstanceRunner] = []
+        self.tasks: dict[int, Task] = {}
+        self.spouts: list[Task] = []
+        self._bolts: dict[int, BoltDriver] = {}
         for task, component in sorted(layout.task_component.items()):
             if component not in plan.components:  # Storm's reserved tasks (__acker)
                 continue
-            runner = InstanceRunner(f"{plan.name}-in-memory", task, 0, "", "", secret=b"")
-            runner.attach(plan, local, seed=seed + task)
+            one = Task(f"{plan.name}-in-memory", task, 0, "", "", secret=b"")
+            one.attach(plan, local, seed=seed + task)
             end = _TaskEnd(task)
-            runner.send = partial(self._sent, end)
-            if getattr(runner.user, "owns_loop", False):
-                msg = (f"{runner.loc()}: the in-memory topology calls components; this one "
-                       "owns its loop (pull.py), expected one the runtime's loops call")
+            one.send = partial(self._sent, end)
+            if getattr(one.user, "owns_loop", False):
+                msg = (f"{one.loc()}: the in-memory topology calls components; this one "
+                       "owns its loop (pull.py), expected one the runtime's drivers call")
                 raise ComponentError(msg)
-            runner.start_component()
-            self.runners[task] = runner
+            one.start_component()
+            self.tasks[task] = one
             self.router.route[task] = end
-            if runner.is_spout:
-                self.spouts.append(runner)
-                runner.active = True
-                runner.user.activate()
-        self.router.place([r.task for r in self.spouts], True)
+            if one.is_spout:
+                self.spouts.append(one)
+                one.active = True
+                one.user.activate()
+            else:
+                self._bolts[task] = BoltDriver(one)
+        self.router.place([t.task for t in self.spouts], True)
 
     def _sent(self, source: _TaskEnd, out: list[bytes]) -> None:
         self.in_flight.append((source, b"".join(out)))
@@ -81,17 +86,17 @@ class InMemoryTopology:
         done = 0
         while done < spout_calls:
             n = min(batch, spout_calls - done)
-            for runner in self.spouts:
-                em = runner.emitter
+            for spout in self.spouts:
+                em = spout.emitter
                 em.now = time.monotonic()
-                next_tuple = runner.user.next_tuple
+                next_tuple = spout.user.next_tuple
                 for _ in range(n):
                     next_tuple()
                 if em.ack_now:  # at-most-once: acked as soon as emitted
                     acked, em.ack_now = em.ack_now, []
                     for msg_id in acked:
-                        runner.user.ack(msg_id)
-                runner.flush()
+                        spout.user.ack(msg_id)
+                spout.flush()
             done += n
             self.drain()
 
@@ -105,29 +110,30 @@ class InMemoryTopology:
                 for end, chunks in self.router.receive(source, data, found).items():
                     delivered.setdefault(end, []).extend(chunks)
             for end, chunks in delivered.items():
-                self._deliver(self.runners[end.task], b"".join(chunks))
+                self._deliver(end.task, b"".join(chunks))
 
-    @staticmethod
-    def _deliver(runner: InstanceRunner, data: bytes) -> None:
+    def _deliver(self, task: int, data: bytes) -> None:
         found, _ = frames.split_frames(data)
-        if runner.is_spout:  # acked, failed and expired trees
-            runner.spout_frames(data, found)
+        one = self.tasks[task]
+        if one.is_spout:  # acked, failed and expired trees
+            settle(one, data, found)
         else:
+            execute = self._bolts[task].execute_frame
             for kind, _dest, start, end in found:
                 if kind == frames.DATA:
-                    runner.execute_frame(data, start, end)
-                    runner.flush()
-        runner.flush()
+                    execute(data, start, end)
+                    one.flush()
+        one.flush()
 
     def close(self) -> None:
-        for runner in self.runners.values():
-            runner.stop_component()
+        for one in self.tasks.values():
+            one.stop_component()
 
 
 def sink_counts(topo: InMemoryTopology) -> dict[str, int]:
     """Input tuples executed per component."""
     out: dict[str, int] = {}
-    for runner in topo.runners.values():
-        out[runner.component] = out.get(runner.component, 0) + runner.counts["execute-count"]
+    for one in topo.tasks.values():
+        out[one.component] = out.get(one.component, 0) + one.counts["execute-count"]
     return out
 

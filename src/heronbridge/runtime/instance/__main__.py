@@ -8,7 +8,8 @@ import logging
 import sys
 
 from ..wire.auth import secret_from_env
-from .runner import InstanceRunner
+from .runner import run
+from .task import Task
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,10 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     # Tuples are short-lived and acyclic: the cyclic collector only costs time here.
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
-    runner = InstanceRunner(args.topology_id, args.task, args.container,
-                            _address(args.stmgr), _address(args.metrics), secret_from_env(),
-                            args.incarnation)
-    return runner.run()
+    task = Task(args.topology_id, args.task, args.container, _address(args.stmgr),
+                _address(args.metrics), secret_from_env(), args.incarnation)
+    return run(task)
 
 
 def _address(text: str) -> str:

@@ -15,15 +15,14 @@ import os
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..api.tuple import Tuple, tick_tuple
 from ..telemetry import ACK_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
 from ..wire import frames
-from .pacing import EAGER_SECS, IDLE_WAIT, MAX_ACK_WAIT, SLOW_IDLE
-
-if TYPE_CHECKING:
-    from .runner import InstanceRunner
+from .pacing import IDLE_WAIT
+from .spout_driver import settle
+from .task import Task
 
 MAX_WAIT = 0.1  # wake at least this often, to flush and publish metrics
 MAX_BUFFERED = 10_000  # input tuples read but not yet taken by the component
@@ -37,23 +36,23 @@ class PullHost:
     without waiting for the main thread's next call.
     """
 
-    def __init__(self, runner: InstanceRunner) -> None:
-        self._runner = runner
-        runner.pull_host = self
-        self.config = runner.user.config
-        self.context = runner.context
-        self.collector = runner.emitter
-        self.topology = runner.topology
-        self.component = runner.component
-        self.task = runner.task
-        self.is_spout = runner.is_spout
+    def __init__(self, task: Task) -> None:
+        self._task = task
+        task.on_activation = self.state_changed
+        self.config = task.user.config
+        self.context = task.context
+        self.collector = task.emitter
+        self.topology = task.topology
+        self.component = task.component
+        self.task = task.task
+        self.is_spout = task.is_spout
         self.lock = threading.RLock()
-        self._conn = runner.conn
+        self._conn = task.conn
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._conn.watch(self._wake_r)
-        conf = runner.conf
+        conf = task.conf
         self._interval = conf.metrics_interval_secs
         self._next_metrics = time.monotonic() + self._interval
         self._tick_freq = conf.tick_freq_secs
@@ -61,11 +60,9 @@ class PullHost:
         self._batch: deque[Tuple] = deque()
         self._events: deque[tuple[str, Any]] = deque()
         self._active = False
-        runner.reset_backpressure()
-        self._window = runner.window
-        self._burst = conf.spout_burst
-        self._burst_secs = conf.emit_batch_secs
-        self._burst_bytes = conf.emit_batch_bytes
+        task.reset_backpressure()
+        self._window = task.window
+        self._pacer = task.pacer  # a spout's
         self._execute_secs = conf.execute_batch_secs
         self._handed_since = 0.0  # when the first input tuple handed out unflushed went
         self._window_full = False
@@ -74,23 +71,21 @@ class PullHost:
         self._burst_most = 0  # the emit count that ends the burst (its bytes bound)
         self._emitted_at_next: int | None = None
         self._next_at = 0.0  # when the last `next` went to the component
-        self._eager_until = 0.0  # see pacing.EAGER_SECS
-        self._acks_until = 0.0  # see pacing.MAX_ACK_WAIT
         self._started = False
-        data, found = runner.backlog
+        data, found = task.backlog
         if found:
             self._frames(data, found)
 
     def _announce(self) -> None:
         """The component asks for its first event: it is set up (see InstanceStarted)."""
         self._started = True
-        self._runner.announce_started()
+        self._task.announce_started()
 
     # -- for the component --------------------------------------------------------
 
     @property
     def stopping(self) -> bool:
-        return self._runner.stopping
+        return self._task.stopping
 
     def wake(self) -> None:
         """From any thread: have the main thread's pending call return soon and flush."""
@@ -124,12 +119,12 @@ class PullHost:
             self._handed_since = 0.0
             if not self._started:
                 self._announce()
-            if self._runner.stopping:
+            if self._task.stopping:
                 return None
             now = time.monotonic()
             if now >= self._next_tick:
                 self._next_tick = max(self._next_tick + self._tick_freq, now)
-                self._runner.counts[EXECUTE_COUNT] += 1
+                self._task.counts[EXECUTE_COUNT] += 1
                 return tick_tuple(self._tick_freq)
             ready = self._pump(self._wait(now, deadline, self._next_tick))
             if ready is not None:
@@ -152,21 +147,20 @@ class PullHost:
             self._announce()
         deadline = None if timeout is None else time.monotonic() + timeout
         idle = False
+        pacer = self._pacer
         if self._emitted_at_next is not None:
             idle = em.emitted == self._emitted_at_next  # the last `next` emitted nothing
             self._emitted_at_next = None
-            took = time.monotonic() - self._next_at
-            if idle and took > SLOW_IDLE:
-                self._eager_until = time.monotonic() + EAGER_SECS
-                self._acks_until = time.monotonic() + min(took, MAX_ACK_WAIT)
+            if idle:
+                pacer.idle(self._next_at, time.monotonic())
         while True:
             if em.ack_now:  # at-most-once: a msg id is acked as soon as it is emitted
                 acked, em.ack_now = em.ack_now, []
-                self._runner.counts[ACK_COUNT] += len(acked)
+                self._task.counts[ACK_COUNT] += len(acked)
                 self._events.extend(("ack", msg_id) for msg_id in acked)
             if self._events:
                 return self._events.popleft()
-            if self._runner.stopping:
+            if self._task.stopping:
                 self.flush()
                 if self._active:  # Storm deactivates a spout when its topology is killed
                     self._active = False
@@ -174,16 +168,16 @@ class PullHost:
                 return None
             now = time.monotonic()
             self._window_full = len(em.pending) >= (
-                self._window.resume_below(self._burst) if self._window_full
+                self._window.resume_below(pacer.burst) if self._window_full
                 else self._window.limit)
             if self._window_full:
                 self._window.stalled(now)
-            waiting_acks = now < self._acks_until and em.pending
+            waiting_acks = pacer.awaiting_acks(now) and em.pending
             if not idle and self._active and not self._window_full and not waiting_acks \
-                    and not self._runner.backpressured(now):
-                if self._nexts >= self._burst or ((self._nexts or em.unflushed) and (
-                        now - self._burst_began > self._burst_secs
-                        or em.emitted >= self._burst_most or now < self._eager_until)):
+                    and not self._task.backpressured(now):
+                if self._nexts >= pacer.burst or ((self._nexts or em.unflushed) and (
+                        now - self._burst_began > pacer.burst_secs
+                        or em.emitted >= self._burst_most or now < pacer.eager_until)):
                     # After a burst: send it, read what came.
                     self.flush()
                     ready = self._pump(0.0)
@@ -192,17 +186,16 @@ class PullHost:
                     continue
                 if not self._nexts:
                     self._burst_began = now
-                    self._burst_most = em.emitted + max(
-                        1, int(self._burst_bytes / em.bytes_per_emit))
+                    self._burst_most = pacer.burst_end(em.emitted, em.bytes_per_emit)
                 self._nexts += 1
-                self._runner.counts[NEXT_TUPLE_COUNT] += 1
+                self._task.counts[NEXT_TUPLE_COUNT] += 1
                 em.now = self._next_at = now
                 self._emitted_at_next = em.emitted
                 return ("next", None)
             self.flush()
             wait = IDLE_WAIT if idle and self._active else None
             if waiting_acks and self._active:
-                wait = max(wait or 0.0, self._acks_until - now)
+                wait = max(wait or 0.0, pacer.acks_until - now)
             ready = self._pump(self._wait(now, deadline, now + wait if wait else None))
             idle = False
             if ready is not None:
@@ -219,14 +212,14 @@ class PullHost:
 
     def flush(self) -> None:
         with self.lock:
-            self._runner.flush()
+            self._task.flush()
         self._nexts = 0
 
     def exit(self, code: int) -> None:
         """Leave the process now with `code`, after sending what was emitted and acked."""
         try:
             with self.lock:
-                self._runner.finish()
+                self._task.finish()
         finally:
             os._exit(code)
 
@@ -242,17 +235,17 @@ class PullHost:
 
     def _pump(self, wait: float) -> int | None:
         """Read and handle what arrived within `wait`; return a ready watched fd."""
-        runner = self._runner
+        task = self._task
         # Input waits in the socket (so backpressure reaches the stream manager) while this
         # task's output is over the watermark or its component has not taken what was read.
-        blocked = not self.is_spout and (runner.backpressured(time.monotonic())
+        blocked = not self.is_spout and (task.backpressured(time.monotonic())
                                          or len(self._batch) >= MAX_BUFFERED)
         data, found = self._conn.poll(wait, read=not blocked)
         if found:
             self._frames(data, found)
         now = time.monotonic()
         if now >= self._next_metrics:
-            runner.publish()
+            task.publish()
             self._next_metrics = now + self._interval
         for fd in self._conn.ready_fds:
             if fd == self._wake_r:
@@ -266,18 +259,18 @@ class PullHost:
         return None
 
     def _frames(self, data: bytes, found: list) -> None:
-        runner = self._runner
+        task = self._task
         if self.is_spout:
             with self.lock:
-                runner.spout_frames(data, found, self._ack_event, self._fail_event)
+                settle(task, data, found, self._ack_event, self._fail_event)
             return
         for kind, _dest, start, end in found:
             if kind == frames.DATA:
-                batch = runner.decode(data, start, end)
-                runner.counts[EXECUTE_COUNT] += len(batch)
+                batch = task.decode(data, start, end)
+                task.counts[EXECUTE_COUNT] += len(batch)
                 self._batch.extend(batch)
             elif kind == frames.CONTROL:
-                runner.control(runner.parse_control(data, start, end))
+                task.control(task.parse_control(data, start, end))
 
     def _ack_event(self, msg_id: Any) -> None:
         self._events.append(("ack", msg_id))
@@ -286,8 +279,9 @@ class PullHost:
         self._events.append(("fail", msg_id))
 
     def state_changed(self, running: bool) -> None:
-        """Called by the runner when the topology is activated or deactivated."""
+        """Called by the task when the topology is activated or deactivated."""
         if running != self._active:
             self._active = running
-            self._eager_until = time.monotonic() + EAGER_SECS
+            if self._pacer is not None:
+                self._pacer.activated(time.monotonic())
             self._events.append(("activate" if running else "deactivate", None))

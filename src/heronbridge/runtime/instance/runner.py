@@ -1,5 +1,5 @@
-"""One task's process: the task core with the spout loop or the bolt loop, and
-checkpoints under effectively-once; `run` is the process's life."""
+"""One task's process: its Task, driven by the spout driver, the bolt driver or the pulled
+host, with a Checkpointer under effectively-once; `run` is the process's life."""
 
 from __future__ import annotations
 
@@ -11,61 +11,59 @@ import traceback
 
 from ..errors import ComponentError
 from ..telemetry import ERROR_COUNT
-from .bolt_loop import BoltLoop
+from .bolt_driver import BoltDriver
+from .checkpointer import Checkpointer
 from .connection import ConnectionLost
-from .spout_loop import SpoutLoop
-from .stateful import Checkpoints, RolledBack
-from .task import EXIT_COMPONENT_ERROR, EXIT_LOST_STREAM_MANAGER, TaskCore
+from .pull import PullHost
+from .spout_driver import SpoutDriver
+from .task import EXIT_COMPONENT_ERROR, EXIT_LOST_STREAM_MANAGER, RolledBack, Task
 
 log = logging.getLogger("heronbridge.runtime.instance")
 
 
-class InstanceRunner(SpoutLoop, BoltLoop, Checkpoints, TaskCore):
-    def run(self) -> int:
-        signal.signal(signal.SIGTERM, self._stop)
-        signal.signal(signal.SIGINT, self._stop)
-        try:
-            response = self._register(time.monotonic() + 60)
-            self._setup(response.pplan)
-            log.info("%s: started (incarnation %d, pid %d)", self.loc(), self.incarnation,
-                     os.getpid())
-            if getattr(self.user, "owns_loop", False):
-                from .pull import PullHost
-
-                self.user.run(PullHost(self))
-                self.finish()
-                return 0
-            if self.stateful:
-                self._await_restore()
-            else:
-                self.start_component()
-                self.announce_started()
-            while True:
-                try:
-                    if self.is_spout:
-                        self._spout_loop()
-                    else:
-                        self._bolt_loop()
-                    break
-                except RolledBack as rollback:
-                    self.restore(rollback.message)
-            self._shutdown()
+def run(task: Task) -> int:
+    """Register, set the component up, drive it until the task stops; the exit code."""
+    signal.signal(signal.SIGTERM, task.stop)
+    signal.signal(signal.SIGINT, task.stop)
+    try:
+        response = task.register(time.monotonic() + 60)
+        task.setup(response.pplan)
+        log.info("%s: started (incarnation %d, pid %d)", task.loc(), task.incarnation,
+                 os.getpid())
+        if getattr(task.user, "owns_loop", False):
+            task.user.run(PullHost(task))
+            task.finish()
             return 0
-        except SystemExit as exc:  # the component chose to exit: what it sent goes first
-            log.info("%s: the component exits with %s", self.loc(), exc.code)
-            self.finish()
-            return exc.code if isinstance(exc.code, int) else 1
-        except ConnectionLost as exc:
-            log.error("%s: lost the stream manager (%s); exiting to be restarted",
-                      self.loc(), exc)
-            return EXIT_LOST_STREAM_MANAGER
-        except Exception as exc:  # noqa: BLE001 - a component failure ends only this task
-            self.counts[ERROR_COUNT] += 1
-            log.error("%s: %s\n%s", self.loc(), _describe(exc), traceback.format_exc())
-            if self.emitter is not None:
-                self.emitter.exceptions.add(exc)
-            self._salvage()
-            return EXIT_COMPONENT_ERROR
+        checkpointer = Checkpointer(task) if task.stateful else None
+        driver = SpoutDriver(task) if task.is_spout else BoltDriver(task, checkpointer)
+        if checkpointer is not None:
+            checkpointer.await_restore()
+        else:
+            task.start_component()
+            task.announce_started()
+        while True:
+            try:
+                driver.run()
+                break
+            except RolledBack as rollback:
+                checkpointer.restore(rollback.message)
+        task.shutdown()
+        return 0
+    except SystemExit as exc:  # the component chose to exit: what it sent goes first
+        log.info("%s: the component exits with %s", task.loc(), exc.code)
+        task.finish()
+        return exc.code if isinstance(exc.code, int) else 1
+    except ConnectionLost as exc:
+        log.error("%s: lost the stream manager (%s); exiting to be restarted",
+                  task.loc(), exc)
+        return EXIT_LOST_STREAM_MANAGER
+    except Exception as exc:  # noqa: BLE001 - a component failure ends only this task
+        task.counts[ERROR_COUNT] += 1
+        log.error("%s: %s\n%s", task.loc(), _describe(exc), traceback.format_exc())
+        if task.emitter is not None:
+            task.emitter.exceptions.add(exc)
+        task.salvage()
+        return EXIT_COMPONENT_ERROR
 
 
 def _describe(exc: BaseException) -> str:

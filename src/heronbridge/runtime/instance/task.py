@@ -1,10 +1,11 @@
-"""The task core: one task's process, registered with its stream manager, hosting its
-component, with the API the loops use (flush, decode, control, publish, backpressure).
+"""A task: one task's process, registered with its stream manager, hosting its component,
+with what its drivers use (connection, emitter, decode, control, publish, backpressure).
 
-The component runs in this process's main thread. The spout loop (spout_loop.py) and the
-bolt loop (bolt_loop.py) drive it; stateful.py adds checkpoints and rollback under
-effectively-once; runner.py puts them together, as Heron's Python instance splits its
-spout and bolt instances over one base.
+The component runs in this process's main thread. A driver runs it: the spout driver
+(spout_driver.py), the bolt driver (bolt_driver.py), or the pulled host (pull.py) for a
+component that owns its loop; under effectively-once a Checkpointer (checkpointer.py)
+saves and restores it. runner.py puts them together, as Heron's Python instance drives
+its spout and bolt instances over one base.
 """
 
 from __future__ import annotations
@@ -14,17 +15,19 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
+
+from google.protobuf.message import Message
 
 from ..api.context import TopologyContext
 from ..api.tuple import Tuple, tuple_class
 from ..config import TopologyConfig
 from ..errors import ComponentError, ProtocolError, SerializationError, where
 from ..plan.codec import topology_from_proto
-from ..plan.logical import resolve_import_path
+from ..plan.logical import LogicalPlan, resolve_import_path
 from ..plan.tasks import TaskLayout
 from ..procfs import rss_bytes
-from ..proto import control_pb2, topology_pb2
+from ..proto import control_pb2, plans_pb2, topology_pb2
 from ..telemetry import (
     ACK_COUNT,
     BACKPRESSURE_MS,
@@ -47,7 +50,7 @@ from ..wire.serde import make_serializer
 from .connection import Connection
 from .emitter import BoltEmitter, SpoutEmitter, stream_table
 from .metrics import MetricsPublisher
-from .pacing import EAGER_SECS
+from .pacing import SpoutPacer
 from .window import InFlightWindow
 
 log = logging.getLogger("heronbridge.runtime.instance")
@@ -56,7 +59,21 @@ EXIT_COMPONENT_ERROR = 1
 EXIT_LOST_STREAM_MANAGER = 3
 
 
-class TaskCore:
+class RolledBack(Exception):  # noqa: N818 - a signal through the drivers, not an error
+    """The stream manager said to roll back: the driver unwinds and the task restores."""
+
+    def __init__(self, message: control_pb2.RestoreState) -> None:
+        super().__init__(message.checkpoint_id)
+        self.message = message
+
+
+class Checkpoints(Protocol):
+    """What a task asks of its checkpointer (checkpointer.py) under effectively-once."""
+
+    def checkpoint(self, checkpoint_id: str) -> None: ...
+
+
+class Task:
     """What every task has: its link, its component, its collector, its metrics."""
 
     def __init__(self, topology_id: str, task: int, container: int, stmgr_address: Any,
@@ -81,19 +98,21 @@ class TaskCore:
         self.state: dict | None = None  # a stateful component's, saved at checkpoints
         self.txid = 0
         self.component_open = False
-        self.eager_until = 0.0  # see EAGER_SECS
-        self.acks_until = 0.0  # see MAX_ACK_WAIT
-        self.pull_host: Any = None  # set when the component owns its loop (see pull.py)
+        self.pacer: SpoutPacer | None = None  # a spout's
+        self.checkpointer: Checkpoints | None = None  # effectively-once
+        # Set by the pulled host (pull.py): it tells its component of (de)activation.
+        self.on_activation: Callable[[bool], None] | None = None
         self.emitter: SpoutEmitter | BoltEmitter | None = None
         self.bp_ms = 0.0
+        self._blocked_since: float | None = None
         self.counts = {NEXT_TUPLE_COUNT: 0, EXECUTE_COUNT: 0, EXECUTE_TIME_NS: 0,
                        ACK_COUNT: 0, FAIL_COUNT: 0, TIMEOUT_COUNT: 0, ERROR_COUNT: 0}
         self.latency = Histogram()
 
-    def _stop(self, signum: int, frame: Any) -> None:
+    def stop(self, signum: int, frame: Any) -> None:
         self.stopping = True
 
-    def _register(self, deadline: float) -> control_pb2.RegisterInstanceResponse:
+    def register(self, deadline: float) -> control_pb2.RegisterInstanceResponse:
         while True:
             try:
                 self.conn = Connection.connect(self.stmgr_address, self.secret)
@@ -122,7 +141,7 @@ class TaskCore:
                 msg = f"task {self.task}: no registration reply from the stream manager"
                 raise ProtocolError(msg)
 
-    def _setup(self, pplan: Any) -> None:
+    def setup(self, pplan: plans_pb2.PhysicalPlan) -> None:
         plan = topology_from_proto(pplan.topology)
         my_stmgr = next(i.stmgr_id for i in pplan.instances if i.task_id == self.task)
         local = frozenset(i.task_id for i in pplan.instances if i.stmgr_id == my_stmgr)
@@ -130,10 +149,11 @@ class TaskCore:
         self.metrics = MetricsPublisher(self.metrics_address, self.topology_id, self.component,
                                         self.task, self.secret)
 
-    def attach(self, plan: Any, local: frozenset[int], seed: int | None = None) -> None:
+    def attach(self, plan: LogicalPlan, local: frozenset[int], seed: int | None = None) -> None:
         """Load this task's component of `plan` and build its collector; `local` are the
         tasks behind the same stream manager (local-or-shuffle prefers them)."""
         layout = TaskLayout.of(plan)
+        self.layout = layout
         self.plan = plan
         self.topology = plan.name
         self.component = layout.task_component[self.task]
@@ -153,8 +173,8 @@ class TaskCore:
         self.is_spout = spec.is_spout
         self.local, self.seed = local, seed
         self.stateful = self.conf.stateful
-        if self.stateful:
-            self._plan_checkpoints(layout)
+        if self.is_spout:
+            self.pacer = SpoutPacer(self.conf)
         self.build_component()
 
     def build_component(self) -> None:
@@ -204,7 +224,7 @@ class TaskCore:
         if out:
             self.send(out)
 
-    def _salvage(self) -> None:
+    def salvage(self) -> None:
         """Send what was already emitted and acked before the task dies."""
         if self.conn is None or self.emitter is None:
             return
@@ -225,7 +245,7 @@ class TaskCore:
         else:
             self.user.cleanup()
 
-    def _shutdown(self) -> None:
+    def shutdown(self) -> None:
         try:
             self.stop_component()
         finally:
@@ -254,25 +274,35 @@ class TaskCore:
             self._blocked_since = None
         return self._blocked_since is not None
 
-    def parse_control(self, data: bytes, start: int, end: int) -> Any:
+    def parse_control(self, data: bytes, start: int, end: int) -> Message | None:
         try:
             return frames.parse_control(memoryview(data)[start:end])
         except Exception as exc:  # noqa: BLE001 - skipped, and not the component's error
-            self._malformed("control frame", exc)
+            self.malformed("control frame", exc)
             return None
 
-    def _malformed(self, what: str, exc: BaseException) -> None:
+    def malformed(self, what: str, exc: BaseException) -> None:
         """A frame the stream manager sent that cannot be read: it is skipped, the
         others of its read are kept, and the log says where it came from."""
         log.error("%s: skipped a malformed %s from the stream manager (%s: %s)", self.loc(),
                   what, type(exc).__name__, exc)
 
-    def control(self, msg: Any) -> None:
+    def take_control(self, data: bytes, found: list, i: int) -> None:
+        """A driver's control frame `found[i]`: a rollback unwinds the driver (the frames
+        after it are kept for the restored component), anything else is `control`."""
+        _, _, start, end = found[i]
+        msg = self.parse_control(data, start, end)
+        if isinstance(msg, control_pb2.RestoreState):
+            self.backlog = (data, found[i + 1:])
+            raise RolledBack(msg)
+        self.control(msg)
+
+    def control(self, msg: Message | None) -> None:
         if isinstance(msg, control_pb2.TopologyStateChange) and self.is_spout:
             self.running = msg.state == topology_pb2.RUNNING
             self._activate()
         elif isinstance(msg, control_pb2.StartCheckpoint) and self.is_spout and self.processing:
-            self.checkpoint(msg.checkpoint_id)
+            self.checkpointer.checkpoint(msg.checkpoint_id)
         elif isinstance(msg, control_pb2.StartProcessing) and msg.txid == self.txid:
             self.processing = True
             self._activate()
@@ -282,11 +312,11 @@ class TaskCore:
         if not self.is_spout:
             return
         running = self.running and self.processing
-        if self.pull_host is not None:
-            self.pull_host.state_changed(running)
+        if self.on_activation is not None:
+            self.on_activation(running)
         elif running and not self.active:
             self.active = True
-            self.eager_until = time.monotonic() + EAGER_SECS
+            self.pacer.activated(time.monotonic())
             self.user.activate()
         elif not running and self.active:
             self.active = False
@@ -311,19 +341,15 @@ class TaskCore:
         self.decoders[(src, stream)] = decode
         return decode
 
-    def _decode(self, data: bytes, start: int, end: int) -> list[Tuple]:
-        """The tuples of one data frame (none if it cannot be read: see _malformed)."""
+    def decode(self, data: bytes, start: int, end: int) -> list[Tuple]:
+        """The tuples of one data frame (none if it cannot be read: see malformed)."""
         _, _, _, src, stream = frames.DATA_HEADER.unpack_from(data, start)
         try:
             decode = self.decoders.get((src, stream)) or self._decoder(src, stream)
             return decode(memoryview(data)[start + frames.DATA_HEADER_SIZE:end])
         except Exception as exc:  # noqa: BLE001 - the sender's fault, not the component's
-            self._malformed(f"data frame (from task {src}, stream #{stream})", exc)
+            self.malformed(f"data frame (from task {src}, stream #{stream})", exc)
             return []
-
-    def decode(self, data: bytes, start: int, end: int) -> list[Tuple]:
-        """The tuples of one data frame (none if it cannot be read: see _malformed)."""
-        return self._decode(data, start, end)
 
     def publish(self) -> None:
         em = self.emitter

@@ -31,9 +31,9 @@ def _fields_as_shuffle() -> None:
 
 
 def _drop_one(component: str, nth: int) -> None:
-    from heronbridge.runtime.instance.runner import InstanceRunner
+    from heronbridge.runtime.instance.task import Task
 
-    decode = InstanceRunner._decode
+    decode = Task.decode
     seen = 0
 
     def lossy(self, data, start, end):
@@ -52,7 +52,7 @@ def _drop_one(component: str, nth: int) -> None:
             seen += len(batch)
         return batch
 
-    InstanceRunner._decode = lossy
+    Task.decode = lossy
 
 
 if SABOTAGE == "fields-as-shuffle":

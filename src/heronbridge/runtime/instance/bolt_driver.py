@@ -1,10 +1,10 @@
-"""The bolt loop: each data frame decoded and executed as one batch, its output flushed
+"""The bolt driver: each data frame decoded and executed as one batch, its output flushed
 after it, tick tuples on time, and (effectively-once) markers aligned.
 
-Each loop turn reads what the stream manager sent, runs the component on it, then
-flushes everything the component emitted as one batch per destination: batches grow
-with load and shrink to single tuples when the topology is idle, so throughput and
-latency both stay good without tuning.
+Each turn reads what the stream manager sent, runs the component on it, then flushes
+everything the component emitted as one batch per destination: batches grow with load
+and shrink to single tuples when the topology is idle, so throughput and latency both
+stay good without tuning.
 """
 
 from __future__ import annotations
@@ -16,87 +16,98 @@ from ..api.tuple import Tuple, tick_tuple
 from ..config import TopologyConfig
 from ..telemetry import EXECUTE_COUNT, EXECUTE_TIME_NS
 from ..wire import frames
+from .checkpointer import Checkpointer
+from .task import Task
 
-EXECUTE_CHECK = 16  # a bolt's long batch looks at the clock after this many tuples
+EXECUTE_CHECK = 16  # a long batch looks at the clock after this many tuples
 
 
-class BoltLoop:
-    """The loop of a bolt task (mixed into InstanceRunner over TaskCore)."""
+class BoltDriver:
+    def __init__(self, task: Task, checkpointer: Checkpointer | None = None) -> None:
+        self.task = task
+        self.checkpointer = checkpointer  # effectively-once: aligns markers
 
-    def _bolt_loop(self) -> None:
-        conn = self.conn
-        self._blocked_since = None
+    def run(self) -> None:
+        """Until the task stops (a rollback unwinds it: see RolledBack)."""
+        task = self.task
+        conn = task.conn
+        task.reset_backpressure()
         # Read after prepare, as Heron's instance reads it after initialize: a component
         # may set its tick period there (heronpy's window bolts do).
-        freq = TopologyConfig.read(self.user.config, self.topology,
-                                   self.component).tick_freq_secs
+        freq = TopologyConfig.read(task.user.config, task.topology,
+                                   task.component).tick_freq_secs
         monotonic = time.monotonic
         next_tick = monotonic() + freq if freq else float("inf")
-        interval = self.conf.metrics_interval_secs
+        interval = task.conf.metrics_interval_secs
         next_metrics = monotonic() + interval
-        data, found = self.backlog
-        self.backlog = (b"", [])
-        aligner = self.aligner if self.stateful else None
-        while not self.stopping:
+        data, found = task.backlog
+        task.backlog = (b"", [])
+        checkpointer = self.checkpointer
+        aligner = checkpointer.aligner if checkpointer is not None else None
+        while not task.stopping:
             now = monotonic()
             if not found:
-                blocked = self.backpressured(now)
+                blocked = task.backpressured(now)
                 wait = max(0.0, min(0.1, next_tick - now, next_metrics - now))
                 data, found = conn.poll(wait, read=not blocked)
             for i, (kind, _dest, start, end) in enumerate(found):
                 if kind == frames.DATA:
-                    if aligner is not None and aligner.holding and self.hold(data, start, end):
+                    if aligner is not None and aligner.holding \
+                            and checkpointer.hold(data, start, end, self.execute_frame):
                         continue
                     self.execute_frame(data, start, end)
                     # Flush per input batch, not per read: a read can hold many batches,
                     # and holding their output back would leave the next stage idle.
-                    self.flush()
+                    task.flush()
                 elif kind == frames.MARKER:
-                    self.marker(data, start, end)
+                    checkpointer.marker(data, start, end, self.execute_frame)
                 elif kind == frames.CONTROL:
-                    self.take_control(data, found, i)
+                    task.take_control(data, found, i)
             found = []
             now = monotonic()
             if now >= next_tick:
-                self._run_tuples([tick_tuple(freq)])
+                self.run_tuples([tick_tuple(freq)])
                 next_tick += freq
                 if next_tick < now:
                     next_tick = now + freq
-            self.flush()
+            task.flush()
             if now >= next_metrics:
-                self.publish()
+                task.publish()
                 next_metrics = now + interval
 
-    def _run_tuples(self, tuples: list[Tuple]) -> None:
+    def run_tuples(self, tuples: list[Tuple]) -> None:
+        task = self.task
         t0 = time.perf_counter_ns()
-        execute = self.user.execute
+        execute = task.user.execute
         for t in tuples:
             execute(t)
-        self.counts[EXECUTE_TIME_NS] += time.perf_counter_ns() - t0
-        self.counts[EXECUTE_COUNT] += len(tuples)
+        task.counts[EXECUTE_TIME_NS] += time.perf_counter_ns() - t0
+        task.counts[EXECUTE_COUNT] += len(tuples)
 
     def execute_frame(self, data: bytes, start: int, end: int) -> None:
-        batch = self._decode(data, start, end)
-        execute = self.user.execute
+        task = self.task
+        batch = task.decode(data, start, end)
+        execute = task.user.execute
         t0 = time.perf_counter_ns()
         if len(batch) <= EXECUTE_CHECK:
             for tup in batch:
                 execute(tup)
         else:
             self._execute_long(batch, execute, t0)
-        self.counts[EXECUTE_TIME_NS] += time.perf_counter_ns() - t0
-        self.counts[EXECUTE_COUNT] += len(batch)
+        task.counts[EXECUTE_TIME_NS] += time.perf_counter_ns() - t0
+        task.counts[EXECUTE_COUNT] += len(batch)
 
     def _execute_long(self, batch: list[Tuple], execute: Callable, t0: int) -> None:
         """A long batch sends what it produced (acks, emits) every execute.batch.time, so
         the tuples at its head are not held back until its tail is done."""
+        task = self.task
         clock = time.perf_counter_ns
-        limit = int(self.conf.execute_batch_secs * 1e9)
+        limit = int(task.conf.execute_batch_secs * 1e9)
         mark = t0
         for i in range(0, len(batch), EXECUTE_CHECK):
             for tup in batch[i:i + EXECUTE_CHECK]:
                 execute(tup)
             now = clock()
             if now - mark >= limit:
-                self.flush()
+                task.flush()
                 mark = now

@@ -1,0 +1,157 @@
+"""A task's checkpoints under effectively-once (runtime/checkpoint), a collaborator of its
+Task: the component is built only when the first rollback names the checkpoint to start
+from, and built anew at every rollback: its state comes back through `init_state`,
+everything the old one held or emitted is dropped. A checkpoint saves the state, then
+sends a marker to every downstream task.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import time
+from collections.abc import Callable
+
+from ..checkpoint import Aligner, CheckpointStorage
+from ..checkpoint.partitions import restored_state
+from ..plan.logical import FIELDS
+from ..proto import control_pb2, topology_pb2
+from ..wire import frames
+from .emitter import BoltEmitter, SpoutEmitter
+from .task import Task
+
+log = logging.getLogger("heronbridge.runtime.instance")
+
+FrameRunner = Callable[[bytes, int, int], None]  # runs one data frame: (data, start, end)
+
+
+class Checkpointer:
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        plan, tasks = task.plan, task.layout.component_tasks
+        spec = task.spec
+        # Where this task's markers go, and whose it waits for.
+        self.downstream = sorted({t for stream in spec.outputs
+                                  for bolt, _ in plan.subscribers(task.component, stream)
+                                  for t in tasks[bolt]})
+        inputs = frozenset(t for inp in spec.inputs for t in tasks[inp.component])
+        self.aligner = Aligner(inputs, task.conf.checkpoint_buffer_bytes, task.loc())
+        self.storage = CheckpointStorage(task.conf.checkpoint_root, task.topology)
+        task.checkpointer = self
+
+    def await_restore(self) -> None:
+        """Before the first rollback names a checkpoint there is no component to run:
+        wait for it, keeping the topology's state."""
+        task = self.task
+        data, found = task.backlog
+        while not task.stopping:
+            for i, (kind, _dest, start, end) in enumerate(found):
+                if kind != frames.CONTROL:
+                    continue  # sent before the rollback: dropped
+                msg = task.parse_control(data, start, end)
+                if isinstance(msg, control_pb2.RestoreState):
+                    task.backlog = (data, found[i + 1:])
+                    self.restore(msg)
+                    return
+                if isinstance(msg, control_pb2.TopologyStateChange):
+                    task.running = msg.state == topology_pb2.RUNNING
+            data, found = task.conn.poll(0.1)
+        raise SystemExit(0)
+
+    def restore(self, msg: control_pb2.RestoreState) -> None:
+        """Roll back: drop everything, build the component anew, give it the state it
+        had at the checkpoint, and tell the stream manager."""
+        task = self.task
+        began = time.monotonic()
+        task.txid = msg.txid
+        task.processing = False
+        self.aligner.reset()
+        if task.component_open:
+            self._close_component()
+        ok, why = True, ""
+        old = task.emitter
+        try:
+            task.build_component()
+            self._carry_counts(old)
+            task.state = self._load_state(msg.checkpoint_id)
+            if hasattr(task.user, "init_state"):
+                task.user.init_state(task.state)
+            task.active = False
+            task.start_component()
+        except Exception as exc:
+            ok, why = False, f"{type(exc).__name__}: {exc}"
+            task.send([frames.control_frame(control_pb2.InstanceRestored(
+                txid=msg.txid, task_id=task.task, ok=False, message=why))])
+            raise
+        task.send([frames.control_frame(control_pb2.InstanceRestored(
+            txid=msg.txid, task_id=task.task, ok=ok, message=why))])
+        log.info("%s: restored from %s in %.3fs", task.loc(), msg.checkpoint_id or "empty state",
+                 time.monotonic() - began)
+
+    def _carry_counts(self, old: SpoutEmitter | BoltEmitter | None) -> None:
+        """Metrics count over the task's life: a rebuilt collector goes on from the old
+        one's counts (what the old one had not sent is dropped, and not counted)."""
+        if old is None:
+            return
+        new = self.task.emitter
+        new.emitted = new._emitted_at_flush = old._emitted_at_flush  # noqa: SLF001
+        new.errors_reported, new.exceptions = old.errors_reported, old.exceptions
+        if not self.task.is_spout:
+            new.acked, new.failed = old.acked, old.failed
+
+    def _load_state(self, checkpoint_id: str) -> dict:
+        task = self.task
+        tasks = task.layout.component_tasks[task.component]
+        keyed = all(inp.grouping.kind == FIELDS for inp in task.spec.inputs) \
+            and bool(task.spec.inputs)
+        state = restored_state(self.storage, checkpoint_id, task.component,
+                               tasks.index(task.task), len(tasks), keyed) \
+            if checkpoint_id else None
+        return {} if state is None else state
+
+    def _close_component(self) -> None:
+        try:
+            self.task.stop_component()
+        except Exception as exc:  # noqa: BLE001 - it is replaced either way
+            log.warning("%s: closing the component before the rollback raised %s: %s",
+                        self.task.loc(), type(exc).__name__, exc)
+
+    def checkpoint(self, checkpoint_id: str) -> None:
+        """Save the state, then mark the point in every output stream: what was emitted
+        before it is in the checkpoint's past."""
+        task = self.task
+        began = time.monotonic()
+        task.flush()
+        size = 0
+        if task.state is not None and hasattr(task.user, "init_state"):
+            if hasattr(task.user, "pre_save"):
+                task.user.pre_save(checkpoint_id)
+            blob = pickle.dumps(task.state, protocol=pickle.HIGHEST_PROTOCOL)
+            self.storage.save(checkpoint_id, task.component, task.task, blob)
+            size = len(blob)
+        out = [frames.marker_frame(t, task.task, checkpoint_id) for t in self.downstream]
+        out.append(frames.control_frame(control_pb2.InstanceStateStored(
+            checkpoint_id=checkpoint_id, task_id=task.task, state_bytes=size,
+            save_secs=time.monotonic() - began)))
+        task.send(out)
+
+    def marker(self, data: bytes, start: int, end: int, execute: FrameRunner) -> None:
+        """A marker from an input: once every input's has come, checkpoint; the frames
+        held meanwhile go to `execute` (the bolt driver's)."""
+        src, checkpoint_id = frames.parse_marker(memoryview(data)[start:end])
+        done, release = self.aligner.marker(src, checkpoint_id)
+        if done is not None:
+            self.checkpoint(done)
+        self._run_held(release, execute)
+
+    def hold(self, data: bytes, start: int, end: int, execute: FrameRunner) -> bool:
+        """While markers align: keep a frame from an input whose marker came (True)."""
+        if frames.DATA_HEADER.unpack_from(data, start)[3] not in self.aligner.arrived:
+            return False
+        self._run_held(self.aligner.hold(bytes(data[start:end])), execute)
+        return True
+
+    def _run_held(self, held: list[bytes], execute: FrameRunner) -> None:
+        for frame in held:
+            execute(frame, 0, len(frame))
+            self.task.flush()

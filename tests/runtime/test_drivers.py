@@ -1,0 +1,151 @@
+"""A task's drivers without sockets: the bolt driver, the spout driver and its pacer."""
+
+from __future__ import annotations
+
+import pytest
+
+from heronbridge.runtime import Bolt, Grouping, Spout, TopologyBuilder
+from heronbridge.runtime.config import TopologyConfig
+from heronbridge.runtime.instance.bolt_driver import BoltDriver
+from heronbridge.runtime.instance.pacing import EAGER_SECS, MAX_ACK_WAIT, SpoutPacer
+from heronbridge.runtime.instance.spout_driver import SpoutDriver, settle
+from heronbridge.runtime.instance.task import RolledBack, Task
+from heronbridge.runtime.plan import TaskLayout
+from heronbridge.runtime.proto import control_pb2, topology_pb2
+from heronbridge.runtime.telemetry import ACK_COUNT, EXECUTE_COUNT, TIMEOUT_COUNT
+from heronbridge.runtime.wire import frames
+from heronbridge.runtime.wire.serde import make_serializer
+
+
+class Numbers(Spout):
+    outputs = ["n"]
+
+    def open(self, config, context, collector):
+        self.n = 0
+        self.acked, self.failed = [], []
+
+    def next_tuple(self):
+        self.collector.emit([self.n], msg_id=self.n)
+        self.n += 1
+
+    def ack(self, msg_id):
+        self.acked.append(msg_id)
+
+    def fail(self, msg_id):
+        self.failed.append(msg_id)
+
+
+class Doubler(Bolt):
+    outputs = ["n"]
+
+    def prepare(self, config, context, collector):
+        self.seen = []
+
+    def execute(self, tup):
+        self.seen.append(tup.values[0])
+        self.collector.emit([tup.values[0] * 2], anchors=tup)
+        self.collector.ack(tup)
+
+
+class Conn:
+    """What the drivers read, without a socket: reads come from a script; after it, a
+    few empty polls, then the task is told to stop."""
+
+    def __init__(self, task: Task, reads: list[bytes], empty_polls: int = 20) -> None:
+        self.task = task
+        self.reads = [(data, frames.split_frames(data)[0]) for data in reads]
+        self.empty_polls = empty_polls
+        self.out_bytes = 0
+
+    def poll(self, timeout, read=True):
+        if self.reads:
+            return self.reads.pop(0)
+        self.empty_polls -= 1
+        if self.empty_polls <= 0:
+            self.task.stopping = True
+        return b"", []
+
+
+class Metrics:
+    def publish(self, metrics):
+        pass
+
+
+def task_of(component: str, max_pending: int = 100) -> tuple[Task, Conn, list[list[bytes]]]:
+    b = TopologyBuilder("drivers", {"topology.reliability.mode": "ATLEAST_ONCE",
+                                    "topology.max.spout.pending": max_pending})
+    b.spout("numbers", Numbers)
+    b.bolt("doubler", Doubler, inputs={"numbers": Grouping.SHUFFLE})
+    plan = b.build()
+    task = Task("drivers-1", TaskLayout.of(plan).component_tasks[component][0], 0, "", "",
+                secret=b"")
+    task.attach(plan, frozenset(TaskLayout.of(plan).task_component), seed=1)
+    sent: list[list[bytes]] = []  # one list per flush
+    task.send = sent.append
+    task.metrics = Metrics()
+    task.start_component()
+    task.conn = Conn(task, [])
+    return task, task.conn, sent
+
+
+def data_frame(task: Task, values: list[int], src: int) -> bytes:
+    records = [[[v], (src << frames.ROOT_TASK_SHIFT) | (v + 1), v + 1] for v in values]
+    return frames.data_frame(task.task, src, 0, make_serializer(task.conf.serializer)
+                             .encode(records))
+
+
+def test_the_bolt_driver_runs_each_frame_as_a_batch_and_sends_its_output_after_it():
+    bolt, _, sent = task_of("doubler")
+    spout_task = TaskLayout.of(bolt.plan).component_tasks["numbers"][0]
+    bolt.conn = Conn(bolt, [data_frame(bolt, [1, 2], spout_task) +
+                            data_frame(bolt, [3], spout_task)])
+    BoltDriver(bolt).run()
+    assert bolt.user.seen == [1, 2, 3]
+    assert bolt.counts[EXECUTE_COUNT] == 3
+    # One flush per input frame: the first frame's output went before the second ran.
+    assert [[f[4] for f in flush] for flush in sent] == [[frames.ACK], [frames.ACK]]
+
+
+def test_the_spout_driver_emits_up_to_its_window_and_hands_acks_to_the_spout():
+    spout, _, _ = task_of("numbers", max_pending=5)
+    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
+    assert spout.active
+    SpoutDriver(spout).run()
+    assert spout.user.n == 5 and len(spout.emitter.pending) == 5  # the window is full
+    roots = list(spout.emitter.pending)
+    acked = frames.int_frame(frames.ACKED, spout.task, roots[:2])
+    settle(spout, acked, frames.split_frames(acked)[0])
+    assert sorted(spout.user.acked) == [0, 1] and spout.counts[ACK_COUNT] == 2
+
+
+def test_expired_trees_go_to_fail_and_are_counted_as_timeouts():
+    spout, _, _ = task_of("numbers")
+    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
+    SpoutDriver(spout).run()
+    root = next(iter(spout.emitter.pending))
+    expired = frames.int_frame(frames.EXPIRED, spout.task, [root])
+    settle(spout, expired, frames.split_frames(expired)[0])
+    assert spout.user.failed == [0] and spout.counts[TIMEOUT_COUNT] == 1
+
+
+def test_a_rollback_unwinds_the_driver_and_keeps_what_came_after_it():
+    spout, _, _ = task_of("numbers")
+    restore = frames.control_frame(control_pb2.RestoreState(checkpoint_id="c1", txid=3))
+    later = frames.control_frame(control_pb2.StartProcessing(txid=3))
+    spout.conn = Conn(spout, [restore + later])
+    with pytest.raises(RolledBack) as rolled:
+        SpoutDriver(spout).run()
+    assert rolled.value.message.txid == 3
+    data, found = spout.backlog
+    assert [k for k, *_ in found] == [frames.CONTROL]
+    assert frames.parse_control(memoryview(data)[found[0][2]:found[0][3]]).txid == 3
+
+
+def test_the_pacer_waits_for_acks_only_after_a_slow_idle_call():
+    pacer = SpoutPacer(TopologyConfig.read({}, "t"))
+    pacer.idle(10.0, 10.0001)  # fast: a spout with nothing to emit right now
+    assert not pacer.awaiting_acks(10.0001) and pacer.eager_until == 0.0
+    pacer.idle(10.0, 10.5)  # slow: a spout that sleeps when idle
+    assert pacer.awaiting_acks(10.5) and not pacer.awaiting_acks(10.5 + MAX_ACK_WAIT)
+    assert pacer.eager_until == pytest.approx(10.5 + EAGER_SECS)
+    assert pacer.burst_end(100, pacer.burst_bytes / 4) == 104
