@@ -1,4 +1,5 @@
-"""Every package folder is installed under the heronbridge namespace."""
+"""Every package folder is installed under the heronbridge namespace; imports point one
+way (DESIGN.md's layers, and inside the runtime) and never run in a circle."""
 
 from __future__ import annotations
 
@@ -73,3 +74,145 @@ def test_the_layer_check_sees_a_wrong_import(tmp_path):
     bad.write_text("from ...compat import CompatError\nimport heronbridge.cli\n"
                    "from ..errors import where\nfrom heronbridge.errors import HeronbridgeError\n")
     assert imported_layers(bad, tmp_path) == {("compat", 1), ("cli", 2), ("runtime", 3)}
+
+
+# Inside the runtime (DESIGN.md): scheduler -> health -> instance/stream_manager -> wire,
+# state, plan. A module of a rank imports only modules of lower ranks, never one beside or
+# above it; the package's own __init__ (its public face) is left out.
+RUNTIME_RANKS = [
+    {"errors", "proto", "procfs", "addresses", "logfiles"},
+    {"config", "telemetry", "state"},
+    {"plan"},
+    {"wire", "api", "grouping", "loader"},
+    {"checkpoint"},
+    {"instance", "stream_manager", "topology_master", "metrics_manager", "control"},
+    {"health", "testing"},
+    {"scheduler"},
+    {"admin"},
+]
+RANK = {part: rank for rank, parts in enumerate(RUNTIME_RANKS) for part in parts}
+
+
+def runtime_imports(path: Path, root: Path = PACKAGE) -> set[tuple[str, int]]:
+    """(runtime part, line) for each runtime module the file imports."""
+    package = ["heronbridge", *path.parent.relative_to(root).parts]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = [*base, node.module] if node.module else base
+            names = [".".join([*module, alias.name]) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[:2] == ["heronbridge", "runtime"] and len(parts) > 2 \
+                    and parts[2] in RANK:
+                found.add((parts[2], node.lineno))
+    return found
+
+
+def test_every_runtime_part_imports_only_the_parts_beneath_it():
+    runtime = PACKAGE / "runtime"
+    unranked = sorted({p.relative_to(runtime).parts[0].removesuffix(".py")
+                       for p in runtime.iterdir() if p.name != "__init__.py"
+                       and (p.suffix == ".py" or (p / "__init__.py").exists())} - set(RANK))
+    assert not unranked, f"give {unranked} a rank in RUNTIME_RANKS"
+    wrong = []
+    for path in runtime.rglob("*.py"):
+        rel = path.relative_to(runtime).parts
+        if rel == ("__init__.py",):
+            continue
+        part = rel[0].removesuffix(".py")
+        for target, line in runtime_imports(path):
+            if target != part and RANK[target] >= RANK[part]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line}: runtime.{part} (rank "
+                             f"{RANK[part]}) imports runtime.{target} (rank {RANK[target]})")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_the_runtime_check_sees_an_import_up_or_sideways(tmp_path):
+    bad = tmp_path / "runtime" / "wire" / "probe.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("from ..scheduler import Home\nfrom heronbridge.runtime import state\n"
+                   "from ..instance.task import Task\n")
+    assert runtime_imports(bad, tmp_path) == {("scheduler", 1), ("state", 2), ("instance", 3)}
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (anywhere in it, functions included)."""
+    modules = {}
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root.parent).with_suffix("").parts
+        modules[".".join(rel[:-1] if rel[-1] == "__init__" else rel)] = path
+
+    def known(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        edges = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1] if node.level else []
+                source = ".".join([*base, node.module] if node.module else base)
+                for alias in node.names:  # a submodule, or a name of `source`
+                    edges.add(known(f"{source}.{alias.name}") or "")
+            elif isinstance(node, ast.Import):
+                edges.update(known(alias.name) or "" for alias in node.names)
+        edges.discard("")
+        edges.discard(module)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected parts of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_module_of_the_package_imports_itself_through_others():
+    assert circles(import_graph(PACKAGE)) == []
+
+
+def test_the_circle_check_sees_a_circle(tmp_path):
+    package = tmp_path / "heronbridge"
+    (package / "a").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a" / "__init__.py").write_text("")
+    (package / "a" / "one.py").write_text("def f():\n    from .two import g\n")
+    (package / "a" / "two.py").write_text("from heronbridge.a import one\n")
+    (package / "three.py").write_text("from .a import two\n")
+    assert circles(import_graph(package)) == [["heronbridge.a.one", "heronbridge.a.two"]]

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
-import socket
 import sys
 import time
 from pathlib import Path
@@ -16,8 +14,8 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from heronbridge.runtime import control
-from heronbridge.runtime.errors import RuntimeKernelError, StateManagerError
+from heronbridge.runtime import admin, control
+from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.loader import load_topology_file
 from heronbridge.runtime.metrics_manager.sink import latest_samples
 from heronbridge.runtime.plan.logical import LogicalPlan
@@ -26,15 +24,9 @@ from heronbridge.runtime.scheduler import (
     Home,
     default_home,
     default_state,
-    pid_alive,
-    running_scheduler,
 )
 from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.state import (
-    PACKING_PLANS,
-    PHYSICAL_PLANS,
-    SCHEDULERS,
-    TOPOLOGIES,
     StateManager,
 )
 
@@ -57,8 +49,6 @@ from .ui_verb import add_verb as add_ui_verb
 from .ui_verb import print_ui_address
 from .update_verb import add_health_option, apply_health_option
 from .update_verb import add_verb as add_update_verb
-
-KILL_WAIT_SECS = 60.0
 
 
 class Prepared:
@@ -201,14 +191,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
     state, home = _state(args)
     prepared = load_plan(args, home)
     plan = prepared.plan
-    initial = topology_pb2.PAUSED if args.deactivated else topology_pb2.RUNNING
-    launch = Launch(plan, home, state, prepared.install, initial, detached=True, spark=spark)
     with console.status(f"starting {plan.name}"):
-        launch.start()
+        submitted = admin.submit(state, home, plan, prepared.install, not args.deactivated,
+                                 spark)
     state_name = "deactivated" if args.deactivated else "running"
     on = "" if spark is None else f" on {spark.master}"
-    out.print(f"submitted {plan.name} ({launch.topology_id}){on}: {state_name}; logs in "
-              f"{_logs(launch)}")
+    out.print(f"submitted {plan.name} ({submitted.topology_id}){on}: {state_name}; logs in "
+              f"{_logs(submitted.launch)}")
     print_ui_address(home.root, plan.name)
     return 0
 
@@ -218,96 +207,43 @@ def cmd_list(args: argparse.Namespace) -> int:
     table = Table(title=f"topologies in {state.uri}")
     for col in ("name", "id", "state", "containers", "tasks", "scheduler", "working dir"):
         table.add_column(col)
-    names = sorted(set(state.names(TOPOLOGIES)) | set(state.names(SCHEDULERS)))
-    for name in names:
-        try:
-            topology = state.get(TOPOLOGIES, name)
-            packing = state.get(PACKING_PLANS, name)
-            location = state.get(SCHEDULERS, name)
-            alive = running_scheduler(state, name) is not None
-            hosts = _containers(state, name, packing)
-        except StateManagerError as exc:  # one bad node must not hide the others
-            table.add_row(name, "-", f"CORRUPT ({exc}; `heronbridge kill {name}` removes "
-                          "it)", "-", "-", "-", "-")
+    topologies = admin.list_topologies(state)
+    for t in topologies:
+        if t.corrupt is not None:
+            table.add_row(t.name, "-", f"CORRUPT ({t.corrupt}; `heronbridge kill {t.name}` "
+                          "removes it)", "-", "-", "-", "-")
             continue
-        status = topology_pb2.TopologyState.Name(topology.state) if topology else "UNKNOWN"
-        if not alive:
-            status = "DEAD (stale state; `heronbridge kill` cleans it)"
-        tasks = sum(len(c.instances) for c in packing.containers) if packing else 0
-        table.add_row(name, topology.id if topology else "-", status, hosts, str(tasks),
-                      f"pid {location.pid} on {location.host or '?'}" if location else "-",
-                      location.working_dir if location else "-")
-    if not names:
+        status = t.state if t.alive else "DEAD (stale state; `heronbridge kill` cleans it)"
+        hosts = "\n".join(f"{c.id} on {c.host or '(starting)'}" for c in t.containers) or "-"
+        table.add_row(t.name, t.id or "-", status, hosts, str(t.tasks),
+                      f"pid {t.scheduler_pid} on {t.scheduler_host or '?'}"
+                      if t.scheduler_pid is not None else "-", t.working_dir or "-")
+    if not topologies:
         out.print(f"no topologies in {state.uri}")
     else:
         out.print(table)
-        if (actions := actions_table(state, names)) is not None:
+        if (actions := actions_table(state, [t.name for t in topologies])) is not None:
             out.print(actions)
     return 0
-
-
-def _containers(state: StateManager, name: str, packing: Any) -> str:
-    """One line per container: its id and the host its stream manager listens on."""
-    if packing is None:
-        return "-"
-    pplan = state.get(PHYSICAL_PLANS, name)
-    hosts = {s.container: s.host for s in pplan.stmgrs} if pplan is not None else {}
-    return "\n".join(f"{c.id} on {hosts.get(c.id, '(starting)')}" for c in packing.containers)
 
 
 def cmd_kill(args: argparse.Namespace) -> int:
     state, _home = _state(args)
     name = args.topology_name
-    try:
-        location = running_scheduler(state, name)
-    except StateManagerError as exc:  # no scheduler to ask: its executors stop when the
-        state.clear(name)  # topology's node goes
-        out.print(f"{name}: its state was corrupt ({exc}); removed it")
-        return 0
-    if location is None:
-        if name not in state.names(TOPOLOGIES) and name not in state.names(SCHEDULERS):
-            msg = f"topology {name!r} is not running"
-            raise HeronbridgeError(msg)
-        state.clear(name)
-        out.print(f"{name}: was not running; removed its stale state")
-        return 0
-    # Through the state, from any host: the scheduler, wherever it runs, follows its
-    # topology's node; once it is gone it stops the containers and clears the rest.
-    state.delete(TOPOLOGIES, name)
-    here = location.host in ("", socket.gethostname())
-
-    def gone() -> bool:
-        return state.get(SCHEDULERS, name) is None and not (here and pid_alive(location.pid))
-
     with console.status(f"killing {name}"):
-        if not _wait(gone, 15.0 if here else KILL_WAIT_SECS) and here \
-                and pid_alive(location.pid):
-            os.kill(location.pid, signal.SIGTERM)  # a scheduler that does not follow it
-            _wait(gone, KILL_WAIT_SECS)
-    if not gone():
-        msg = (f"topology {name!r}: its scheduler (pid {location.pid} on "
-               f"{location.host or 'this host'}) did not stop within {KILL_WAIT_SECS:.0f}s")
-        raise HeronbridgeError(msg)
-    state.clear(name)
-    out.print(f"killed {name}")
+        killed = admin.kill(state, name)
+    if killed.outcome == "corrupt":
+        out.print(f"{name}: its state was corrupt ({killed.detail}); removed it")
+    elif killed.outcome == "stale":
+        out.print(f"{name}: was not running; removed its stale state")
+    else:
+        out.print(f"killed {name}")
     return 0
-
-
-def _wait(condition: Any, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 def _set_state(args: argparse.Namespace, running: bool) -> int:
     state, _home = _state(args)
-    if running_scheduler(state, args.topology_name) is None:
-        msg = f"topology {args.topology_name!r} is not running"
-        raise HeronbridgeError(msg)
-    new = control.set_state(state, args.topology_name, running)
+    new = (admin.activate if running else admin.deactivate)(state, args.topology_name)
     out.print(f"{args.topology_name}: {topology_pb2.TopologyState.Name(new)}")
     return 0
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from rich.table import Table
 
+from heronbridge.runtime import admin
+from heronbridge.runtime.control import parse_parallelism
 from heronbridge.runtime.health.config import ENABLED as HEALTH
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home
-from heronbridge.runtime.scheduler.local import running_scheduler
-from heronbridge.runtime.scheduler.update import parse_parallelism, update
 
 from .errors import HeronbridgeError
 from .terminal import console, out
@@ -45,17 +45,14 @@ def cmd_update(args: argparse.Namespace) -> int:
     home = Home(Path(args.home), args.state)
     state = home.open_state()
     name = args.topology_name
-    if running_scheduler(state, name) is None:
-        msg = f"topology {name!r} is not running"
-        raise HeronbridgeError(msg)
     parallelism = parse_parallelism(args.component_parallelism, name)
     if args.containers is not None and args.containers < 1:
         msg = f"topology {name!r}: --containers expects an integer >= 1, received " \
               f"{args.containers}"
         raise HeronbridgeError(msg)
     with console.status(f"updating {name}"):
-        report = update(state, name, parallelism, args.containers, args.dry_run,
-                        reason="heronbridge update")
+        report = admin.update(state, name, parallelism, args.containers, args.dry_run,
+                              reason="heronbridge update")
     table = Table(title=f"{name}: packing {report.old_packing_id} -> "
                         f"{report.new_packing_id}" + (" (dry run)" if args.dry_run else ""))
     table.add_column("container")

@@ -97,8 +97,8 @@ def test_update_repartitions_the_counts_by_key_and_keeps_them_exact(run_topology
                                                                      tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
+    from heronbridge.runtime.control import update
     from heronbridge.runtime.plan.codec import topology_from_proto
-    from heronbridge.runtime.scheduler.update import update
     from heronbridge.runtime.state import TOPOLOGIES
 
     topology = plan(tmp_path, 6000, **{"test.interval": 0.0005})

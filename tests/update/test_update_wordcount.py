@@ -15,10 +15,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
 from faultkit import DurableRun  # noqa: E402
 
+from heronbridge.runtime.control import update  # noqa: E402
 from heronbridge.runtime.plan import TaskLayout  # noqa: E402
 from heronbridge.runtime.plan.codec import packing_from_proto, topology_from_proto  # noqa: E402
 from heronbridge.runtime.plan.rescale import UpdateError  # noqa: E402
-from heronbridge.runtime.scheduler.update import update  # noqa: E402
 from heronbridge.runtime.state import PACKING_PLANS, PHYSICAL_PLANS, TOPOLOGIES  # noqa: E402
 
 LINES = 4000

@@ -1,20 +1,23 @@
-"""Talking to a running topology's master: activate, deactivate, metrics."""
+"""The topology master's client, the one way to talk to a running topology's master:
+activate, deactivate, metrics, update (a new parallelism) and restart a task."""
 
 from __future__ import annotations
 
 import socket
 import ssl
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from .config import TopologyConfig
 from .errors import SchedulerError, where
 from .plan.codec import topology_from_proto
-from .proto import control_pb2, topology_pb2
+from .plan.rescale import UpdateError
+from .proto import control_pb2, plans_pb2, topology_pb2
 from .state import TMASTERS, TOPOLOGIES, StateManager
 from .wire import auth, tls
 from .wire.frames import CONTROL, FrameAssembler, control_frame, parse_control
+
+UPDATE_TIMEOUT_SECS = 180.0
 
 
 def ask_master(state: StateManager, name: str, request: control_pb2.ControllerRequest,
@@ -55,7 +58,8 @@ def ask_master(state: StateManager, name: str, request: control_pb2.ControllerRe
     raise SchedulerError(msg)
 
 
-def _connect(location: Any, timeout: float, context: ssl.SSLContext | None) -> socket.socket:
+def _connect(location: plans_pb2.TopologyMasterLocation, timeout: float,
+             context: ssl.SSLContext | None) -> socket.socket:
     sock = socket.create_connection((location.host, location.server_port), timeout)
     if context is None:
         return sock
@@ -97,3 +101,43 @@ def wait_running(state: StateManager, name: str, timeout: float = 60.0,
         time.sleep(0.05)
     msg = f"{where(name)}: not every task registered within {timeout:.0f}s; see its logs"
     raise SchedulerError(msg)
+
+
+def parse_parallelism(items: list[str], topology: str | None = None) -> dict[str, int]:
+    """`["count:4", "split:2"]` -> {"count": 4, "split": 2}."""
+    out: dict[str, int] = {}
+    for item in items:
+        for part in item.split(","):
+            name, sep, value = part.strip().rpartition(":")
+            try:
+                n = int(value)
+            except ValueError:
+                n = None
+            if not sep or not name or n is None:
+                msg = (f"{where(topology)}: expected COMPONENT:N (N an integer), received "
+                       f"{part!r}")
+                raise UpdateError(msg)
+            out[name] = n
+    return out
+
+
+def update(state: StateManager, name: str, parallelism: Mapping[str, int],
+           containers: int | None = None, dry_run: bool = False, reason: str = "",
+           timeout: float = UPDATE_TIMEOUT_SECS) -> control_pb2.UpdateReport:
+    """Apply (or with `dry_run`, only plan) a new parallelism; returns what changed and
+    how long the spouts were paused. UpdateError names what the master refused."""
+    request = control_pb2.ControllerRequest(update=control_pb2.UpdateRequest(
+        parallelism=dict(parallelism), containers=containers or 0, dry_run=dry_run,
+        reason=reason))
+    reply = ask_master(state, name, request, timeout)
+    if not reply.status.ok:
+        raise UpdateError(reply.status.message)
+    return reply.update
+
+
+def restart_task(state: StateManager, name: str, task: int, reason: str) -> None:
+    """End one task of a running topology; its executor starts it again."""
+    reply = ask_master(state, name, control_pb2.ControllerRequest(
+        restart=control_pb2.RestartTask(task_id=task, reason=reason)))
+    if not reply.status.ok:
+        raise UpdateError(reply.status.message)

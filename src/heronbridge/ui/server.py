@@ -15,7 +15,6 @@ import mimetypes
 import os
 import re
 import secrets
-import signal
 import socket
 import threading
 import time
@@ -28,8 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from heronbridge.runtime import admin
 from heronbridge.runtime.errors import RuntimeKernelError, where
-from heronbridge.runtime.scheduler import pid_alive, running_scheduler
 
 from . import BadRequest, Forbidden, NotFound, UIError, page
 from . import files as topology_files
@@ -43,7 +42,6 @@ log = logging.getLogger("heronbridge.ui")
 TOKEN_HEADER = "X-Heronbridge-Token"
 COOKIE = "heronbridge_token"
 LOCATION_FILE = "ui.json"  # under the home: where `run` and `submit` find the UI
-KILL_WAIT_SECS = 60.0
 JSON = "application/json;charset=utf-8"
 
 
@@ -329,24 +327,10 @@ class UIServer:
         return self.storm.operation(t.id, action)
 
     def _kill(self, t: Any) -> str:
-        """As `heronbridge kill`: stop the topology's scheduler, which clears its state."""
-        location = running_scheduler(self.tracker.state, t.name)
-        if location is None:
-            msg = f"{where(t.name)}: no live scheduler on this host to stop"
-            raise UIError(msg)
-        host = getattr(location, "host", "")
-        if host and host != socket.gethostname():
-            msg = f"{where(t.name)}: its scheduler runs on {host}; kill it there"
-            raise UIError(msg)
-        os.kill(location.pid, signal.SIGTERM)
-        deadline = time.monotonic() + KILL_WAIT_SECS
-        while pid_alive(location.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if pid_alive(location.pid):
-            msg = f"{where(t.name)}: scheduler pid {location.pid} did not exit"
-            raise UIError(msg)
+        """As `heronbridge kill` (runtime.admin): the topology stops and its state goes."""
+        killed = admin.kill(self.tracker.state, t.name)
         self.tracker.poll()
-        return "killed"
+        return killed.outcome
 
     # -- Heron's container files ----------------------------------------------------------
 

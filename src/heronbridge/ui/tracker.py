@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from heronbridge.runtime import control
+from heronbridge.runtime import admin, control
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.health.actions import read_actions
 from heronbridge.runtime.plan.codec import topology_from_proto
@@ -218,6 +218,7 @@ class Tracker:
     # -- control ----------------------------------------------------------------
 
     def set_running(self, topology: Topology, running: bool) -> int:
-        state = control.set_state(self.state, topology.name, running)
+        """Activate or deactivate (runtime.admin); returns the topology's new state."""
+        state = (admin.activate if running else admin.deactivate)(self.state, topology.name)
         self.refresh(topology.name)
         return state

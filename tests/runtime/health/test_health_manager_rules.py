@@ -46,7 +46,7 @@ def test_scale_up_then_cool_down_then_the_ceiling(state, monkeypatch):
         return control_pb2.UpdateReport(paused_secs=1.0)
 
     current = {"tasks": [2]}
-    monkeypatch.setattr(manager, "update", update)
+    monkeypatch.setattr(manager.control, "update", update)
     monkeypatch.setattr(manager.control, "metrics",
                         lambda st, name, timeout: backpressured(clock[0], current["tasks"]))
     health = manager.HealthManager(state, "rules")

@@ -9,8 +9,8 @@ from healthkit import QUICK_HEALTH
 from testkit import Running, wait_until
 
 from heronbridge.runtime import TopologyBuilder, control
+from heronbridge.runtime.control import restart_task
 from heronbridge.runtime.plan import TaskLayout
-from heronbridge.runtime.scheduler.update import restart_task
 
 
 @pytest.mark.integration

@@ -16,7 +16,7 @@ from heronpy.streamlet.impl.contextimpl import ContextImpl
 from heronpy.streamlet.impl.streamletboltbase import StreamletBoltBase
 from heronpy.streamlet.streamlet import Streamlet
 
-from .streamlet import build_bolt
+from .stages import build_bolt
 
 
 class Sink:

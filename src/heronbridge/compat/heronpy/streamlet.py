@@ -34,6 +34,8 @@ from typing import Any
 
 from heronbridge.runtime.grouping.javahash import java_hash
 
+from .stages import build_bolt
+
 # Modules the import hook hands to `repair` once heronpy's own code has run.
 REPAIRED = ("heronpy.streamlet.streamlet", "heronpy.streamlet.impl.consumebolt",
             "heronpy.streamlet.impl.transformbolt", "heronpy.streamlet.impl.joinbolt",
@@ -48,20 +50,6 @@ def repair(module: ModuleType) -> None:
 
 
 # -- the repairs ----------------------------------------------------------------------
-
-
-def build_bolt(streamlet: Any, builder: Any, stage_names: set, prefix: str, bolt: type,
-                config: dict | None = None) -> bool:
-    """heronpy's `_build_this` of a one-input operator: name it, add its bolt."""
-    if not streamlet.get_name():
-        streamlet.set_name(streamlet._default_stage_name_calculator(prefix, stage_names))
-    if streamlet.get_name() in stage_names:
-        msg = "Duplicate Names"  # heronpy's words
-        raise RuntimeError(msg)
-    stage_names.add(streamlet.get_name())
-    builder.add_bolt(streamlet.get_name(), bolt, par=streamlet.get_num_partitions(),
-                     inputs=streamlet._calculate_inputs(), config=config)
-    return True
 
 
 def _repair_streamlet(module: ModuleType) -> None:

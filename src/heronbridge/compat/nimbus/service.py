@@ -17,7 +17,6 @@ import logging
 import os
 import re
 import shutil
-import signal
 import socket
 import tempfile
 import threading
@@ -27,15 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from heronbridge.runtime import control
+from heronbridge.runtime import admin, control
 from heronbridge.runtime.errors import RuntimeKernelError, StateManagerError, where
 from heronbridge.runtime.plan.codec import topology_from_proto
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.proto import topology_pb2
-from heronbridge.runtime.scheduler import Home, pid_alive, running_scheduler
+from heronbridge.runtime.scheduler import Home, running_scheduler
 from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.scheduler.spark import SparkOptions
-from heronbridge.runtime.scheduler.update import update
 from heronbridge.runtime.state import (
     EXECUTION_STATE,
     PACKING_PLANS,
@@ -53,7 +51,6 @@ NAME = re.compile(r"^[^/.:\\]+$")  # Storm's Utils.validateTopologyName
 STATUS = {topology_pb2.RUNNING: "ACTIVE", topology_pb2.PAUSED: "INACTIVE",
           topology_pb2.KILLED: "KILLED"}
 DEFAULT_KILL_WAIT_SECS = 30  # Storm's topology.message.timeout.secs
-STOP_WAIT_SECS = 60.0
 INBOX_EXPIRY_SECS = 3600  # Storm's nimbus.inbox.jar.expiration.secs
 STORM_CODE = "stormtopology.thrift"  # the topology as submitted, beside its resources
 SYSTEM_PREFIX = "__"  # Storm's system components (__acker, ...)
@@ -429,8 +426,9 @@ class NimbusService:
                     serialize(topology, TBinaryProtocolFactory()))
 
             try:
-                return Launch(plan, self.home, self.state, install, initial, detached=True,
-                              spark=self.spark)
+                return admin.submit(self.state, self.home, plan, install,
+                                    initial == topology_pb2.RUNNING, self.spark,
+                                    wait=False).launch
             except RuntimeKernelError as exc:
                 raise InvalidTopology(str(exc)) from exc
         finally:
@@ -500,22 +498,13 @@ class NimbusService:
                 self.killing.pop(name, None)
 
     def _stop(self, name: str) -> None:
-        with self.lock:
-            launch = self.launches.pop(name, None)
-        if launch is not None:
-            launch.stop()  # ends the scheduler, which clears the state
-            return
-        location = running_scheduler(self.state, name)
-        if location is None:
-            self.state.clear(name)
-            return
-        os.kill(location.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_WAIT_SECS
-        while pid_alive(location.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if pid_alive(location.pid):
-            log.error("%s: scheduler pid %d did not exit within %.0fs", where(name),
-                      location.pid, STOP_WAIT_SECS)
+        try:
+            admin.kill(self.state, name)
+        finally:
+            with self.lock:
+                launch = self.launches.pop(name, None)
+            if launch is not None:
+                launch.stop()  # reaps the scheduler started here (it has stopped)
 
     def activate(self, name: str) -> None:
         self._set_running(name, True)
@@ -531,7 +520,7 @@ class NimbusService:
             msg = f"No transition for event: {event}, status: KILLED storm-id: {known.topology.id}"
             raise _internal(msg)
         try:
-            control.set_state(self.state, name, running)
+            (admin.activate if running else admin.deactivate)(self.state, name)
         except StateManagerError as exc:
             if _denied(exc):
                 action = "activate" if running else "deactivate"
@@ -571,7 +560,7 @@ class NimbusService:
             first = components[0]
             parallelism = {first: known.plan.components[first].parallelism}
         try:
-            update(self.state, name, parallelism, workers, dry_run=True)
+            admin.update(self.state, name, parallelism, workers, dry_run=True)
         except RuntimeKernelError as exc:
             raise self.t.InvalidTopologyException(msg=str(exc)) from exc
         with self.lock:
@@ -581,8 +570,8 @@ class NimbusService:
 
     def _rebalance(self, name: str, parallelism: dict[str, int], workers: int | None) -> None:
         try:
-            report = update(self.state, name, parallelism, workers,
-                            reason="Nimbus rebalance")
+            report = admin.update(self.state, name, parallelism, workers,
+                                  reason="Nimbus rebalance")
             log.info("%s: rebalanced to packing %s; spouts paused %.2fs", where(name),
                      report.new_packing_id, report.paused_secs)
         except RuntimeKernelError as exc:

@@ -17,7 +17,6 @@ from ..errors import RuntimeKernelError, where
 from ..plan.codec import topology_from_proto
 from ..plan.tasks import TaskLayout
 from ..proto import control_pb2
-from ..scheduler.update import restart_task, update
 from ..state import PACKING_PLANS, TOPOLOGIES, StateManager
 from .actions import NONE, RESTART, SCALE_UP, Action, append_action
 from .config import HealthConfig
@@ -101,13 +100,13 @@ class HealthManager:
             if target <= current:
                 return self._none(d, now, f"parallelism {current} is at the ceiling "
                                           f"({self.conf.max_parallelism}); not scaling")
-            report = update(self.state, self.name, {d.component: target},
-                            reason=f"health manager: {d.kind}")
+            report = control.update(self.state, self.name, {d.component: target},
+                                    reason=f"health manager: {d.kind}")
             return self._act(SCALE_UP, d, now,
                              f"parallelism {current} -> {target}; spouts paused "
                              f"{report.paused_secs:.2f}s")
         if d.kind == SLOW_INSTANCE:
-            restart_task(self.state, self.name, d.task, f"health manager: {d.symptoms}")
+            control.restart_task(self.state, self.name, d.task, f"health manager: {d.symptoms}")
             return self._act(RESTART, d, now, "restarted the task: its queue is the longest "
                                               "while its rate is no higher than the others'")
         if d.kind == DATA_SKEW:

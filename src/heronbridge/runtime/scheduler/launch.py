@@ -16,8 +16,9 @@ from ..errors import RuntimeKernelError, SchedulerError
 from ..plan.logical import LogicalPlan
 from ..proto import topology_pb2
 from ..state import PACKING_PLANS, StateManager
+from .home import Home
 from .lifecycle import KillWatch
-from .local import Home, Supervisor, submit_plan
+from .local import Supervisor, submit_plan
 from .processes import module_command
 from .spark import START_TIMEOUT_SECS as SPARK_START_TIMEOUT_SECS
 from .spark import SparkOptions, SparkSupervisor, require_spark

@@ -17,6 +17,7 @@ from google.protobuf.message import Message
 
 from ..errors import SchedulerError, StateManagerError
 from ..state import TOPOLOGIES, StateManager
+from .home import Home
 
 log = logging.getLogger("heronbridge.runtime.scheduler")
 
@@ -78,13 +79,11 @@ def serve(scheduler: Scheduler, state: StateManager, name: str,
 
 
 def detached_main(prog: str, argv: list[str] | None,
-                  make: Callable[[StateManager, object, argparse.Namespace], Scheduler],
+                  make: Callable[[StateManager, Home, argparse.Namespace], Scheduler],
                   add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
                   ) -> int:
     """The main of a detached scheduler process (what `heronbridge submit` leaves
     running): `make(state, home, args)` builds the scheduler that `serve` runs."""
-    from .local import Home
-
     parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--home", required=True)
     parser.add_argument("--state", help="state location (default: the home's)")

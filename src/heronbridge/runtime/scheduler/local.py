@@ -8,7 +8,6 @@ terminates every container and removes the topology's state.
 
 from __future__ import annotations
 
-import contextlib
 import getpass
 import logging
 import os
@@ -19,8 +18,6 @@ import socket
 import subprocess
 import time
 import uuid
-from dataclasses import dataclass
-from pathlib import Path
 
 from ..addresses import HOST_ENV
 from ..config import TopologyConfig
@@ -37,10 +34,9 @@ from ..state import (
     SCHEDULERS,
     STATEFUL_CHECKPOINTS,
     TOPOLOGIES,
-    ZK_DIGEST_ENV,
     StateManager,
-    open_state,
 )
+from .home import Home
 from .lifecycle import detached_main, still_submitted
 from .processes import die_with_parent, module_command
 from .restarts import Backoff
@@ -48,55 +44,6 @@ from .restarts import Backoff
 log = logging.getLogger("heronbridge.runtime.scheduler")
 
 STOP_GRACE_SECS = 20.0
-
-
-STATE_ENV = "HERONBRIDGE_STATE"
-
-
-def default_home() -> Path:
-    return Path(os.environ.get("HERONBRIDGE_HOME", Path.home() / ".heronbridge"))
-
-
-def default_state() -> str | None:
-    """The state location from $HERONBRIDGE_STATE; None: the home's own folder."""
-    return os.environ.get(STATE_ENV) or None
-
-
-@dataclass(frozen=True)
-class Home:
-    """Where topologies keep their working directories, and their state unless
-    `state` names another location (`zk://HOST:PORT/ROOT`)."""
-
-    root: Path
-    state: str | None = None
-
-    @property
-    def state_uri(self) -> str:
-        return self.state or str(self.root / "state")
-
-    def workdir(self, topology: str) -> Path:
-        return self.root / "topologies" / topology / "current"
-
-    def open_state(self) -> StateManager:
-        credential = None
-        if self.state_uri.startswith("zk://") and not os.environ.get(ZK_DIGEST_ENV):
-            credential = self.zookeeper_identity()
-        return open_state(self.state_uri, credential)
-
-    def zookeeper_identity(self) -> str:
-        """The digest identity this home writes ZooKeeper nodes under, made once (0600);
-        $HERONBRIDGE_ZK_DIGEST names another, e.g. one shared by the hosts of a cluster."""
-        path = self.root / "zookeeper-digest"
-        try:
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            with contextlib.suppress(FileExistsError):
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "w") as f:
-                    f.write(f"{getpass.getuser()}:{secrets.token_urlsafe(24)}\n")
-            return path.read_text().strip()
-        except OSError as exc:
-            msg = f"cannot read or make the ZooKeeper identity {path}: {exc}"
-            raise SchedulerError(msg) from exc
 
 
 def running_scheduler(state: StateManager, name: str) -> plans_pb2.SchedulerLocation | None:

@@ -33,8 +33,9 @@ from ..errors import SchedulerError, StateManagerError, where
 from ..plan.codec import topology_from_proto
 from ..proto import plans_pb2
 from ..state import PACKING_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
+from .home import Home
 from .lifecycle import still_submitted
-from .local import ContainersFollower, Home
+from .local import ContainersFollower
 from .package import build
 from .restarts import Backoff
 from .spark_container import ContainerTask, Outcome, partition
