@@ -92,10 +92,10 @@ def fused(sentences: int) -> dict:
 
 def runtime(sentences: int, max_pending: int, containers: int, timeout: float,
             mode: str = "ATLEAST_ONCE") -> dict:
+    from heronbridge.cli.status import totals_from_report
     from heronbridge.runtime import control
     from heronbridge.runtime.scheduler import Home
     from heronbridge.runtime.scheduler.launch import Launch
-    from heronbridge.status import totals_from_report
 
     words = sentences // len(SENTENCES) * WORDS_PER_ROUND + sum(
         len(s.split()) for s in SENTENCES[:sentences % len(SENTENCES)])

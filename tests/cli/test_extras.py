@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from testkit import HERONBRIDGE
 
-from heronbridge import extras
+from heronbridge.cli import extras
 
 
 def test_a_missing_module_names_the_extra(monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from heronbridge.cli.status import STMGR, ComponentTotals, totals_table
 from heronbridge.runtime.telemetry import (
     ACK_COUNT,
     EMIT_COUNT,
@@ -12,7 +13,6 @@ from heronbridge.runtime.telemetry import (
     FAIL_COUNT,
     RSS_BYTES,
 )
-from heronbridge.status import STMGR, ComponentTotals, totals_table
 
 
 def rendered(totals: dict[str, ComponentTotals], seconds: float) -> list[list[str]]:

@@ -149,7 +149,8 @@ def test_the_tracing_hook_records_a_migrated_project_as_it_records_the_original(
 
 
 def test_the_command_line_loads_a_migrated_project_and_a_heronpy_file(tmp_path):
-    from heronbridge.cli import build_parser, load_plan
+    from heronbridge.cli import build_parser
+    from heronbridge.cli.topology import load_plan
     from heronbridge.runtime.scheduler import Home
 
     home = Home(tmp_path / "home")

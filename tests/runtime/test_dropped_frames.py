@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console
 from testkit import HERONBRIDGE, read_jsonl
 
+from heronbridge.cli.status import STMGR, ComponentTotals, RateLine, totals_table
 from heronbridge.runtime.telemetry import DROPPED_FRAMES
-from heronbridge.status import STMGR, ComponentTotals, RateLine, totals_table
 
 TOPOLOGY = Path(__file__).with_name("dropped_topology.py")
 COUNT = 600

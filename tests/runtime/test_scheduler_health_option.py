@@ -7,10 +7,10 @@ import argparse
 
 from rt_components import EndlessSpout, RecordingBolt
 
+from heronbridge.cli.options import add_health_option, apply_health_option
 from heronbridge.runtime import TopologyBuilder
 from heronbridge.runtime.scheduler.executor import Executor
 from heronbridge.runtime.scheduler.local import submit_plan
-from heronbridge.update_verb import add_health_option, apply_health_option
 
 
 def plan(tmp_path, **config):

@@ -7,10 +7,10 @@ import json
 import os
 import stat
 
+from heronbridge.cli.ui import print_ui_address, ui_address
 from heronbridge.runtime.state import open_state
 from heronbridge.ui.server import UIServer, is_loopback
 from heronbridge.ui.tracker import Tracker
-from heronbridge.ui_verb import print_ui_address, ui_address
 
 
 def test_the_server_publishes_its_address_for_run_and_submit(tmp_path, capsys):

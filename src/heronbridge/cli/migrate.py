@@ -11,13 +11,15 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from .options import Parents
+
 console = Console(stderr=True, soft_wrap=True)
 
 EXIT_PENDING = 1  # --check: files would change
 EXIT_FAILED = 2  # some files could not be migrated (they are listed)
 
 
-def add_verb(verbs: Any) -> None:
+def add_verb(verbs: Any, parents: Parents) -> None:
     from heronbridge.migrate.rules import RULES
 
     rules = "\n".join(f"  {r.ID}  {r.NAME:14} {r.DESCRIPTION}" for r in RULES)

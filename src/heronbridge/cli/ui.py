@@ -13,16 +13,17 @@ from typing import Any
 
 from heronbridge.runtime.scheduler import Home, pid_alive
 
+from .options import Parents
 from .terminal import console
 
 TOKEN_ENV = "HERONBRIDGE_UI_TOKEN"
 
 
-def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """`parents`: the --home and --state options every verb shares."""
+def add_verb(verbs: Any, parents: Parents) -> None:
     ui = verbs.add_parser(
-        "ui", parents=parents, help="serve a web UI, Heron's tracker API, Storm UI's REST "
-        "API and Prometheus metrics for every topology",
+        "ui", parents=[parents.home, parents.state],
+        help="serve a web UI, Heron's tracker API, Storm UI's REST API and Prometheus "
+             "metrics for every topology",
         description="Serve every topology the state manager knows: a web page (graph "
                     "coloured by capacity and backpressure, per-task metrics, exceptions, "
                     "logs, activate/deactivate/kill), Heron's tracker API, Storm UI's REST "

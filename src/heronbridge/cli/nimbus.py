@@ -13,15 +13,14 @@ from typing import Any
 
 from heronbridge.runtime.scheduler import Home
 
-from .errors import HeronbridgeError
-from .scheduling import spark_of
+from ..errors import HeronbridgeError
+from .options import Parents, spark_of
 from .terminal import console
 
 
-def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """`parents`: the --home, --state and scheduler options."""
+def add_verb(verbs: Any, parents: Parents) -> None:
     nimbus = verbs.add_parser(
-        "nimbus", parents=parents,
+        "nimbus", parents=[parents.home, parents.state, parents.scheduler],
         help="serve Nimbus's Thrift API, for sparse and Storm's own commands",
         description="Serve Apache Storm's Nimbus Thrift service (Storm 2.8's; streamparse's "
                     "older copy too): sparse submit/list/kill and storm list/kill/activate/"

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from .errors import HeronbridgeError
+from ..errors import HeronbridgeError
 
 # Errors and status never wrap (logs get grepped); tables use a wide page off a terminal.
 console = Console(stderr=True, soft_wrap=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .errors import HeronbridgeError
+from ..errors import HeronbridgeError
 
 # extra -> what it installs, as the modules to import (pyspark's own needs py4j).
 EXTRAS = {"conformance": ("pyspark", "py4j.java_gateway", "yaml", "matplotlib")}

@@ -1,6 +1,5 @@
-"""The command line's `update` verb (Heron's `heron update`): a new parallelism for
-components of a running topology, without a restart; and the `--health` option of run
-and submit."""
+"""`heronbridge update` (Heron's `heron update`): a new parallelism for components of a
+running topology, without a restart."""
 
 from __future__ import annotations
 
@@ -11,18 +10,16 @@ from rich.table import Table
 
 from heronbridge.runtime import admin
 from heronbridge.runtime.control import parse_parallelism
-from heronbridge.runtime.health.config import ENABLED as HEALTH
-from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home
 
-from .errors import HeronbridgeError
+from ..errors import HeronbridgeError
+from .options import Parents
 from .terminal import console, out
 
 
-def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """`parents`: the topology name, --home and --state options."""
+def add_verb(verbs: Any, parents: Parents) -> None:
     p = verbs.add_parser(
-        "update", parents=parents,
+        "update", parents=[parents.named, parents.home, parents.state],
         help="change components' parallelism in a running topology",
         description="Change the parallelism of components of a running topology without "
                     "restarting it: its spouts pause while the trees in flight complete, "
@@ -71,15 +68,3 @@ def cmd_update(args: argparse.Namespace) -> int:
                   f"{report.drain_secs:.2f}s; {report.trees_in_flight} trees were still "
                   "in flight at the switch and fail back to their spouts)")
     return 0
-
-
-def add_health_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--health", choices=("on", "off"),
-                        help="the health manager, which scales up under-provisioned bolts "
-                             "and restarts slow instances (default: on; config "
-                             f"{HEALTH})")
-
-
-def apply_health_option(args: argparse.Namespace, plan: LogicalPlan) -> None:
-    if getattr(args, "health", None):
-        plan.config[HEALTH] = args.health

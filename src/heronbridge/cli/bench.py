@@ -8,14 +8,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..errors import HeronbridgeError
 from . import extras
-from .errors import HeronbridgeError
+from .options import Parents
 from .terminal import console, out, parse_options
 
 
-def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
+def add_verb(verbs: Any, parents: Parents) -> None:
     bench = verbs.add_parser(
-        "bench", parents=parents, help="throughput and latency on Storm and on the runtime",
+        "bench", parents=[parents.home], help="throughput and latency on Storm and on the runtime",
         description="Run a streamparse project on Apache Storm (local mode, multilang) and "
                     "on the runtime, one after the other, each at saturation and then at "
                     "one fixed offered load, and its components fused in one process (the "

@@ -1,7 +1,8 @@
-"""The command line's conformance verbs: `conform` and `storm fetch`.
+"""`heronbridge conform`: one streamparse project on Apache Storm and on the runtime,
+traced and compared.
 
-The conformance package (Spark, Maven, matplotlib) is imported only when one of them
-runs, so the other verbs start fast and work without it.
+The conformance package (Spark, Maven, matplotlib) is imported only when it runs, so the
+other verbs start fast and work without it.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
+from ..errors import HeronbridgeError
 from . import extras
-from .errors import HeronbridgeError
+from .options import Parents
 from .terminal import console, out
 
 
-def add_verbs(verbs: Any, home: argparse.ArgumentParser) -> None:
+def add_verb(verbs: Any, parents: Parents) -> None:
     conform = verbs.add_parser(
-        "conform", parents=[home],
+        "conform", parents=[parents.home],
         help="run a streamparse project on Apache Storm and on the runtime, and compare",
         description="Run the same streamparse project (or a scenario) on Apache Storm in "
                     "local mode and on the runtime, trace every task on both, compare "
@@ -62,16 +64,6 @@ def add_verbs(verbs: Any, home: argparse.ArgumentParser) -> None:
                          help="take Storm's side from an earlier run dir of the same "
                               "scenario instead of running Storm again")
     conform.set_defaults(func=cmd_conform)
-
-    storm = verbs.add_parser("storm", help="the Apache Storm the conformance suite runs",
-                             description="Manage the Apache Storm (from Maven Central) "
-                                         "that `conform` runs in local mode.")
-    storm_verbs = storm.add_subparsers(dest="storm_verb", metavar="VERB", required=True)
-    fetch = storm_verbs.add_parser("fetch", parents=[home],
-                                   help="resolve Storm's jars with Maven into the cache",
-                                   description="Resolve Storm's jars with Maven into the "
-                                               "cache under --home (done on first use).")
-    fetch.set_defaults(func=cmd_storm_fetch)
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
@@ -125,14 +117,3 @@ def cmd_conform(args: argparse.Namespace) -> int:
     verdict = "[green]every check passes[/]" if outcome.ok else "[red]some checks fail[/]"
     console.print(f"{verdict}; report: {report}")
     return 0 if outcome.ok else 1
-
-
-def cmd_storm_fetch(args: argparse.Namespace) -> int:
-    fetch = extras.load("heronbridge.conformance.storm", "conformance",
-                        "heronbridge storm fetch").fetch
-
-    with console.status("resolving Apache Storm with Maven"):
-        install = fetch(Path(args.home))
-    console.print(f"Apache Storm {install.version}: {len(install.classpath)} jars, "
-                  f"java {install.java}")
-    return 0

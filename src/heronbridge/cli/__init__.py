@@ -1,0 +1,59 @@
+"""The `heronbridge` command line: one module per verb, each presentation only (what it
+does to a topology, it asks of runtime.admin or of the package that owns it)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.markup import escape
+
+from .. import __version__
+from ..errors import HeronbridgeError
+from . import (
+    activate,
+    bench,
+    conform,
+    deactivate,
+    kill,
+    list,  # noqa: A004 - the verb's name
+    migrate,
+    nimbus,
+    run,
+    storm,
+    submit,
+    ui,
+    update,
+)
+from .options import parents
+from .terminal import console
+
+# In the order `heronbridge --help` lists them.
+VERBS = (run, submit, list, kill, activate, deactivate, update, migrate, conform, storm,
+         bench, ui, nimbus)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="heronbridge",
+        description="Run Storm-era Python topologies (streamparse projects, unchanged) on a "
+                    "Heron-architecture runtime.")
+    parser.add_argument("--version", action="version", version=f"heronbridge {__version__}")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    shared = parents()
+    for verb in VERBS:
+        verb.add_verb(verbs, shared)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except HeronbridgeError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""`heronbridge run`: a topology in the foreground with a live status line, then totals."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import time
+from typing import Any
+
+from rich.live import Live
+
+from heronbridge.runtime import control
+from heronbridge.runtime.errors import RuntimeKernelError
+from heronbridge.runtime.metrics_manager.sink import latest_samples
+from heronbridge.runtime.scheduler.launch import Launch
+from heronbridge.runtime.state import StateManager
+
+from .options import Parents, spark_of
+from .status import RateLine, totals_from_report, totals_from_samples, totals_table
+from .terminal import console, out
+from .topology import load_plan, open_home
+from .ui import print_ui_address
+
+
+def add_verb(verbs: Any, parents: Parents) -> None:
+    run = verbs.add_parser("run", parents=[parents.topology, parents.home, parents.state,
+                                           parents.scheduler],
+                           help="run a topology in the foreground, then print totals",
+                           description="Run a topology on this machine with a live status "
+                                       "line; stop after -t seconds or on Ctrl-C and print "
+                                       "per-component totals.")
+    run.add_argument("-t", "--time", type=float, help="seconds to run (default: until Ctrl-C)")
+    run.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    spark = spark_of(args)
+    state, home = open_home(args)
+    prepared = load_plan(args, home)
+    plan = prepared.plan
+    launch = Launch(plan, home, state, prepared.install, spark=spark)
+    stop = []
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.append(signum)
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    running_since = None
+    report = None
+    try:
+        with console.status(f"starting {plan.name} ({launch.containers} containers)"):
+            took = launch.start(keep_waiting=lambda: not stop)
+        running_since = time.monotonic()
+        console.print(f"[bold]{plan.name}[/] running: every task registered in "
+                      f"{took:.1f}s; logs in {logs_of(launch)}")
+        print_ui_address(home.root, plan.name)
+        _watch(state, plan.name, launch, running_since, args.time, stop)
+        if spark is not None:  # the metrics files are on the workers: ask the master
+            with contextlib.suppress(RuntimeKernelError):
+                report = control.metrics(state, plan.name)
+    finally:
+        elapsed = time.monotonic() - running_since if running_since is not None else 0.0
+        with console.status(f"stopping {plan.name}"):
+            launch.stop()
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    totals = totals_from_report(report) if spark is not None and report is not None \
+        else totals_from_samples(latest_samples(launch.workdir))
+    out.print(totals_table(f"{plan.name}: totals over {elapsed:.1f}s", totals, elapsed))
+    return 0
+
+
+def _watch(state: StateManager, name: str, launch: Launch, since: float,
+           duration: float | None, stop: list) -> None:
+    line = RateLine()
+    live = Live(console=console, refresh_per_second=4, transient=True) \
+        if console.is_terminal else None
+    next_print = 0.0 if live is not None else time.monotonic() + 5.0
+    if live is not None:
+        live.start()
+    try:
+        while not stop and not launch.was_killed() and (
+                duration is None or time.monotonic() - since < duration):
+            time.sleep(0.25 if duration is None else min(0.25, max(0.0, duration - (
+                time.monotonic() - since))))
+            launch.check()
+            now = time.monotonic()
+            if now < next_print:
+                continue
+            next_print = now + (1.0 if live is not None else 5.0)
+            try:
+                report = control.metrics(state, name, timeout=1.0)
+            except RuntimeKernelError:
+                continue
+            totals = totals_from_report(report)
+            if not totals:
+                continue  # no task has published yet
+            text = line.render(name, now - since, now, totals)
+            if live is not None:
+                live.update(text)
+            else:
+                console.print(text)
+    finally:
+        if live is not None:
+            live.stop()
+
+
+def logs_of(launch: Launch) -> str:
+    if launch.spark is None:
+        return str(launch.workdir)
+    return (f"{launch.scheduler_log if launch.detached else launch.workdir} (the scheduler) "
+            f"and, on each Spark worker, heronbridge/{launch.name}/container-N/ in the "
+            "application's executor folder")
