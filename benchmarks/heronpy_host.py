@@ -40,7 +40,6 @@ SplitBolt = _runtime_example.SplitBolt
 CountBolt = _runtime_example.CountBolt
 sys.path.insert(0, str(ROOT / "examples" / "heronpy"))
 
-from heronbridge.compat.heronpy.host import HeronpyBolt, HeronpySpout  # noqa: E402
 from heronbridge.compat.heronpy.loader import load_file  # noqa: E402
 from heronbridge.runtime import Grouping, TopologyBuilder  # noqa: E402
 from heronbridge.runtime.api.context import TopologyContext  # noqa: E402
@@ -48,6 +47,7 @@ from heronbridge.runtime.instance.emitter import BoltEmitter, SpoutEmitter  # no
 from heronbridge.runtime.plan.tasks import TaskLayout  # noqa: E402
 from heronbridge.runtime.wire import frames  # noqa: E402
 from heronbridge.runtime.wire.serde import make_serializer  # noqa: E402
+from heronbridge.shims.heronpy.host import HeronpyBolt, HeronpySpout  # noqa: E402
 
 HERONPY_WORDCOUNT = ROOT / "examples" / "heronpy" / "wordcount.py"
 STAGES = ("spout", "split", "count")

@@ -20,12 +20,12 @@ def test_every_package_folder_has_an_init():
     assert not missing, f"add __init__.py to {missing}"
 
 
-# DESIGN.md's layers: the CLI -> compat, migrate, conformance -> shims.storm -> runtime;
-# the CLI -> ui -> runtime.
-# Conformance runs what compat loads and migrate rewrites, so it may use both; nothing uses
-# the CLI, and every layer may use the leaf `heronbridge.errors` (the root exception).
+# DESIGN.md's layers: the front doors (the CLI, Nimbus, the UI) -> compat, migrate,
+# conformance -> shims -> runtime. Conformance runs what compat loads and migrate rewrites,
+# so it may use both; no front door is used by anything but the CLI, which starts them;
+# every layer may use the leaf `heronbridge.errors` (the root exception).
 LAYERS = {"runtime": "runtime", "shims": "shims", "compat": "compat",
-          "migrate": "migrate", "conformance": "conformance", "ui": "ui"}
+          "migrate": "migrate", "conformance": "conformance", "ui": "ui", "nimbus": "nimbus"}
 ALLOWED = {
     "runtime": set(),
     "shims": {"runtime"},
@@ -33,7 +33,8 @@ ALLOWED = {
     "migrate": {"shims", "runtime"},
     "conformance": {"compat", "migrate", "shims", "runtime"},
     "ui": {"runtime"},  # a tracker: it reads the state manager and asks the masters
-    "cli": {"compat", "migrate", "conformance", "shims", "runtime", "ui"},
+    "nimbus": {"compat", "shims", "runtime"},  # Storm's submissions are loaded by compat
+    "cli": {"compat", "migrate", "conformance", "shims", "runtime", "ui", "nimbus"},
 }
 
 

@@ -23,7 +23,7 @@ from heronpy.streamlet.generator import Generator
 from heronpy.streamlet.runner import Runner
 from heronpy.streamlet.windowconfig import WindowConfig
 
-from heronbridge.compat.heronpy.sink import Sink
+from heronbridge.shims.heronpy.sink import Sink
 
 SENTENCES = [
     "the cow jumped over the moon",

@@ -17,10 +17,10 @@ from testkit import HERONBRIDGE, read_jsonl, wait_until
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.state import PHYSICAL_PLANS
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compat" / "nimbus"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nimbus"))
 from nimbuskit import free_port, sparse, table_rows, wordcount_project, words_in_text  # noqa: E402
 
-from heronbridge.compat.nimbus.submit import write_jar  # noqa: E402
+from heronbridge.nimbus.submit import write_jar  # noqa: E402
 
 pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from heronbridge.compat import CompatError
-from heronbridge.compat.heronpy import keys
 from heronbridge.compat.heronpy.loader import HOST_BOLT, HOST_SPOUT
 from heronbridge.compat.projects import load_project, topology_name
 from heronbridge.runtime.plan.tasks import TaskLayout
+from heronbridge.shims.heronpy import keys
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "storm_topologies" / "reliable"
 MIGRATED = Path(__file__).parent / "migrated_reliable"

@@ -466,7 +466,7 @@ case("direct-and-unsupported", {"router.py": '''
     from heronpy.api.bolt.bolt import Bolt
     from heronpy.api.stream import Grouping, Stream
     from heronpy.api.topology import Topology
-    from heronbridge.compat.heronpy.migrated import unported
+    from heronbridge.shims.heronpy.migrated import unported
 
 
     @unported("TODO(heronbridge:HB006): heronpy has no direct streams: declared here as a plain stream, and topologies using this component refuse to run until its direct emits are routed by a key (a fields grouping)")
@@ -537,7 +537,7 @@ case("pystorm-attributes-set", {"components.py": '''
     from heronpy.api.bolt.bolt import Bolt
     from heronpy.api.spout.spout import Spout
     import os
-    from heronbridge.compat.heronpy.migrated import storm_conf, storm_context
+    from heronbridge.shims.heronpy.migrated import storm_conf, storm_context
 
 
     class Numbers(Spout):
@@ -626,7 +626,7 @@ case("pystorm-attributes-marked", {"components.py": '''
             if len(self.unacked_tuples) < self.max_fails:
                 self.emit([1], tup_id=1)
     '''}, {"components.py": '''
-    from heronbridge.compat.heronpy.extras import BatchingBolt, ReliableSpout, TicklessBatchingBolt
+    from heronbridge.shims.heronpy.extras import BatchingBolt, ReliableSpout, TicklessBatchingBolt
     from heronpy.api.bolt.bolt import Bolt
 
 
@@ -697,7 +697,7 @@ case("initialize-context-parameter", {"bolt.py": '''
             self.emit([self.sinks])
     '''}, {"bolt.py": '''
     from heronpy.api.bolt.bolt import Bolt
-    from heronbridge.compat.heronpy.migrated import storm_context
+    from heronbridge.shims.heronpy.migrated import storm_context
 
 
     class Sinks(Bolt):
@@ -798,7 +798,7 @@ case("shell-and-java-declared-refusing", {
         ''',
     "topologies/mixed.py": '''
         from heronpy.api.stream import Grouping
-        from heronbridge.compat.heronpy.migrated import unported, JavaSpout, ShellBolt
+        from heronbridge.shims.heronpy.migrated import unported, JavaSpout, ShellBolt
         from heronpy.api.topology import Topology
 
         from spouts import Words
@@ -883,7 +883,7 @@ case("direct-stream-beside-a-plain-bolt", {
     "src/bolts.py": '''
         from heronpy.api.bolt.bolt import Bolt
         from heronpy.api.stream import Stream
-        from heronbridge.compat.heronpy.migrated import unported
+        from heronbridge.shims.heronpy.migrated import unported
 
 
         class Plain(Bolt):
@@ -941,7 +941,7 @@ case("direct-stream-beside-a-plain-bolt", {
 
         from bolts import Plain, Router
         from spouts import Numbers
-        from heronbridge.compat.heronpy.migrated import unported
+        from heronbridge.shims.heronpy.migrated import unported
 
 
         @unported("TODO(heronbridge:HB006): heronpy has no direct grouping: declared here as SHUFFLE, and this topology refuses to run until it groups by a key the emitter chooses (Grouping.fields)")

@@ -14,10 +14,10 @@ import pystorm
 import pytest
 import streamparse
 
-from heronbridge.compat.heronpy import extras
 from heronbridge.migrate import analysis
 from heronbridge.migrate.attributes import ATTRIBUTES, COMPONENT, HAVE, KEPT, MARKED, SET, value
 from heronbridge.migrate.runner import migrate
+from heronbridge.shims.heronpy import extras
 
 # pystorm's classes (and streamparse's, which add the DSL's), first to last: an attribute's
 # owner is the first that has it.
@@ -31,7 +31,7 @@ PYSTORM = {
     analysis.RELIABLE_SPOUT: (pystorm.ReliableSpout, streamparse.ReliableSpout),
 }
 # What each kind of component derives from once migrated (heronpy's Bolt and Spout as
-# extras imports them: importing heronbridge.compat.heronpy first lets heronpy load).
+# extras imports them: importing heronbridge.shims.heronpy first lets heronpy load).
 HERONPY = {analysis.BOLT: extras.Bolt, analysis.SPOUT: extras.Spout,
            analysis.BATCHING_BOLT: extras.BatchingBolt,
            analysis.TICKLESS_BATCHING_BOLT: extras.TicklessBatchingBolt,

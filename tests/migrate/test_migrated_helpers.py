@@ -1,4 +1,4 @@
-"""What migrated code calls besides heronpy (heronbridge.compat.heronpy.migrated): classes
+"""What migrated code calls besides heronpy (heronbridge.shims.heronpy.migrated): classes
 marked @unported refuse to load, shell and Java components are declared with
 streamparse's arguments, and pystorm's conf and context are rebuilt from heronpy's."""
 
@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 import streamparse
 
-from heronbridge.compat.heronpy import extras, migrated
 from heronbridge.compat.heronpy.loader import load_file
-from heronbridge.compat.heronpy.migrated import Unported, refuse_unported, unported
+from heronbridge.shims.heronpy import extras, migrated
+from heronbridge.shims.heronpy.migrated import Unported, refuse_unported, unported
 
 PLACEHOLDERS = ("ShellBolt", "ShellSpout", "JavaBolt", "JavaSpout")
 
@@ -49,7 +49,7 @@ TOPOLOGY = textwrap.dedent('''
     from heronpy.api.spout.spout import Spout
     from heronpy.api.stream import Grouping, Stream
     from heronpy.api.topology import Topology
-    from heronbridge.compat.heronpy.migrated import ShellBolt, unported
+    from heronbridge.shims.heronpy.migrated import ShellBolt, unported
 
 
     class Numbers(Spout):

@@ -17,10 +17,10 @@ from test_rules import materialise
 from testkit import Running, read_jsonl, wait_until
 
 from heronbridge.compat import streamparse
-from heronbridge.compat.heronpy.migrated import Unported
 from heronbridge.compat.projects import load_project
 from heronbridge.migrate.runner import migrate
 from heronbridge.runtime.telemetry import ACK_COUNT, ERROR_COUNT
+from heronbridge.shims.heronpy.migrated import Unported
 
 pytestmark = pytest.mark.integration
 

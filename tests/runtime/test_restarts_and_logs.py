@@ -20,7 +20,7 @@ from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.scheduler import local
 from heronbridge.runtime.scheduler.restarts import MAX_BACKOFF_SECS, Backoff
 from heronbridge.runtime.telemetry import RESTART_WAIT_SECS
-from heronbridge.shims.storm import logs
+from heronbridge.shims.common import logs
 
 
 def test_the_wait_doubles_with_each_quick_failure_up_to_a_cap_and_resets_once_stable():

@@ -13,7 +13,8 @@ import pytest
 from heronbridge.compat.streamparse import check_log_path
 from heronbridge.runtime import Grouping, TopologyBuilder
 from heronbridge.runtime.api import TopologyContext
-from heronbridge.shims.storm import keys, logs
+from heronbridge.shims.common import logs
+from heronbridge.shims.storm import keys
 from heronbridge.shims.storm.handshake import storm_conf
 
 

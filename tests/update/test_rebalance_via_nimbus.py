@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
 from rt_components import EndlessSpout, RecordingBolt  # noqa: E402
 from testkit import Running  # noqa: E402
 
-from heronbridge.compat.nimbus.service import NimbusService  # noqa: E402
+from heronbridge.nimbus.service import NimbusService  # noqa: E402
 from heronbridge.runtime import Grouping, TopologyBuilder  # noqa: E402
 from heronbridge.runtime.plan.codec import topology_from_proto  # noqa: E402
 from heronbridge.runtime.state import TOPOLOGIES  # noqa: E402

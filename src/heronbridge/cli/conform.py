@@ -94,6 +94,9 @@ def cmd_conform(args: argparse.Namespace) -> int:
             grid.add_row(f"[bold]{system}[/]", text)
         return grid
 
+    launcher = None
+    if args.via_nimbus:  # through the Nimbus front door, as `sparse submit` would
+        from heronbridge.nimbus.submit import NimbusLaunch as launcher
     with Live(render(), console=console, refresh_per_second=4, transient=True) as live:
         def display(system: str, text: str) -> None:
             lines[system] = text
@@ -103,7 +106,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
                           spark_master=args.spark_master, home=Path(args.home),
                           display=display, migrated=args.migrated,
                           storm_from=Path(args.storm_from) if args.storm_from else None,
-                          via_nimbus=args.via_nimbus)
+                          launcher=launcher)
     out.print(verdict_table(outcome))
     for note in outcome.notes:
         console.print(f"[dim]note:[/] {escape(note)}")

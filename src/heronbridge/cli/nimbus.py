@@ -45,8 +45,8 @@ def add_verb(verbs: Any, parents: Parents) -> None:
 
 
 def cmd_nimbus(args: argparse.Namespace) -> int:
-    from heronbridge.compat.nimbus.server import NimbusServer
-    from heronbridge.compat.nimbus.service import NimbusService
+    from heronbridge.nimbus.server import NimbusServer
+    from heronbridge.nimbus.service import NimbusService
 
     files = (args.tls_cert, args.tls_key, args.tls_ca)
     if any(files) and not all(files):

@@ -1,5 +1,5 @@
-"""Loading what users already have into the runtime's logical plan: streamparse
-projects, Flux YAML, heronpy topologies, Storm config keys."""
+"""Loading what users already have into the runtime's logical plan: streamparse projects,
+heronpy topologies (their components run in heronbridge.shims), Storm config keys."""
 
 
 from heronbridge.errors import HeronbridgeError

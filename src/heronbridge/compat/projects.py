@@ -37,7 +37,7 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
         project = load_heronpy(files, options, resources)
         if project is not None:
             # The env's log settings, under everything else, as for streamparse: the host
-            # gives each component's logger its file (compat.heronpy.host).
+            # gives each component's logger its file (shims.heronpy.host).
             for key, value in env_log_options(files.env_config).items():
                 project.plan.config.setdefault(key, value)
                 project.options.setdefault(key, value)

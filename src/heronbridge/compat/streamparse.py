@@ -32,7 +32,8 @@ from heronbridge.runtime.plan.logical import (
     LogicalPlan,
     Stream,
 )
-from heronbridge.shims.storm import keys, logs
+from heronbridge.shims.common import logs
+from heronbridge.shims.storm import keys
 from heronbridge.shims.storm.lean import lean_capable
 
 from . import CompatError

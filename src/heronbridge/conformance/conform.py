@@ -68,10 +68,12 @@ class Outcome:
 def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
             spark_master: str | None = None, spark: Any = None, home: Path | None = None,
             display: Display | None = None, migrated: bool = False,
-            storm_from: Path | None = None, via_nimbus: bool = False) -> Outcome:
+            storm_from: Path | None = None,
+            launcher: Callable[..., Any] | None = None) -> Outcome:
     """`home` holds the Storm jars' cache (default: the runtime's home). With `migrated`
     the runtime runs a copy of the project the codemod migrated to heronpy; with
-    `storm_from` Storm's side is an earlier run of the same scenario (its run dir)."""
+    `storm_from` Storm's side is an earlier run of the same scenario (its run dir);
+    `launcher` submits the runtime's side instead of a Launch (runtime_side.Launcher)."""
     from heronbridge.compat.streamparse import load_project
 
     from .analysis import Verdict, analyse
@@ -112,7 +114,7 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
                                    *_explained(scenario, migration)])
     show(schema.RUNTIME, "starting the runtime" + (" (multilang)" if multilang else ""))
     runs[schema.RUNTIME] = _timed(schema.RUNTIME, lambda: run_on_runtime(
-        runtime_project, scenario, run_dir, multilang=multilang, via_nimbus=via_nimbus,
+        runtime_project, scenario, run_dir, multilang=multilang, launcher=launcher,
         on_progress=lambda snap: show(schema.RUNTIME, _progress(snap))))
 
     show("analysis", "comparing the traces on Spark")

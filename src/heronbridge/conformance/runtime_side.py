@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from heronbridge.compat import CompatError
-from heronbridge.compat.nimbus.submit import NimbusLaunch
 from heronbridge.compat.projects import load_project, topology_name
 from heronbridge.compat.streamparse import Project
 from heronbridge.runtime.config import CHECKPOINT_ROOT, EFFECTIVELY_ONCE, RELIABILITY_MODE
@@ -62,11 +61,16 @@ class RuntimeTimeout(ConformanceError):
         self.run = run
 
 
+# (project, home, install) -> what Launch offers: start(timeout), stop(), workdir
+Launcher = Callable[[Any, Home, Callable[[Path], None]], Any]
+
+
 def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | Path, *,
                    multilang: bool = False, home: Home | str | Path | None = None,
                    on_progress: Callable[[Snapshot], Any] | None = None,
-                   via_nimbus: bool = False) -> RuntimeRun:
-    """`via_nimbus`: submit it through a Nimbus endpoint, as `sparse submit` would."""
+                   launcher: Launcher | None = None) -> RuntimeRun:
+    """`launcher`: how the topology is submitted instead of a Launch (the Nimbus front
+    door's NimbusLaunch submits it through a Nimbus endpoint, as `sparse submit` would)."""
     run_dir = Path(run_dir).resolve()
     traces = run_dir / schema.RUNTIME / schema.TRACES
     shutil.rmtree(traces, ignore_errors=True)  # a run's progress is read from its own files
@@ -90,7 +94,7 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
         _install_files(scenario, resources, name)
 
     try:
-        launch = NimbusLaunch(project, home, install) if via_nimbus else \
+        launch = launcher(project, home, install) if launcher is not None else \
             Launch(project.plan, home, install=install)
     except (RuntimeKernelError, CompatError) as exc:
         msg = f"topology {name!r} on the runtime: cannot submit it: {exc}"

@@ -16,7 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from .analysis import ClassInfo, Index, ModuleInfo
 
 MARKER = "# TODO(heronbridge:{rule}): {reason}"
-HELPERS = "heronbridge.compat.heronpy.migrated"  # what migrated code calls besides heronpy
+HELPERS = "heronbridge.shims.heronpy.migrated"  # what migrated code calls besides heronpy
 UNPORTED = "unported"  # its class decorator: the class refuses to run, with these reasons
 Import = tuple[str, str | None]  # (module, name): `from module import name`, or `import module`
 CONVERTED = "converted"

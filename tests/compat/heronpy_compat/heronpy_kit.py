@@ -9,7 +9,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from heronbridge.compat.heronpy.host import HeronpyBolt, HeronpySpout
 from heronbridge.compat.heronpy.loader import file_plan, heron_options, topologies_in
 from heronbridge.runtime.api.context import TopologyContext
 from heronbridge.runtime.api.tuple import tuple_class
@@ -19,6 +18,7 @@ from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.plan.tasks import TaskLayout
 from heronbridge.runtime.wire import frames
 from heronbridge.runtime.wire.serde import make_serializer
+from heronbridge.shims.heronpy.host import HeronpyBolt, HeronpySpout
 
 HERE = Path(__file__).resolve().parent
 

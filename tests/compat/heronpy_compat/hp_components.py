@@ -130,7 +130,7 @@ for _name in ("prepare", "clean_up", "emit", "spout_ack", "spout_fail", "bolt_ex
 
 # -- the extras, as migrated code subclasses them ------------------------------------------
 
-from heronbridge.compat.heronpy.extras import (  # noqa: E402
+from heronbridge.shims.heronpy.extras import (  # noqa: E402
     BatchingBolt,
     ReliableSpout,
     TicklessBatchingBolt,

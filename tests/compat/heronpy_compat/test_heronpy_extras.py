@@ -7,8 +7,8 @@ import pytest
 from heronpy_kit import Hosted, build_plan
 from hp_components import KeyBatcher, NumberSpout, Replaying, TimedBatcher
 
-from heronbridge.compat.heronpy import extras
 from heronbridge.runtime.api.tuple import tick_tuple
+from heronbridge.shims.heronpy import extras
 
 TICK = "topology.tick.tuple.freq.secs"
 

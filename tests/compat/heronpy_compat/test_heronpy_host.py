@@ -9,11 +9,11 @@ import pytest
 from heronpy_kit import Hosted, build_plan
 from hp_components import CountingHook, JudgeBolt, ModGrouping, NumberSpout, RecordBolt
 
-from heronbridge.compat.heronpy import HeronpyError
-from heronbridge.compat.heronpy.context import HeronpyContext, StreamId
-from heronbridge.compat.heronpy.tuples import HeronTuple, TickTuple
 from heronbridge.runtime.api.tuple import tick_tuple
 from heronbridge.runtime.errors import ComponentError
+from heronbridge.shims.heronpy import HeronpyError
+from heronbridge.shims.heronpy.context import HeronpyContext, StreamId
+from heronbridge.shims.heronpy.tuples import HeronTuple, TickTuple
 
 
 def judged(mode="ATLEAST_ONCE", **config):
@@ -190,7 +190,7 @@ def test_bad_input_is_refused_naming_topology_component_and_task(call, expected)
 def test_the_delegate_s_forwarders_replace_heronpy_s_only_where_not_overridden():
     bolt = Hosted(judged(), "judge")
     assert bolt.user.emit is bolt.host.emit and bolt.user.ack is bolt.host.ack
-    from heronbridge.compat.heronpy.extras import ReliableSpout
+    from heronbridge.shims.heronpy.extras import ReliableSpout
 
     class Overriding(NumberSpout, ReliableSpout):
         pass

@@ -10,13 +10,13 @@ from google.protobuf.internal import api_implementation
 
 from heronbridge.compat import heronpy as compat_heronpy
 from heronbridge.compat.heronpy import HeronpyMissing, require_heronpy
-from heronbridge.compat.heronpy.imports import (
+from heronbridge.runtime.proto import control_pb2, topology_pb2
+from heronbridge.shims.heronpy.imports import (
     Pb2Loader,
     PlainPackageLoader,
     namespace_only,
     serialized_descriptor,
 )
-from heronbridge.runtime.proto import control_pb2, topology_pb2
 
 PB2 = ["ckptmgr", "common", "execution_state", "metrics", "packing_plan", "physical_plan",
        "scheduler", "stats", "stmgr", "tmanager", "topology", "tuple"]

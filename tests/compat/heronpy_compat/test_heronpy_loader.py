@@ -10,8 +10,7 @@ import pytest
 from heronpy_kit import HERE
 
 from heronbridge.compat import CompatError
-from heronbridge.compat.heronpy import HeronpyError, keys
-from heronbridge.compat.heronpy.config import auto_type, component_view
+from heronbridge.compat.heronpy import HeronpyError
 from heronbridge.compat.heronpy.loader import (
     CUSTOM_GROUPING,
     HOST_BOLT,
@@ -21,6 +20,8 @@ from heronbridge.compat.heronpy.loader import (
 )
 from heronbridge.runtime.plan.logical import CUSTOM, Grouping
 from heronbridge.runtime.plan.tasks import TaskLayout
+from heronbridge.shims.heronpy import keys
+from heronbridge.shims.heronpy.config import auto_type, component_view
 
 
 def write(tmp_path, text, name="topo.py"):
@@ -220,7 +221,7 @@ def test_config_strings_are_typed_back_as_heron_does(text, value):
 def test_a_file_imports_heronpy_when_it_says_so(tmp_path):
     assert imports_heronpy(write(tmp_path, "from heronpy.api.topology import Topology\n"))
     assert imports_heronpy(write(tmp_path, "import heronpy\n"))
-    assert imports_heronpy(write(tmp_path, "from heronbridge.compat.heronpy.extras import "
+    assert imports_heronpy(write(tmp_path, "from heronbridge.shims.heronpy.extras import "
                                            "ReliableSpout\n"))
     assert not imports_heronpy(write(tmp_path, "# import heronpy\nimport heronpyx\n"))
     assert not imports_heronpy(write(tmp_path, "from .heronpy import x\n"))

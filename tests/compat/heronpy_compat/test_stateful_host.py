@@ -26,20 +26,20 @@ from heronpy_kit import Hosted, build_plan
 from streamlet_kit import InProcess
 from test_streamlet_operators import keyed, source, tumbling
 
-from heronbridge.compat.heronpy import HeronpyError, windows
-from heronbridge.compat.heronpy.host import HeronpyBolt
 from heronbridge.compat.heronpy.loader import heron_options, load_file
-from heronbridge.compat.heronpy.state import (
-    WINDOW,
-    RuntimeState,
-    StatefulHeronpyBolt,
-    StatefulHeronpySpout,
-)
 from heronbridge.runtime import config as rt
 from heronbridge.runtime.api.tuple import tick_tuple
 from heronbridge.runtime.instance.emitter import stream_table
 from heronbridge.runtime.plan.tasks import TaskLayout
 from heronbridge.runtime.wire.serde import make_serializer
+from heronbridge.shims.heronpy import HeronpyError, windows
+from heronbridge.shims.heronpy.host import HeronpyBolt
+from heronbridge.shims.heronpy.state import (
+    WINDOW,
+    RuntimeState,
+    StatefulHeronpyBolt,
+    StatefulHeronpySpout,
+)
 from heronbridge.shims.storm.state import StatefulMixin
 
 EFFECTIVELY_ONCE = {"topology.reliability.mode": "EFFECTIVELY_ONCE"}

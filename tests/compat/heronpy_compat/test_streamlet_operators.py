@@ -23,9 +23,9 @@ from heronpy_kit import Hosted, build_plan
 from hp_components import NumberSpout
 from streamlet_kit import InProcess
 
-from heronbridge.compat.heronpy import windows
-from heronbridge.compat.heronpy.sink import Sink
 from heronbridge.runtime.api.tuple import tick_tuple
+from heronbridge.shims.heronpy import windows
+from heronbridge.shims.heronpy.sink import Sink
 
 SEEN: list = []  # what consume and the sink were handed (functions pickle by reference)
 
@@ -220,7 +220,7 @@ def test_keyed_windows_keep_each_key_on_one_task():
 
 
 ROUTE = """
-from heronbridge.compat.heronpy import imports
+from heronbridge.shims.heronpy import imports
 imports.install()
 from heronpy.streamlet.impl.reducebykeyandwindowbolt import ReduceGrouping
 g = ReduceGrouping()

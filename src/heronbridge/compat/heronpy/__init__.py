@@ -1,39 +1,24 @@
-"""heronpy topologies on the runtime: loading them into a logical plan and hosting their
-spouts and bolts through heronpy's delegate interface.
-
-Importing this package installs the import hook (`imports.py`) that lets heronpy 0.20.5
-load under the runtime's protobuf; every heronpy import the runtime makes goes through
-this package first.
+"""heronpy topologies loaded into the runtime's logical plan (loader.py); their spouts and
+bolts run in the heronpy host (heronbridge.shims.heronpy), whose import hook lets heronpy
+0.20.5 load under the runtime's protobuf.
 """
 
 from __future__ import annotations
 
-import importlib.util
+from heronbridge.shims import heronpy as host
 
 from .. import CompatError
-from . import imports
 
-INSTALL_HINT = ("install it with `pip install --no-deps heronpy==0.20.5` (--no-deps: its "
-                "protobuf==3.16.0 pin would downgrade the runtime's protobuf; heronbridge "
-                "already brings cloudpickle)")
-
-imports.install()
+INSTALL_HINT = host.INSTALL_HINT
+heronpy_installed = host.heronpy_installed
 
 
-class HeronpyError(CompatError):
-    """A heronpy topology or component the runtime cannot load or run as written."""
+class HeronpyError(CompatError, host.HeronpyError):
+    """A heronpy topology the runtime cannot load as written."""
 
 
-class HeronpyMissing(HeronpyError):
+class HeronpyMissing(HeronpyError, host.HeronpyMissing):
     """heronpy is not installed."""
-
-
-def heronpy_installed() -> bool:
-    # heronpy's API module, not just a folder named heronpy somewhere on the path.
-    try:
-        return importlib.util.find_spec("heronpy.api.topology") is not None
-    except ImportError:
-        return False
 
 
 def require_heronpy(what: str) -> None:

@@ -32,20 +32,23 @@ from heronbridge.runtime.errors import PlanError
 from heronbridge.runtime.loader import FileImportError, import_file
 from heronbridge.runtime.plan import logical
 from heronbridge.runtime.plan.logical import Grouping, LogicalPlan
+from heronbridge.shims.heronpy import keys
+from heronbridge.shims.heronpy.config import read_config
+from heronbridge.shims.heronpy.keys import HERON_OPTIONS
 
-from . import HeronpyError, keys, require_heronpy
-from .config import read_config
+from . import HeronpyError, require_heronpy
 
-HOST_SPOUT = "heronbridge.compat.heronpy.host:HeronpySpout"
-HOST_BOLT = "heronbridge.compat.heronpy.host:HeronpyBolt"
+# Where migrated code imports from: this package (before the hosts moved) and the shims'.
+HERONPY_HOMES = ("heronbridge.compat.heronpy", "heronbridge.shims.heronpy")
+HOST_SPOUT = "heronbridge.shims.heronpy.host:HeronpySpout"
+HOST_BOLT = "heronbridge.shims.heronpy.host:HeronpyBolt"
 # Under EFFECTIVELY_ONCE every component is hosted by a stateful host (state.py).
-STATEFUL_HOSTS = {HOST_SPOUT: "heronbridge.compat.heronpy.state:StatefulHeronpySpout",
-                  HOST_BOLT: "heronbridge.compat.heronpy.state:StatefulHeronpyBolt"}
-CUSTOM_GROUPING = "heronbridge.compat.heronpy.grouping:HeronpyGrouping"
+STATEFUL_HOSTS = {HOST_SPOUT: "heronbridge.shims.heronpy.state:StatefulHeronpySpout",
+                  HOST_BOLT: "heronbridge.shims.heronpy.state:StatefulHeronpyBolt"}
+CUSTOM_GROUPING = "heronbridge.shims.heronpy.grouping:HeronpyGrouping"
 PARALLELISM = "topology.component.parallelism"
-HERON_OPTIONS = "HERON_OPTIONS"
 ACKER = "__acker"
-STREAMLET_CLASSES = ("heronpy.streamlet.impl.", "heronbridge.compat.heronpy.sink.")
+STREAMLET_CLASSES = ("heronpy.streamlet.impl.", "heronbridge.shims.heronpy.sink.")
 
 # heronpy's protobuf enums (heron.proto.api): ComponentObjectSpec, Grouping and
 # CustomGroupingObjectType values.
@@ -200,8 +203,7 @@ def imports_heronpy(path: Path) -> bool:
             names = [node.module or ""]
         else:
             continue
-        if any(n.split(".")[0] == "heronpy" or n.startswith("heronbridge.compat.heronpy")
-               for n in names):
+        if any(n.split(".")[0] == "heronpy" or n.startswith(HERONPY_HOMES) for n in names):
             return True
     return False
 
@@ -257,7 +259,7 @@ def _defns(defn_dir: str) -> dict[str, tuple[Any, Any]]:
 def check_classes(plan: LogicalPlan, topology: Any = None) -> None:
     """Every component's class must import as its task will import it; neither the
     topology nor a class may be one the codemod marked @unported."""
-    from .migrated import refuse_unported
+    from heronbridge.shims.heronpy.migrated import refuse_unported
 
     refuse_unported(f"topology {plan.name!r}", topology)
     for name, spec in plan.components.items():
@@ -284,7 +286,7 @@ def preload() -> None:
     (project_imports forgets what was imported inside it), so heronpy stays loaded once."""
     for module in ("heronpy.api.topology", "heronpy.api.bolt.bolt", "heronpy.api.spout.spout",
                    "heronpy.api.task_hook", "heronpy.api.metrics",
-                   "heronbridge.compat.heronpy.extras"):
+                   "heronbridge.shims.heronpy.extras"):
         importlib.import_module(module)
 
 

@@ -25,7 +25,7 @@ HERONPY = {
     "GlobalStreamId": ("heronpy.api.component.component_spec", "GlobalStreamId"),
     "Tuple": ("heronpy.api.tuple", "HeronTuple"),
 }
-EXTRAS = "heronbridge.compat.heronpy.extras"
+EXTRAS = "heronbridge.shims.heronpy.extras"
 for _name in ("BatchingBolt", "TicklessBatchingBolt", "ReliableSpout"):
     HERONPY[_name] = (EXTRAS, _name)
 for _name in ("ShellBolt", "ShellSpout", "JavaBolt", "JavaSpout"):  # declared, never run

@@ -7,8 +7,6 @@ StormPeer, Storm's side of the protocol.
 """
 
 
-from heronbridge.errors import HeronbridgeError
+from .. import ShimError
 
-
-class ShimError(HeronbridgeError):
-    """Root of the errors the Storm shim raises."""
+__all__ = ["ShimError"]

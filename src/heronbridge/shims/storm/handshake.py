@@ -20,7 +20,8 @@ from heronbridge.runtime.plan.logical import (
     Grouping,
 )
 
-from . import keys, logs
+from ..common import logs
+from . import keys
 
 # Storm's Grouping thrift union member names, as its JSON context spells them (the
 # partial key grouping is a serialized Java object there).

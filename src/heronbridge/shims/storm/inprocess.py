@@ -17,7 +17,7 @@ import os
 import threading
 from collections import deque
 from itertools import count
-from typing import Any, Protocol
+from typing import Any
 
 from pystorm.bolt import BatchingBolt
 from pystorm.exceptions import StormWentAwayError
@@ -28,6 +28,8 @@ from heronbridge.runtime.config import EFFECTIVELY_ONCE, RELIABILITY_MODE
 from heronbridge.runtime.errors import where
 from heronbridge.runtime.plan.logical import resolve_import_path
 
+from ..common.hooks import MessageHook, Probe
+from ..common.logs import prefixed_log
 from . import ShimError, keys
 from .lean import (
     STORM_WENT_AWAY,
@@ -38,7 +40,6 @@ from .lean import (
     lean_capable,
     load_class,
 )
-from .logs import prefixed_log
 from .peer import StormPeer
 from .state import before_save, is_stateful
 
@@ -80,19 +81,6 @@ def pending_tuples(comp: Any, context: Any) -> dict[PendingKey, list]:
             out.setdefault(PendingKey(values[i] for i in at), []).append(
                 (next(arrival), t.component, t.stream, t.task, values))
     return out
-
-
-class MessageHook(Protocol):
-    """Sees every multilang message between Storm's side and one component, as a proxy
-    on the component's pipes would (the handshake first), and may change them: to trace
-    a component, or to inject faults. Named by the topology option `heronbridge.storm.hook`
-    as "module:factory"; the factory is called with the component's config."""
-
-    def down(self, msg: Any) -> tuple[list[Any], list[Any]]:
-        """A message for the component: what it gets instead, and what goes back."""
-
-    def up(self, msg: Any) -> list[Any]:
-        """A message from the component: what Storm's side gets instead."""
 
 
 class Bridge(Serializer):
@@ -208,7 +196,7 @@ class PystormComponent(LoopOwner):
         why = ("it runs threads of its own" if not lean_capable(cls) else
                f"{keys.LEAN} is false" if self.config.get(keys.LEAN) is False else
                "its message hook only speaks messages"
-               if hook is not None and not hasattr(hook, "next_allowed") else None)
+               if hook is not None and not isinstance(hook, Probe) else None)
         if why is not None and self.config.get(RELIABILITY_MODE) == EFFECTIVELY_ONCE:
             # A rollback rebuilds the component between two calls of the task's loops;
             # pystorm's own loop, and the threads beside it, offer no such point.

@@ -3,6 +3,8 @@
 They never reach the hosted component: Storm would not show them.
 """
 
+from ..common import keys as common_keys
+
 CLASS = "heronbridge.storm.class"  # "module.Class" of a Python component, hosted in-process
 COMMAND = "heronbridge.storm.command"  # a shell component's command ...
 SCRIPT = "heronbridge.storm.script"  # ... and its script (run in the resources folder)
@@ -22,5 +24,5 @@ HOOK = "heronbridge.storm.hook"
 LEAN = "heronbridge.storm.lean"
 
 # Topology-level (or a component's): the configured pystorm.log.path the loader found
-# unusable; each task's own log folder takes its place (see logs.py).
-LOG_FALLBACK = "heronbridge.storm.log.fallback"
+# unusable (see common/logs.py).
+LOG_FALLBACK = common_keys.LOG_FALLBACK

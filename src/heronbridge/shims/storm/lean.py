@@ -37,8 +37,9 @@ from pystorm.component import Tuple as StormTuple
 from heronbridge.runtime.errors import where
 from heronbridge.runtime.plan.logical import resolve_import_path
 
+from ..common.hooks import Probe
+from ..common.logs import prefixed_log
 from . import ShimError, keys
-from .logs import prefixed_log
 from .peer import StormPeer
 from .state import is_stateful
 
@@ -130,7 +131,7 @@ class _Wire:
 
     output_stream = None  # not stdout: pystorm leaves print() alone (it reaches the log)
 
-    def __init__(self, peer: StormPeer, probe: Any) -> None:
+    def __init__(self, peer: StormPeer, probe: Probe | None) -> None:
         self.peer = peer
         self.send_message = peer.receive
         if probe is not None:  # it counts the emits that still come as messages
@@ -158,7 +159,7 @@ class LeanHost:
     """Sets up one pystorm component on the runtime's collector and drives it."""
 
     def __init__(self, cls: type, config: dict, context: Any, collector: Any,
-                 is_spout: bool, probe: Any = None, state: dict | None = None) -> None:
+                 is_spout: bool, probe: Probe | None = None, state: dict | None = None) -> None:
         self.config = config
         self.context = context
         self.collector = collector

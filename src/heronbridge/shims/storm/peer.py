@@ -18,9 +18,9 @@ from heronbridge.runtime.api.tuple import Tuple
 from heronbridge.runtime.config import TopologyConfig
 from heronbridge.runtime.errors import where
 
+from ..common.logs import pystorm_lines
 from . import ShimError
 from .handshake import handshake
-from .logs import pystorm_lines
 
 # Storm's multilang log levels (STORM-414) as Python's.
 LOG_LEVELS = {0: logging.DEBUG, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WARNING,

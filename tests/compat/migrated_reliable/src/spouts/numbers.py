@@ -4,7 +4,7 @@ import time
 
 from output_files import JsonLinesOutput, int_option
 
-from heronbridge.compat.heronpy.extras import ReliableSpout
+from heronbridge.shims.heronpy.extras import ReliableSpout
 
 
 class NumberSpout(ReliableSpout):

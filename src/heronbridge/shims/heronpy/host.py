@@ -30,12 +30,12 @@ from heronbridge.runtime import config as rt
 from heronbridge.runtime.api import SYSTEM_COMPONENT, TICK_STREAM, Bolt, Spout, tuple_class
 from heronbridge.runtime.errors import where
 from heronbridge.runtime.plan.logical import resolve_import_path
-from heronbridge.shims.storm import logs
 
+from ..common import logs
 from . import HeronpyError, keys, windows
 from .config import auto_type, component_view
 from .context import HeronpyContext
-from .loader import HERON_OPTIONS
+from .keys import HERON_OPTIONS
 from .traced import Tracer, message_hook
 from .tuples import HeronTuple, TickTuple, tick
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import keys
 
-log = logging.getLogger("heronbridge.compat.heronpy")
+log = logging.getLogger("heronbridge.shims.heronpy")
 
 STRING_VALUE = 1
 PYTHON_SERIALIZED_VALUE = 3

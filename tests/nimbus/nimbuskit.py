@@ -19,7 +19,7 @@ from pathlib import Path
 from heronbridge.runtime.scheduler import Home, pid_alive, running_scheduler
 from heronbridge.runtime.state import SCHEDULERS
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 WORDCOUNT = ROOT / "examples" / "storm_topologies" / "wordcount"
 BIN = Path(sys.executable).parent
 # A project.clj that lein can build here: storm-client from Maven Central, "provided" as

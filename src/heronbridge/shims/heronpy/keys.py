@@ -13,3 +13,7 @@ CUSTOM_GROUPINGS = "heronbridge.heronpy.custom.groupings"
 PICKLED = "heronbridge.heronpy.pickled"
 
 PREFIX = "heronbridge."
+
+# The environment variable naming heronpy's definition-file folder (`heron submit` sets
+# it): creating a Topology class needs it, in the loader and in a task alike.
+HERON_OPTIONS = "HERON_OPTIONS"

@@ -8,7 +8,7 @@ import pytest
 from nimbuskit import leftovers, sparse, table_rows, wordcount_project, words_in_text
 from testkit import read_jsonl, wait_until
 
-from heronbridge.compat.nimbus.submit import write_jar
+from heronbridge.nimbus.submit import write_jar
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.state import TOPOLOGIES
 

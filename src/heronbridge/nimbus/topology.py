@@ -16,12 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from heronbridge.compat import CompatError
+from heronbridge.compat.storm_config import check_storm_options
+from heronbridge.compat.streamparse import (
+    STREAMPARSE_RUN,
+    check_log_path,
+    plan_of_specs,
+    project_imports,
+)
 from heronbridge.runtime.errors import RuntimeKernelError, where
 from heronbridge.runtime.plan.logical import LogicalPlan
 
-from .. import CompatError
-from ..storm_config import check_storm_options
-from ..streamparse import STREAMPARSE_RUN, check_log_path, plan_of_specs, project_imports
 from . import NimbusError
 
 RESOURCES = "resources"

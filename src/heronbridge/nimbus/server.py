@@ -42,7 +42,7 @@ from heronbridge.runtime.wire import tls
 from . import NimbusError, idl
 from .service import CONNECTION, NimbusService
 
-log = logging.getLogger("heronbridge.compat.nimbus")
+log = logging.getLogger("heronbridge.nimbus")
 
 MAX_CONNECTIONS = 64
 IDLE_SECS = 600.0  # Storm's storm.thrift.socket.timeout.ms

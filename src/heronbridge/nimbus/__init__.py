@@ -11,12 +11,12 @@ from functools import cache
 from importlib.resources import files
 from types import ModuleType
 
-from .. import CompatError
+from heronbridge.errors import HeronbridgeError
 
 STORM_VERSION = "2.8.3"  # the Storm release whose Nimbus API this serves
 
 
-class NimbusError(CompatError):
+class NimbusError(HeronbridgeError):
     """Root of the errors of the Nimbus endpoint (serving, submitting through it)."""
 
 

@@ -15,13 +15,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from heronbridge.runtime.plan.logical import resolve_import_path
-from heronbridge.shims.storm import keys as storm_keys
-from heronbridge.shims.storm.peer import StormPeer
 
+from ..common.hooks import MessageHook
+from ..storm import keys as storm_keys
+from ..storm.peer import StormPeer
 from . import HeronpyError
 
 
-def message_hook(config: dict[str, Any], loc: str) -> Any:
+def message_hook(config: dict[str, Any], loc: str) -> MessageHook | None:
     """The hook the config names ("module:factory", called with the config), or None."""
     path = config.get(storm_keys.HOOK)
     if not path:
@@ -37,7 +38,7 @@ def message_hook(config: dict[str, Any], loc: str) -> Any:
 class Tracer:
     """Messages between the runtime's side and one heronpy component, through a hook."""
 
-    def __init__(self, hook: Any, config: dict[str, Any], context: Any, collector: Any,
+    def __init__(self, hook: MessageHook, config: dict[str, Any], context: Any, collector: Any,
                  is_spout: bool) -> None:
         self.hook = hook
         host = SimpleNamespace(collector=collector, is_spout=is_spout, config=config,

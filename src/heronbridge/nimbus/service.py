@@ -45,7 +45,7 @@ from heronbridge.runtime.state import (
 from . import STORM_VERSION, idl
 from .topology import InvalidTopology, conf_of, extract_resources, plan_of_topology
 
-log = logging.getLogger("heronbridge.compat.nimbus")
+log = logging.getLogger("heronbridge.nimbus")
 
 NAME = re.compile(r"^[^/.:\\]+$")  # Storm's Utils.validateTopologyName
 STATUS = {topology_pb2.RUNNING: "ACTIVE", topology_pb2.PAUSED: "INACTIVE",

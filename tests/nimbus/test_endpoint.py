@@ -20,13 +20,13 @@ from thriftpy2.transport import (
     TTransportException,
 )
 
-from heronbridge.compat.nimbus import NimbusError, idl
-from heronbridge.compat.nimbus.server import NimbusServer
-from heronbridge.compat.nimbus.service import NimbusService
-from heronbridge.compat.nimbus.submit import nimbus_client, upload, write_jar
+from heronbridge.nimbus import NimbusError, idl
+from heronbridge.nimbus.server import NimbusServer
+from heronbridge.nimbus.service import NimbusService
+from heronbridge.nimbus.submit import nimbus_client, upload, write_jar
 from heronbridge.runtime.scheduler import Home
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "security"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "security"))
 from tlskit import CertificateAuthority  # noqa: E402
 
 pytestmark = pytest.mark.integration

@@ -25,8 +25,8 @@ from heronpy.api.state.state import HashMapState
 from heronpy.api.state.stateful_component import StatefulComponent
 
 from heronbridge.runtime.api import Stateful
-from heronbridge.shims.storm.state import StatefulMixin, before_save
 
+from ..common.state import StatefulMixin, before_save
 from .host import HeronpyBolt, HeronpySpout
 
 WINDOW = "heronbridge.window"  # the window driver's contents, beside the component's own

@@ -15,11 +15,11 @@ import pytest
 from nimbuskit import leftovers, sparse, wordcount_project
 from testkit import wait_until
 
-from heronbridge.compat.nimbus.server import NimbusServer
-from heronbridge.compat.nimbus.service import NimbusService
+from heronbridge.nimbus.server import NimbusServer
+from heronbridge.nimbus.service import NimbusService
 from heronbridge.runtime.scheduler import Home
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "security"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "security"))
 from tlskit import CertificateAuthority  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]

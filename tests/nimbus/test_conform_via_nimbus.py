@@ -9,6 +9,7 @@ from nimbuskit import ROOT
 
 from heronbridge.conformance import scenario as scenarios
 from heronbridge.conformance.conform import conform
+from heronbridge.nimbus.submit import NimbusLaunch
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 
@@ -28,7 +29,7 @@ def test_the_same_verdicts_via_nimbus(tmp_path, spark, storm_home, storm_install
     scenario = scenarios.bounded(scenarios.load(SCENARIO), 300)
     home = storm_home
     run = conform(scenario, tmp_path / "run", spark=spark, home=home)
-    via = conform(scenario, tmp_path / "via", spark=spark, home=home, via_nimbus=True,
+    via = conform(scenario, tmp_path / "via", spark=spark, home=home, launcher=NimbusLaunch,
                   storm_from=tmp_path / "run")
     assert run.ok and via.ok, [v for v in via.verdicts if v.verdict == "fail"]
 
