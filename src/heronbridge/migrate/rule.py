@@ -92,6 +92,14 @@ class Rule(cst.CSTTransformer):
         info = self.component
         return self.index.kind(info) if info is not None else None
 
+    def kinds(self) -> set[str | None]:
+        """The kinds of the components the top-level class is part of: its own, its
+        subclasses', or (a mixin) those of the components deriving from it."""
+        info = self.component
+        if info is None:
+            return set()
+        return self.index.hierarchy.kinds.get(info.qualified, set())
+
     def line(self, node: cst.CSTNode) -> int:
         try:
             return self.get_metadata(PositionProvider, node).start.line
