@@ -161,14 +161,22 @@ class InitializeRule(Rule):
 
     def _map_forward(self, call: cst.Call, args: list[cst.Arg], own: list[str],
                      found: dict) -> None:
+        targets = self.index.hierarchy.targets.get(self._key() or "", set())
+        unseen = {t for t in targets if t.startswith(UNSEEN)}
+        if unseen:
+            if unseen != targets:
+                self.todo(call, "passes initialize's arguments on to an unseen class's "
+                          "initialize for some subclasses and a migrated one for others: "
+                          "pass pystorm's self.storm_conf, self.context to the first and "
+                          "config, context to the second")
+            return  # pystorm-era code: it gets pystorm's conf and context, as before
         names = self._target_params()
         for i, arg in enumerate(args):
             if arg.star:
                 continue
             if arg.keyword is not None:
                 given = arg.keyword.value
-                place = PARAMS.index(given) if given in PARAMS else \
-                    names.get(given) if names is not None else None
+                place = PARAMS.index(given) if given in PARAMS else names.get(given)
                 if place is None:
                     self.todo(call, f"passes {given}= on to initialize, which the codemod "
                               "cannot match to heronpy's config or context; pass them as "
@@ -193,14 +201,12 @@ class InitializeRule(Rule):
                           "initialize expects heronpy's context (pystorm's was a dict); "
                           "pass context on")
 
-    def _target_params(self) -> dict[str, int] | None:
+    def _target_params(self) -> dict[str, int]:
         """The parameter names the initialize(s) a forward reaches were written with,
-        by position; None when one of them is unseen."""
+        by position."""
         plan = self.index.hierarchy
         names: dict[str, int] = {}
         for target in plan.targets.get(self._key() or "", ()):
-            if target.startswith(UNSEEN):
-                return None
             written = PYSTORM_PARAMS if target.startswith(LIB) else plan.params.get(target)
             for place, name in enumerate((written or ())[:2]):
                 names[name] = place
@@ -293,15 +299,16 @@ class InitializeRule(Rule):
             return updated_node
         for base in self.index.hierarchy.unseen.get(key, ()):
             self.todo(original_node, f"{base} is not in this tree, so the codemod could not "
-                      "migrate it: every pystorm attribute is set for it and initialize "
-                      "passes config and context on positionally; if it uses more of "
-                      "pystorm's API, port it to heronpy")
+                      "migrate it: every pystorm attribute is set for it and its initialize "
+                      "gets pystorm's conf and context (self.storm_conf, self.context); if "
+                      "it uses more of pystorm's API, port it to heronpy")
         prelude = self._prelude()
         if prelude is None or not prelude.added:
             return updated_node
         body = self._statements_for(prelude)
-        if prelude.calls_super:
-            body.append(cst.parse_statement("super().initialize(config, context)"))
+        if prelude.calls_super:  # an unseen base's initialize is pystorm-era code
+            body.append(cst.parse_statement(
+                "super().initialize(self.storm_conf, self.context)"))
         method = cst.FunctionDef(
             name=cst.Name("initialize"),
             params=cst.Parameters([cst.Param(cst.Name(p)) for p in ("self", *PARAMS)]),
