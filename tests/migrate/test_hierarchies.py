@@ -101,7 +101,7 @@ def check_probes(out: Path, name: str, count: int = 30) -> None:
     for r in starts:
         by_component.setdefault(r["component"], []).append(r)
     assert sorted(by_component) == ["flaky", "recording"], name
-    for component, started in by_component.items():
+    for started in by_component.values():
         tasks = sorted(r["me"] for r in started)
         assert len(tasks) == 2 and all(r["tasks"] == tasks for r in started), (name, started)
     received = [r["n"] for r in rows if r["component"] == "recording" and
