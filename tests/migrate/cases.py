@@ -953,3 +953,67 @@ case("direct-stream-beside-a-plain-bolt", {
             plain = Plain.spec(inputs={router["routed"]: Grouping.SHUFFLE})
         ''',
 }, todos=("HB005", "HB006", "HB006"), extra={"config.json": PROJECT_CONFIG})
+
+# HB007: a spout given inputs, and src. imports in a topology: marked, left as written.
+case("spout-inputs-and-src-imports", {
+    "topologies/t.py": '''
+        from streamparse import Topology
+
+        from src.spouts import Words
+        import src.bolts
+
+
+        class T(Topology):
+            config = {"topology.workers": 1}
+            words = Words.spec(inputs=config)
+            count = src.bolts.Count.spec(inputs=words)
+        ''',
+    "src/spouts.py": '''
+        from streamparse import Spout
+
+
+        class Words(Spout):
+            outputs = ["word"]
+        ''',
+    "src/bolts.py": '''
+        from streamparse import Bolt
+
+
+        class Count(Bolt):
+            auto_ack = False
+            auto_anchor = False
+            auto_fail = False
+        ''',
+}, {
+    "topologies/t.py": '''
+        from heronpy.api.topology import Topology
+
+        # TODO(heronbridge:HB007): imports src.spouts: a topology's components are found with src/ itself on the path (Storm's jar puts src/'s contents at its root), so import spouts
+        from src.spouts import Words
+        # TODO(heronbridge:HB007): imports src.bolts: a topology's components are found with src/ itself on the path (Storm's jar puts src/'s contents at its root), so import bolts
+        import src.bolts
+
+
+        class T(Topology):
+            config = {"topology.stmgrs": 1, "topology.reliability.mode": "ATLEAST_ONCE"}
+            # TODO(heronbridge:HB007): a spout has no inputs: streamparse's Spout.spec() takes none either (it raises TypeError); remove inputs=
+            words = Words.spec(inputs=config)
+            count = src.bolts.Count.spec(inputs=[words])
+        ''',
+    "src/spouts.py": '''
+        from heronpy.api.spout.spout import Spout
+
+
+        class Words(Spout):
+            outputs = ["word"]
+        ''',
+    "src/bolts.py": '''
+        from heronpy.api.bolt.bolt import Bolt
+
+
+        class Count(Bolt):
+            auto_ack = False
+            auto_anchor = False
+            auto_fail = False
+        ''',
+}, todos=("HB007", "HB007", "HB007"))
