@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import inspect
 import logging
+import pathlib
+import re
 import textwrap
 from types import SimpleNamespace
 
@@ -167,3 +169,15 @@ def test_each_attribute_read_three_ways(name: str, readers: dict[str, str]):
             assert imported in text and (symbol is None or symbol in text), text
     else:
         assert f"self.{name} =" not in prologue, text
+
+
+def test_every_rules_marker_names_a_readme_section_that_exists():
+    from heronbridge.migrate.rule import manual
+    from heronbridge.migrate.rules import RULES
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    anchors = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+               for h in re.findall(r"^#+ (.+)$", readme, re.M)}
+    for rule in RULES:
+        anchor = manual(rule.ID, rule.NAME).split("#", 2)[2].split()[0]
+        assert anchor in anchors, (rule.ID, anchor)
