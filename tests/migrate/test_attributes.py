@@ -157,7 +157,9 @@ def test_each_attribute_read_three_ways(name: str, readers: dict[str, str]):
     assert len(reads) == 3, text  # initialize, the hook, the helper
     attribute = ATTRIBUTES[name]
     if attribute.becomes == MARKED:
-        assert [i + 1 for i in marked] == reads, text  # each read has its marker above it
+        # each read has its marker above it, and the line naming the README's section
+        assert [i + 2 for i in marked] == reads, text
+        assert all("README.md#hb005-component-api" in lines[i + 1] for i in marked), text
         return
     assert not marked, text
     body = text.split("def initialize(self, config, context):\n", 1)[1]
