@@ -138,7 +138,7 @@ class Index:
     _by_module: dict[str, list[ModuleInfo]] = field(default_factory=dict)
     _kinds: dict[str, str | None] = field(default_factory=dict)
     _inputs: dict[str, list[list[str]] | None] | None = None
-    _plan: Any = None  # hierarchy.Plan, made by prepare()
+    _plan: Any = None  # hierarchy.Plan, made once by hierarchy.plan_of
 
     def add(self, module: ModuleInfo) -> None:
         self.modules[module.path] = module
@@ -258,17 +258,7 @@ class Index:
         for module in self.modules.values():
             self.kinds_in(module)
         self.input_fields(ClassInfo("", "", "", 0, []))
-        self.hierarchy  # noqa: B018 - computed here, before the workers get a copy
         return self
-
-    @property
-    def hierarchy(self) -> Any:
-        """The tree's class hierarchies as heronpy will call them (hierarchy.Plan)."""
-        if self._plan is None:
-            from .hierarchy import plan
-
-            self._plan = plan(self)
-        return self._plan
 
     def kinds_in(self, module: ModuleInfo) -> set[str | None]:
         return {self.kind(c) for c in module.classes.values()}

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .analysis import BATCHING_BOLT, BOLT, RELIABLE_SPOUT, SPOUT, TICKLESS_BATCHING_BOLT
-from .rule import HELPERS
+from .homes import EXTRAS, HELPERS
 
 SET, KEPT, MARKED = "set", "kept", "marked"
 
@@ -69,7 +69,6 @@ _PROTOCOL = "heronpy has no multilang protocol: this pystorm internal has no equ
 _INTERNAL = "pystorm's internal state has no heronpy equivalent"
 _AUTO = ("HB003 wrote pystorm's {name} out in process() from the class's flag: setting "
          "or reading it at run time changes nothing under heronpy")
-EXTRAS = "heronbridge.shims.heronpy.extras"
 
 ATTRIBUTES: dict[str, Attribute] = {
     # -- Component: set in __init__ and _setup_component (in pystorm's order) --------------

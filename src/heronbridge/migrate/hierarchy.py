@@ -323,3 +323,10 @@ def _merge(seqs: list[list[str]]) -> list[str] | None:
         seqs = [s[1:] if s[0] == head else s for s in seqs]
         seqs = [s for s in seqs if s]
     return out
+
+
+def plan_of(index: Index) -> Plan:
+    """The tree's class hierarchies as heronpy will call them, made once per index."""
+    if index._plan is None:  # noqa: SLF001 - the index carries it to the workers
+        index._plan = plan(index)  # noqa: SLF001
+    return index._plan  # noqa: SLF001

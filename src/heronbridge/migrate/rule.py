@@ -14,11 +14,12 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .analysis import ClassInfo, Index, ModuleInfo
+from .hierarchy import plan_of
+from .homes import HELPERS
 
 MARKER = "# TODO(heronbridge:{rule}): {reason}"
 # Below a rule's markers, where its README section says what to do by hand.
 MANUAL = "# See heronbridge's README.md#{anchor} for what to do by hand."
-HELPERS = "heronbridge.shims.heronpy.migrated"  # what migrated code calls besides heronpy
 UNPORTED = "unported"  # its class decorator: the class refuses to run, with these reasons
 Import = tuple[str, str | None]  # (module, name): `from module import name`, or `import module`
 CONVERTED = "converted"
@@ -105,7 +106,7 @@ class Rule(cst.CSTTransformer):
         info = self.component
         if info is None:
             return set()
-        return self.index.hierarchy.kinds.get(info.qualified, set())
+        return plan_of(self.index).kinds.get(info.qualified, set())
 
     def line(self, node: cst.CSTNode) -> int:
         try:

@@ -21,6 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor, ImportItem
 
 from . import MigrateError
 from .analysis import Index, build_index
+from .hierarchy import plan_of
 from .rule import CONVERTED, TODO, Entry, Import
 from .rules import select
 
@@ -179,7 +180,7 @@ def migrate(path: str | Path, *, write: bool = True, diff: bool = False,
     index, broken = build_index(
         [(Path(p), s.decode("utf-8", "replace")) for p, s in sources.items()],
         root.parent if root.is_file() else root)
-    index.prepare()
+    plan_of(index.prepare())  # before the workers get a copy of the index
     results: dict[str, FileResult] = {
         p: FileResult(p, FAILED, sources[p].count(b"\n"), error=f"does not parse: {why}")
         for p, why in broken.items()}

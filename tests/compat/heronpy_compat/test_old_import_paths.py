@@ -6,8 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from heronbridge.migrate.rule import HELPERS
-from heronbridge.migrate.rules.imports import EXTRAS
+from heronbridge.migrate.homes import EXTRAS, HELPERS
 
 SAME = """
 import importlib

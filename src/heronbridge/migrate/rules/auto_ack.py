@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import BOLT, STORM_BASIC_BOLT, Index, ModuleInfo
-from ..hierarchy import Injection
+from ..hierarchy import Injection, plan_of
 from ..rule import NO_SPACES, Rule, is_docstring, is_self_call, keyword
 
 KINDS = (BOLT, STORM_BASIC_BOLT)
@@ -32,7 +32,7 @@ class AutoAckRule(Rule):
 
     @classmethod
     def applies(cls, index: Index, module: ModuleInfo) -> bool:
-        plan = index.hierarchy
+        plan = plan_of(index)
         return bool(index.kinds_in(module) & set(KINDS)) or any(
             c.qualified in plan.injections for c in module.classes.values())
 
@@ -54,7 +54,7 @@ class AutoAckRule(Rule):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self._functions.append(node.name.value)
         info = self.component
-        injection = self.index.hierarchy.injections.get(info.qualified) \
+        injection = plan_of(self.index).injections.get(info.qualified) \
             if info is not None else None
         if (node.name.value == "process" and len(self._functions) == 1
                 and len(self._classes) == 1 and injection is not None):

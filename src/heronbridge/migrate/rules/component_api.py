@@ -15,6 +15,7 @@ import libcst as cst
 
 from ..analysis import AUTO_FLAGS, COMPONENTS, Index, ModuleInfo
 from ..attributes import ATTRIBUTES
+from ..hierarchy import plan_of
 from ..rule import Rule, drop_arg, is_self_call, keyword
 
 
@@ -25,7 +26,7 @@ class ComponentApiRule(Rule):
 
     @classmethod
     def applies(cls, index: Index, module: ModuleInfo) -> bool:
-        kinds = index.hierarchy.kinds
+        kinds = plan_of(index).kinds
         return any(c.qualified in kinds for c in module.classes.values())
 
     def _in_component(self) -> bool:

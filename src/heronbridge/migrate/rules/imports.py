@@ -14,7 +14,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import LIBRARIES, Index, ModuleInfo, is_library
-from ..rule import HELPERS, Rule, dotted, manual, marker
+from ..homes import EXTRAS, HELPERS
+from ..rule import Rule, dotted, manual, marker
 
 HERONPY = {
     "Bolt": ("heronpy.api.bolt.bolt", "Bolt"),
@@ -25,7 +26,6 @@ HERONPY = {
     "GlobalStreamId": ("heronpy.api.component.component_spec", "GlobalStreamId"),
     "Tuple": ("heronpy.api.tuple", "HeronTuple"),
 }
-EXTRAS = "heronbridge.shims.heronpy.extras"
 for _name in ("BatchingBolt", "TicklessBatchingBolt", "ReliableSpout"):
     HERONPY[_name] = (EXTRAS, _name)
 for _name in ("ShellBolt", "ShellSpout", "JavaBolt", "JavaSpout"):  # declared, never run

@@ -20,7 +20,7 @@ from libcst.metadata import PositionProvider, ScopeProvider
 
 from ..analysis import SPOUT, Index, ModuleInfo
 from ..attributes import ATTRIBUTES, SET_NAMES, value
-from ..hierarchy import LIB, PYSTORM_PARAMS, UNSEEN, Prelude, spout_only
+from ..hierarchy import LIB, PYSTORM_PARAMS, UNSEEN, Prelude, plan_of, spout_only
 from ..rule import Rule, dotted, is_docstring
 
 PARAMS = ("config", "context")
@@ -37,7 +37,7 @@ class InitializeRule(Rule):
 
     @classmethod
     def applies(cls, index: Index, module: ModuleInfo) -> bool:
-        kinds = index.hierarchy.kinds
+        kinds = plan_of(index).kinds
         return any(c.qualified in kinds for c in module.classes.values())
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -55,7 +55,7 @@ class InitializeRule(Rule):
         info = self.component
         if info is None or len(self._classes) != 1:
             return None
-        return info.qualified if self.index.hierarchy.related(info.qualified) else None
+        return info.qualified if plan_of(self.index).related(info.qualified) else None
 
     def _is_initialize(self, node: cst.FunctionDef) -> bool:
         return node.name.value == "initialize" and len(self._statements) == 2 and \
@@ -63,7 +63,7 @@ class InitializeRule(Rule):
 
     def _prelude(self) -> Prelude | None:
         key = self._key()
-        return self.index.hierarchy.preludes.get(key) if key is not None else None
+        return plan_of(self.index).preludes.get(key) if key is not None else None
 
     # -- the method's parameters and what it passes on ----------------------------------
 
@@ -161,7 +161,7 @@ class InitializeRule(Rule):
 
     def _map_forward(self, call: cst.Call, args: list[cst.Arg], own: list[str],
                      found: dict) -> None:
-        targets = self.index.hierarchy.targets.get(self._key() or "", set())
+        targets = plan_of(self.index).targets.get(self._key() or "", set())
         unseen = {t for t in targets if t.startswith(UNSEEN)}
         if unseen:
             if unseen != targets:
@@ -204,7 +204,7 @@ class InitializeRule(Rule):
     def _target_params(self) -> dict[str, int]:
         """The parameter names the initialize(s) a forward reaches were written with,
         by position."""
-        plan = self.index.hierarchy
+        plan = plan_of(self.index)
         names: dict[str, int] = {}
         for target in plan.targets.get(self._key() or "", ()):
             written = PYSTORM_PARAMS if target.startswith(LIB) else plan.params.get(target)
@@ -297,7 +297,7 @@ class InitializeRule(Rule):
         key = self._key()
         if key is None:
             return updated_node
-        for base in self.index.hierarchy.unseen.get(key, ()):
+        for base in plan_of(self.index).unseen.get(key, ()):
             self.todo(original_node, f"{base} is not in this tree, so the codemod could not "
                       "migrate it: every pystorm attribute is set for it and its initialize "
                       "gets pystorm's conf and context (self.storm_conf, self.context); if "
