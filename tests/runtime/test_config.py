@@ -44,3 +44,23 @@ def test_bad_values_name_key_expectation_and_value(conf, expected):
     with pytest.raises(ConfigError) as err:
         TopologyConfig.read(conf, "t", "c")
     assert expected in str(err.value)
+
+
+def test_every_field_is_read_from_one_declared_key():
+    from dataclasses import fields
+
+    from heronbridge.runtime.config import KEYS
+
+    declared = [k.field for k in KEYS.values() if k.field]
+    assert len(declared) == len(set(declared))
+    assert set(declared) | {"host", "tls"} == {f.name for f in fields(TopologyConfig)}
+
+
+def test_the_readme_s_configuration_reference_is_the_generated_one():
+    from pathlib import Path
+
+    from heronbridge.runtime.config import reference
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert reference() in readme
+    assert "| `heronbridge.emit.batch.time.ms` | number | 5 | 0.001 |" in reference()
