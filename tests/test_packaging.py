@@ -85,7 +85,7 @@ RUNTIME_RANKS = [
     {"config", "telemetry", "state"},
     {"plan"},
     {"wire", "api", "grouping", "loader"},
-    {"checkpoint"},
+    {"checkpoint", "process"},
     {"instance", "stream_manager", "topology_master", "metrics_manager", "control"},
     {"health", "testing"},
     {"scheduler"},

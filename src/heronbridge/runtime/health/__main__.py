@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-import argparse
-import logging
 import signal
 import sys
 import threading
 
 from ..addresses import metrics_address
 from ..instance.metrics import MetricsPublisher
-from ..state import TOPOLOGIES, open_state
-from ..wire.auth import secret_from_env
+from ..process import start
+from ..state import TOPOLOGIES
 from .manager import COMPONENT, HealthManager
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="heronbridge-health",
-                                     description="Run a topology's health manager.")
-    parser.add_argument("--state", required=True, help="state manager location")
-    parser.add_argument("--topology", required=True)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    secret = secret_from_env()
-    state = open_state(args.state)
+    process = start("heronbridge-health", "Run a topology's health manager.", argv)
+    args, secret = process.args, process.secret()
+    state = process.statemgr()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -4,31 +4,31 @@ from __future__ import annotations
 
 import argparse
 import gc
-import logging
 import sys
 
-from ..wire.auth import secret_from_env
+from ..process import start
 from .runner import run
 from .task import Task
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="heronbridge-instance",
-                                     description="Run one task of a topology.")
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topology-id", required=True)
     parser.add_argument("--task", type=int, required=True)
     parser.add_argument("--container", type=int, required=True)
     parser.add_argument("--stmgr", required=True, help="stream manager address")
     parser.add_argument("--metrics", required=True, help="metrics manager address")
     parser.add_argument("--incarnation", type=int, default=0)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    process = start("heronbridge-instance", "Run one task of a topology.", argv, arguments,
+                    topology=False)
+    args = process.args
     # Tuples are short-lived and acyclic: the cyclic collector only costs time here.
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     task = Task(args.topology_id, args.task, args.container, _address(args.stmgr),
-                _address(args.metrics), secret_from_env(), args.incarnation)
+                _address(args.metrics), process.secret(), args.incarnation)
     return run(task)
 
 

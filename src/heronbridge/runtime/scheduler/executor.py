@@ -17,6 +17,7 @@ leaving every other process alone; a container the plan drops stops.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import logging
@@ -313,29 +314,25 @@ class Executor:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import sys
-
-    from ..state import open_state
+    from ..process import start
     from ..wire.aio import run_loop
 
-    parser = argparse.ArgumentParser(prog="heronbridge-executor",
-                                     description="Run one container of a topology.")
-    parser.add_argument("--state", required=True)
-    parser.add_argument("--topology", required=True)
-    parser.add_argument("--container", type=int, required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    process = start("heronbridge-executor", "Run one container of a topology.", argv,
+                    _arguments)
+    args = process.args
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    executor = Executor(open_state(args.state), args.topology, args.container, workdir)
+    executor = Executor(process.statemgr(), args.topology, args.container, workdir)
 
     async def start() -> int:
         return await executor.run()
 
     return run_loop(start())
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--container", type=int, required=True)
+    parser.add_argument("--workdir", required=True)
 
 
 if __name__ == "__main__":

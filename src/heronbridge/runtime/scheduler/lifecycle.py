@@ -16,6 +16,7 @@ from typing import Protocol
 from google.protobuf.message import Message
 
 from ..errors import SchedulerError, StateManagerError
+from ..process import log_to_stderr
 from ..state import TOPOLOGIES, StateManager
 from .home import Home
 
@@ -91,8 +92,7 @@ def detached_main(prog: str, argv: list[str] | None,
     if add_arguments is not None:
         add_arguments(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_to_stderr()
     home = Home(Path(args.home), args.state)
     state = home.open_state()
     try:

@@ -2,33 +2,23 @@
 
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 
-from ..state import open_state
+from ..process import start
 from ..wire.aio import run_loop
-from ..wire.auth import secret_from_env
 from .manager import StreamManager
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="heronbridge-stmgr",
-                                     description="Run one container's stream manager.")
-    parser.add_argument("--state", required=True, help="state manager location")
-    parser.add_argument("--topology", required=True)
-    parser.add_argument("--container", type=int, required=True)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    process = start("heronbridge-stmgr", "Run one container's stream manager.", argv,
+                    lambda p: p.add_argument("--container", type=int, required=True))
+    args, secret = process.args, process.secret()
 
-    secret = secret_from_env()
-
-    async def start() -> int:
-        return await StreamManager(open_state(args.state), args.topology, args.container,
+    async def run() -> int:
+        return await StreamManager(process.statemgr(), args.topology, args.container,
                                    secret).run()
 
-    return run_loop(start())
+    return run_loop(run())
 
 
 if __name__ == "__main__":

@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 
-from ..state import open_state
+from ..process import start
 from ..wire.aio import run_loop
-from ..wire.auth import secret_from_env
 from .master import TopologyMaster
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="heronbridge-tmaster",
-                                     description="Run a topology's master.")
-    parser.add_argument("--state", required=True, help="state manager location")
-    parser.add_argument("--topology", required=True)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    process = start("heronbridge-tmaster", "Run a topology's master.", argv)
+    secret = process.secret()
 
-    secret = secret_from_env()
+    async def run() -> int:
+        return await TopologyMaster(process.statemgr(), process.args.topology, secret).run()
 
-    async def start() -> int:
-        return await TopologyMaster(open_state(args.state), args.topology, secret).run()
-
-    return run_loop(start())
+    return run_loop(run())
 
 
 if __name__ == "__main__":
