@@ -263,7 +263,7 @@ def run(label: str, folder: Path, rate: float | None) -> dict:
     launch.start()
     try:
         if label != "at-most-once":
-            wait_for(lambda: rolled_back(launch.state, plan.name), 60, "the first rollback")
+            wait_for(lambda: rolled_back(launch.statemgr, plan.name), 60, "the first rollback")
         time.sleep(WARMUP_SECS)
         if rate is None:
             set_load(out, "max")
@@ -279,10 +279,10 @@ def run(label: str, folder: Path, rate: float | None) -> dict:
         set_load(out, "max")
         time.sleep(0.3)
         saturated = (time.time(), time.time() + phase)
-        first = executed(launch.state, plan.name)
+        first = executed(launch.statemgr, plan.name)
         time.sleep(phase)
-        last = executed(launch.state, plan.name)
-        counters = (checkpoints(launch.state, plan.name) or ({}, {}))[0]
+        last = executed(launch.statemgr, plan.name)
+        counters = (checkpoints(launch.statemgr, plan.name) or ({}, {}))[0]
     finally:
         launch.stop()
     return {"label": label, "rate": rate, "offered_words_per_s": rate * words_per_sentence(),
@@ -311,7 +311,7 @@ def big_state(folder: Path, keys: int) -> dict:
     plan = word_count(out, 2, keys=keys, count_par=1)
     launch = Launch(plan, Home(folder / "home-big"))
     launch.start()
-    state, name = launch.state, plan.name
+    state, name = launch.statemgr, plan.name
     try:
         set_load(out, "rate", 200)
 

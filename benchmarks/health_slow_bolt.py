@@ -40,7 +40,7 @@ def run(health: bool, seconds: float, rate: int, home: Path) -> dict:
               "heronbridge.health": "on" if health else "off"}
     plan = topology(f"health-{'on' if health else 'off'}", CostlyBolt, rate, **config)
     home_ = Home(home / plan.name)
-    state = home_.open_state()
+    state = home_.open_statemgr()
     with Launch(plan, home_, state) as launch:
         probe = Probe(state, plan.name)
         end = time.monotonic() + seconds

@@ -154,7 +154,7 @@ def end_to_end(kind: str, sentences: int, max_pending: int) -> float:
                     msg = f"{kind}: the count bolt did not see {words} words in 300 s"
                     raise SystemExit(msg)
                 time.sleep(METRICS_INTERVAL / 4)
-                for task in control.metrics(launch.state, plan.name).tasks:
+                for task in control.metrics(launch.statemgr, plan.name).tasks:
                     if task.component == "count":
                         samples[task.timestamp_ms / 1000] = task.counters["execute-count"]
     return steady_rate(samples, words)

@@ -113,7 +113,7 @@ def run(scheduler: str, containers: int, sentences: int, max_pending: int, folde
     from heronbridge.runtime.scheduler import Home
     from heronbridge.runtime.scheduler.launch import Launch
     from heronbridge.runtime.scheduler.spark import SparkOptions
-    from heronbridge.runtime.state import PACKING_PLANS
+    from heronbridge.runtime.statemgr import PACKING_PLANS
 
     out = folder / f"{scheduler}-{containers}"
     out.mkdir(parents=True)
@@ -121,7 +121,7 @@ def run(scheduler: str, containers: int, sentences: int, max_pending: int, folde
     words = words_of(sentences)
     home = Home(folder.parent / f"home-{scheduler}",
                 zookeeper.uri(f"bench-{containers}") if scheduler == "spark" else None)
-    state = home.open_state()
+    state = home.open_statemgr()
     submitted = time.time()
     launch = Launch(plan, home, state, detached=True,
                     spark=SparkOptions(spark.master) if scheduler == "spark" else None)

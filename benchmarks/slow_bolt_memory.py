@@ -118,7 +118,7 @@ def _drained(launch: Launch, tally: Path) -> bool:
 def _counts(launch: Launch, name: str, tally: Path) -> dict:
     spout = json.loads(tally.read_text()) if tally.exists() else {}
     totals: dict[str, dict[str, float]] = {}
-    for task in control.metrics(launch.state, name).tasks:
+    for task in control.metrics(launch.statemgr, name).tasks:
         mine = totals.setdefault(task.component, {})
         for key, value in task.counters.items():
             mine[key] = mine.get(key, 0) + value

@@ -116,7 +116,7 @@ def runtime(sentences: int, max_pending: int, containers: int, timeout: float,
         builder.bolt("count", CountBolt, inputs={split: Grouping.by_fields("word")})
         plan = builder.build()
         launch = Launch(plan, Home(Path(tmp) / "home"))
-        state = launch.state
+        state = launch.statemgr
         launch.start()
         try:
             cpu_before = cpu_by_process()

@@ -54,7 +54,7 @@ def run(mode: str, seconds: float, max_pending: int) -> dict:
         project = load_project(PROJECT, name, None, options, multilang,
                                home.workdir(name) / "resources")
         launch = Launch(project.plan, home, install=project.install_resources)
-        state = launch.state
+        state = launch.statemgr
         launch.start(timeout=120)
         try:
             # Warm-up: a quarter of the run, at least 2 s (imports, first connections).

@@ -12,7 +12,7 @@ from testkit import Running
 
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home
-from heronbridge.runtime.state import StateManager, open_state
+from heronbridge.runtime.statemgr import StateManager, open_statemgr
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
 
 @pytest.fixture
 def state(home: Home) -> StateManager:
-    return open_state(home.state_uri)
+    return open_statemgr(home.state_uri)
 
 
 @pytest.fixture

@@ -82,7 +82,7 @@ def test_the_layer_check_sees_a_wrong_import(tmp_path):
 # above it; the package's own __init__ (its public face) is left out.
 RUNTIME_RANKS = [
     {"errors", "proto", "procfs", "addresses", "logfiles"},
-    {"config", "telemetry", "state"},
+    {"config", "telemetry", "statemgr"},
     {"plan"},
     {"wire", "api", "grouping", "loader"},
     {"checkpoint", "process"},
@@ -137,9 +137,9 @@ def test_every_runtime_part_imports_only_the_parts_beneath_it():
 def test_the_runtime_check_sees_an_import_up_or_sideways(tmp_path):
     bad = tmp_path / "runtime" / "wire" / "probe.py"
     bad.parent.mkdir(parents=True)
-    bad.write_text("from ..scheduler import Home\nfrom heronbridge.runtime import state\n"
+    bad.write_text("from ..scheduler import Home\nfrom heronbridge.runtime import statemgr\n"
                    "from ..instance.task import Task\n")
-    assert runtime_imports(bad, tmp_path) == {("scheduler", 1), ("state", 2), ("instance", 3)}
+    assert runtime_imports(bad, tmp_path) == {("scheduler", 1), ("statemgr", 2), ("instance", 3)}
 
 
 def import_graph(root: Path) -> dict[str, set[str]]:

@@ -16,7 +16,7 @@ import pytest
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.scheduler.launch import Launch
-from heronbridge.runtime.state import StateManager
+from heronbridge.runtime.statemgr import StateManager
 
 # The installed console script, as a user runs it (`python -m heronbridge` from the
 # repository root would import the source folder `heronbridge/` instead of the package).

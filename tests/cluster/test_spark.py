@@ -40,7 +40,7 @@ from heronbridge.runtime.plan.relocate import RELOCATE_ENV
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.scheduler.spark import SparkOptions
-from heronbridge.runtime.state import (
+from heronbridge.runtime.statemgr import (
     PACKING_PLANS,
     PHYSICAL_PLANS,
     SCHEDULERS,
@@ -100,7 +100,7 @@ def grouping_run(spark, zookeeper, tmp_path_factory):
     out = tmp_path_factory.mktemp("records")
     plan = groupings_plan(out, containers=3)
     home = Home(tmp_path_factory.mktemp("hb"), zookeeper.uri("groupings"))
-    state = home.open_state()
+    state = home.open_statemgr()
     launch = Launch(plan, home, state, detached=True, spark=SparkOptions(spark.master))
     try:
         launch.start()
@@ -193,7 +193,7 @@ def test_durable_word_count_survives_a_whole_container_killed(spark, zookeeper, 
         "--home", home.root, "-o", f"durable.offsets={offsets}",
         "-o", f"example.output.dir={out}", "-o", "topology.max.spout.pending=10")
     submitted = time.monotonic() - began
-    state = home.open_state()
+    state = home.open_statemgr()
     try:
         spout = next(c.id for c in state.get(PACKING_PLANS, "durable").containers
                      if any(i.component == "log" for i in c.instances))
@@ -257,7 +257,7 @@ def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path
     # A short session: the dead master's ephemeral location goes after 4s, not 10s.
     uri = zookeeper.uri("master") + "?session_timeout=4"
     home = Home(tmp_path / "home", uri)
-    state = home.open_state()
+    state = home.open_statemgr()
     out = tmp_path / "out"
     plan = spread_plan(name, out, **{"test.count": 5000})
     total = 5000

@@ -15,7 +15,7 @@ import pytest
 from testkit import HERONBRIDGE, read_jsonl, wait_until
 
 from heronbridge.runtime.scheduler import Home
-from heronbridge.runtime.state import PHYSICAL_PLANS
+from heronbridge.runtime.statemgr import PHYSICAL_PLANS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nimbus"))
 from nimbuskit import free_port, sparse, table_rows, wordcount_project, words_in_text  # noqa: E402
@@ -62,7 +62,7 @@ def test_sparse_submits_through_nimbus_onto_the_spark_cluster(zookeeper, spark, 
         total = words_in_text()
         wait_until(lambda: sum(len(r) for r in read_jsonl(counted_dir).values()) == total,
                    180, f"the word count to count {total} words", on_timeout=output)
-        state = Home(home, uri).open_state()
+        state = Home(home, uri).open_statemgr()
         try:
             pplan = state.get(PHYSICAL_PLANS, "wordcount")
             assert {s.host for s in pplan.stmgrs} <= WORKERS, pplan

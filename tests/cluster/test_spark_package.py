@@ -24,7 +24,7 @@ from heronbridge.runtime.scheduler.spark_container import (
     container_env,
     worker_address,
 )
-from heronbridge.runtime.state import ZK_DIGEST_ENV, open_state
+from heronbridge.runtime.statemgr import ZK_DIGEST_ENV, open_statemgr
 
 
 def a_plan(workdir: Path, extra: Path):
@@ -129,7 +129,7 @@ def test_spark_settings_are_key_value_pairs():
 
 def test_spark_needs_zookeeper_state(tmp_path):
     with pytest.raises(SchedulerError, match=r"needs the ZooKeeper state manager \(--state zk"):
-        require_spark(open_state(str(tmp_path / "state")), "t")
+        require_spark(open_statemgr(str(tmp_path / "state")), "t")
 
 
 TOPOLOGY = str(Path(__file__).resolve().parents[1] / "runtime" / "cli_topology.py")

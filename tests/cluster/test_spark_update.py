@@ -15,7 +15,7 @@ from testkit import read_jsonl, wait_until
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.plan.codec import topology_from_proto
 from heronbridge.runtime.scheduler import Home
-from heronbridge.runtime.state import TOPOLOGIES
+from heronbridge.runtime.statemgr import TOPOLOGIES
 
 pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 PAUSED = re.compile(r"spouts paused (\d+\.\d+)s")
@@ -33,7 +33,7 @@ def test_durable_word_count_rescaled_on_spark(spark, zookeeper, tmp_path, capsys
         "--scheduler", "spark", "--spark-master", spark.master, *common,
         "-o", f"durable.offsets={offsets}", "-o", f"example.output.dir={out}",
         "-o", "topology.max.spout.pending=10", "--health", "off")
-    state = home.open_state()
+    state = home.open_statemgr()
     try:
         def acks() -> set[int]:
             return {r["id"] for rs in read_jsonl(out, "log-*.jsonl").values() for r in rs

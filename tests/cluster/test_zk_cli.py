@@ -13,7 +13,7 @@ import pytest
 from testkit import HERONBRIDGE, read_jsonl, wait_until
 
 from heronbridge.runtime.scheduler import Home
-from heronbridge.runtime.state import SCHEDULERS, TOPOLOGIES
+from heronbridge.runtime.statemgr import SCHEDULERS, TOPOLOGIES
 
 pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 
@@ -38,7 +38,7 @@ def test_the_verbs_work_through_zookeeper(zookeeper, tmp_path):
 
     out = tmp_path / "out"
     cli("submit", TOPOLOGY, "--containers", "2", "-o", f"test.out={out}")
-    state = Home(home.root, zookeeper.uri("verbs")).open_state()
+    state = Home(home.root, zookeeper.uri("verbs")).open_statemgr()
     try:
         scheduler = state.get(SCHEDULERS, "cli-test")
         _, stat = state.zk.get("/verbs/schedulers/cli-test")

@@ -14,13 +14,13 @@ from testkit import wait_until
 
 from heronbridge.runtime.errors import StateManagerError
 from heronbridge.runtime.proto import plans_pb2, topology_pb2
-from heronbridge.runtime.state import (
+from heronbridge.runtime.statemgr import (
     PACKING_PLANS,
     SCHEDULERS,
     TMASTERS,
     TOPOLOGIES,
     NodeExistsError,
-    open_state,
+    open_statemgr,
 )
 
 pytestmark = pytest.mark.cluster
@@ -45,7 +45,7 @@ def location(port: int) -> plans_pb2.TopologyMasterLocation:
 
 
 def test_nodes_keep_herons_layout(zookeeper, root):
-    state = open_state(zookeeper.uri(root), ME)
+    state = open_statemgr(zookeeper.uri(root), ME)
     try:
         state.put(TOPOLOGIES, "wc", topology_pb2.Topology(id="wc-1", name="wc"))
         state.put(TOPOLOGIES, "wc", topology_pb2.Topology(id="wc-2", name="wc"))
@@ -72,7 +72,7 @@ def test_nodes_keep_herons_layout(zookeeper, root):
 
 
 def test_a_watch_sees_every_change_and_the_deletion(zookeeper, root):
-    state = open_state(zookeeper.uri(root), ME)
+    state = open_statemgr(zookeeper.uri(root), ME)
     seen: queue.Queue = queue.Queue()
     try:
         watch = state.watch(TOPOLOGIES, "wc", lambda m: seen.put(m and m.id))
@@ -93,8 +93,8 @@ def test_a_watch_sees_every_change_and_the_deletion(zookeeper, root):
 
 
 def test_a_second_master_finds_another_primary_until_the_first_is_gone(zookeeper, root):
-    first = open_state(zookeeper.uri(root), ME)
-    second = open_state(zookeeper.uri(root), ME)
+    first = open_statemgr(zookeeper.uri(root), ME)
+    second = open_statemgr(zookeeper.uri(root), ME)
     try:
         first.claim(TMASTERS, "wc", location(1))
         first.claim(TMASTERS, "wc", location(2))  # its holder may update it
@@ -109,7 +109,7 @@ def test_a_second_master_finds_another_primary_until_the_first_is_gone(zookeeper
 
 
 def test_ephemeral_nodes_come_back_after_the_session_is_lost(zookeeper, root):
-    state = open_state(zookeeper.uri(root), ME)
+    state = open_statemgr(zookeeper.uri(root), ME)
     try:
         state.claim(TMASTERS, "wc", location(7))
         state.put(SCHEDULERS, "wc", plans_pb2.SchedulerLocation(topology_name="wc", pid=1))
@@ -135,7 +135,7 @@ def test_ephemeral_nodes_come_back_after_the_session_is_lost(zookeeper, root):
 
 
 def test_the_secret_is_the_owners_only_and_nodes_are_read_only_to_others(zookeeper, root):
-    state = open_state(zookeeper.uri(root), ME)
+    state = open_statemgr(zookeeper.uri(root), ME)
     try:
         state.put_secret("wc", b"k" * 32)
         state.put(TOPOLOGIES, "wc", topology_pb2.Topology(id="wc-1"))
@@ -151,7 +151,7 @@ def test_the_secret_is_the_owners_only_and_nodes_are_read_only_to_others(zookeep
                     client.create(f"/{root}/topologies/evil", b"")
             finally:
                 client.stop()
-        other = open_state(zookeeper.uri(root), "mallory:guess")
+        other = open_statemgr(zookeeper.uri(root), "mallory:guess")
         try:
             with pytest.raises(StateManagerError, match="not allowed to read secrets/wc"):
                 other.get_secret("wc")
@@ -163,7 +163,7 @@ def test_the_secret_is_the_owners_only_and_nodes_are_read_only_to_others(zookeep
 
 
 def test_clients_ride_out_a_server_that_dies_and_comes_back(zookeeper, root):
-    state = open_state(zookeeper.uri(root), ME)
+    state = open_statemgr(zookeeper.uri(root), ME)
     seen: queue.Queue = queue.Queue()
     try:
         state.claim(TMASTERS, "wc", location(5))
@@ -180,6 +180,6 @@ def test_clients_ride_out_a_server_that_dies_and_comes_back(zookeeper, root):
 
 def test_a_bad_location_or_identity_is_refused_clearly(zookeeper):
     with pytest.raises(StateManagerError, match="credentials go in"):
-        open_state(f"zk://u:p@{zookeeper.hosts}/x", ME)
+        open_statemgr(f"zk://u:p@{zookeeper.hosts}/x", ME)
     with pytest.raises(StateManagerError, match="digest identity"):
-        open_state(zookeeper.uri("x"), "no-colon")
+        open_statemgr(zookeeper.uri("x"), "no-colon")

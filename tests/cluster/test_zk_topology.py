@@ -21,7 +21,7 @@ from testkit import HERONBRIDGE, Running, wait_until
 
 from heronbridge.runtime.errors import StateManagerError
 from heronbridge.runtime.scheduler import Home
-from heronbridge.runtime.state import TMASTERS
+from heronbridge.runtime.statemgr import TMASTERS
 
 pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 
@@ -35,7 +35,7 @@ def master_location(state, name):
 
 def test_a_topology_on_zookeeper_survives_the_server_dying(zookeeper, tmp_path):
     home = Home(tmp_path / "home", zookeeper.uri("heronbridge"))
-    state = home.open_state()
+    state = home.open_statemgr()
     out = tmp_path / "out"
     running = Running(spread_plan("on-zk", out), home, state)
     running.hosts = HOSTS

@@ -89,7 +89,7 @@ def traced_run(path: Path, root: Path) -> list[dict]:
     from heronbridge.conformance.trace.hook import HOOK_PATH
     from heronbridge.conformance.trace.schema import TRACE_DIR
     from heronbridge.runtime.scheduler import Home
-    from heronbridge.runtime.state import open_state
+    from heronbridge.runtime.statemgr import open_statemgr
     from heronbridge.shims.storm.keys import HOOK
 
     home, traces = Home(root / "home"), root / "traces"
@@ -107,7 +107,7 @@ def traced_run(path: Path, root: Path) -> list[dict]:
         return len(story) == COUNT and all(evs[-1] == "spout_ack" or evs.count("spout_fail")
                                            == 4 for evs in story.values())
 
-    with Running(project.plan, home, open_state(home.state_uri), project) as running:
+    with Running(project.plan, home, open_statemgr(home.state_uri), project) as running:
         wait_until(settled, 40, "every number settled", on_timeout=running.logs)
     return records()
 

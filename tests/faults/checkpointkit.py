@@ -37,7 +37,7 @@ from heronbridge.runtime.checkpoint.coordinator import COMPONENT
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.plan.packing import round_robin
-from heronbridge.runtime.state import STATEFUL_CHECKPOINTS, TMASTERS
+from heronbridge.runtime.statemgr import STATEFUL_CHECKPOINTS, TMASTERS
 
 ROOT = Path(__file__).resolve().parents[2]
 HERONPY_EXAMPLE = ROOT / "examples" / "heronpy" / "stateful_wordcount.py"

@@ -26,7 +26,7 @@ from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.plan.packing import round_robin
 from heronbridge.runtime.procfs import descendants
-from heronbridge.runtime.state import PHYSICAL_PLANS, TMASTERS
+from heronbridge.runtime.statemgr import PHYSICAL_PLANS, TMASTERS
 
 DURABLE = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / "durable"
 WORD = re.compile(r"[a-z]+")

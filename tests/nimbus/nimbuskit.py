@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from heronbridge.runtime.scheduler import Home, pid_alive, running_scheduler
-from heronbridge.runtime.state import SCHEDULERS
+from heronbridge.runtime.statemgr import SCHEDULERS
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDCOUNT = ROOT / "examples" / "storm_topologies" / "wordcount"
@@ -52,7 +52,7 @@ class Endpoint:
 
 def stop_topologies(home: Path) -> list[str]:
     """Stop what a failed test left running under `home`; returns their names."""
-    state = Home(home).open_state()
+    state = Home(home).open_statemgr()
     left = []
     try:
         for name in state.names(SCHEDULERS):

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def endpoint(tmp_path):
     home = Home(tmp_path / "home")
-    state = home.open_state()
+    state = home.open_statemgr()
     server = NimbusServer(NimbusService(home, state), port=0).start()
     yield server
     server.close()
@@ -120,7 +120,7 @@ def test_java_components_are_refused_by_name(endpoint, tmp_path):
 
 def test_beyond_loopback_only_with_mutual_tls(tmp_path):
     home = Home(tmp_path / "home")
-    state = home.open_state()
+    state = home.open_statemgr()
     with pytest.raises(NimbusError, match="beyond loopback, only with TLS"):
         NimbusServer(NimbusService(home, state), host="192.0.2.7", port=0)
 

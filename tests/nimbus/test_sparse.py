@@ -10,7 +10,7 @@ from testkit import read_jsonl, wait_until
 
 from heronbridge.nimbus.submit import write_jar
 from heronbridge.runtime.scheduler import Home
-from heronbridge.runtime.state import TOPOLOGIES
+from heronbridge.runtime.statemgr import TOPOLOGIES
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +54,7 @@ def test_sparse_submit_list_kill(nimbus, tmp_path):
     wait_until(lambda: not leftovers(nimbus.home, {nimbus.process.pid}), 30,
                "no process of the topology left", on_timeout=lambda: "\n".join(
                    leftovers(nimbus.home, {nimbus.process.pid})))
-    state = Home(nimbus.home).open_state()
+    state = Home(nimbus.home).open_statemgr()
     try:
         assert state.names(TOPOLOGIES) == []
     finally:

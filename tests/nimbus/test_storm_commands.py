@@ -120,7 +120,7 @@ def test_storm_client_over_the_tls_port(tmp_path, storm_classpath):
                     str(ca.path), "-keystore", str(trust), "-storetype", "PKCS12",
                     "-storepass", "changeit"], check=True, capture_output=True)
     home = Home(tmp_path / "home")
-    state = home.open_state()
+    state = home.open_statemgr()
     server = NimbusServer(NimbusService(home, state), port=0,
                           tls=(str(cert), str(key), str(ca.path)), tls_port=0).start()
     try:

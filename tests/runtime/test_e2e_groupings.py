@@ -48,12 +48,12 @@ def outcome(tmp_path_factory):
     from testkit import Running
 
     from heronbridge.runtime.scheduler import Home
-    from heronbridge.runtime.state import open_state
+    from heronbridge.runtime.statemgr import open_statemgr
 
     out = tmp_path_factory.mktemp("records")
     plan = groupings_plan(out)
     home = Home(tmp_path_factory.mktemp("hb"))
-    with Running(plan, home, open_state(home.state_uri)) as running:
+    with Running(plan, home, open_statemgr(home.state_uri)) as running:
         def all_acked():
             spouts = read_jsonl(out, "spout-keys-*.jsonl").values()
             return sum(r["event"] == "ack" for rs in spouts for r in rs) == 2 * COUNT

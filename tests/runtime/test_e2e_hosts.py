@@ -14,7 +14,7 @@ from testkit import Running, read_jsonl, wait_until
 from heronbridge.runtime import Grouping, TopologyBuilder
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.plan.packing import round_robin
-from heronbridge.runtime.state import PHYSICAL_PLANS
+from heronbridge.runtime.statemgr import PHYSICAL_PLANS
 
 pytestmark = pytest.mark.integration
 

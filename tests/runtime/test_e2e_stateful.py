@@ -15,7 +15,7 @@ from testkit import wait_until
 from heronbridge.runtime import Grouping, TopologyBuilder
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.procfs import descendants
-from heronbridge.runtime.state import PHYSICAL_PLANS, STATEFUL_CHECKPOINTS
+from heronbridge.runtime.statemgr import PHYSICAL_PLANS, STATEFUL_CHECKPOINTS
 
 pytestmark = pytest.mark.integration
 
@@ -99,7 +99,7 @@ def test_update_repartitions_the_counts_by_key_and_keeps_them_exact(run_topology
 
     from heronbridge.runtime.control import update
     from heronbridge.runtime.plan.codec import topology_from_proto
-    from heronbridge.runtime.state import TOPOLOGIES
+    from heronbridge.runtime.statemgr import TOPOLOGIES
 
     topology = plan(tmp_path, 6000, **{"test.interval": 0.0005})
     want = expected_counts(6000)

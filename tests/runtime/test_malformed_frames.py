@@ -15,7 +15,7 @@ from heronbridge.runtime import TopologyBuilder
 from heronbridge.runtime.instance.connection import Connection, ConnectionLost
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.proto import control_pb2
-from heronbridge.runtime.state import PHYSICAL_PLANS, TOPOLOGIES
+from heronbridge.runtime.statemgr import PHYSICAL_PLANS, TOPOLOGIES
 from heronbridge.runtime.wire import auth, frames
 
 GARBAGE = b"\xff\xff\xff\xff\x63\x00\x00\x00\x00"  # length 4 GiB, kind 99

@@ -97,7 +97,7 @@ def test_an_executor_that_keeps_failing_is_restarted_later_each_time(tmp_path, m
     b.spout("keys", KeySpout)
     plan = b.build()
     home = local.Home(tmp_path / "home")
-    state = home.open_state()
+    state = home.open_statemgr()
     local.submit_plan(state, home, plan)
     # An executor that dies at once, every time.
     monkeypatch.setattr(local, "module_command",

@@ -7,7 +7,7 @@ import os
 
 from heronbridge.cli import main
 from heronbridge.runtime.proto import plans_pb2, topology_pb2
-from heronbridge.runtime.state import (
+from heronbridge.runtime.statemgr import (
     PACKING_PLANS,
     SCHEDULERS,
     TOPOLOGIES,

@@ -6,7 +6,7 @@ import pytest
 
 from heronbridge.runtime.errors import StateManagerError
 from heronbridge.runtime.proto import plans_pb2, topology_pb2
-from heronbridge.runtime.state import (
+from heronbridge.runtime.statemgr import (
     PACKING_PLANS,
     TMASTERS,
     TOPOLOGIES,

@@ -19,7 +19,7 @@ from heronbridge.runtime.addresses import metrics_address, stmgr_address
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.plan.packing import round_robin
 from heronbridge.runtime.proto import control_pb2, plans_pb2
-from heronbridge.runtime.state import PHYSICAL_PLANS, TMASTERS, TOPOLOGIES
+from heronbridge.runtime.statemgr import PHYSICAL_PLANS, TMASTERS, TOPOLOGIES
 from heronbridge.runtime.wire import frames
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ import stat
 
 from heronbridge.runtime import TopologyBuilder
 from heronbridge.runtime.scheduler import submit_plan
-from heronbridge.runtime.state import SECRETS
+from heronbridge.runtime.statemgr import SECRETS
 
 
 def mode(path):

@@ -12,7 +12,7 @@ from testkit import Running, read_jsonl, wait_until
 from tlskit import CertificateAuthority
 
 from heronbridge.runtime import Grouping, TopologyBuilder
-from heronbridge.runtime.state import PHYSICAL_PLANS, TMASTERS
+from heronbridge.runtime.statemgr import PHYSICAL_PLANS, TMASTERS
 from heronbridge.runtime.wire import auth
 from heronbridge.runtime.wire.aio import FramedProtocol
 

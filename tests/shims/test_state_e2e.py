@@ -11,7 +11,7 @@ import pytest
 from test_state import EXAMPLE, final_counts, records, words
 from testkit import read_jsonl, wait_until
 
-from heronbridge.runtime.state import STATEFUL_CHECKPOINTS
+from heronbridge.runtime.statemgr import STATEFUL_CHECKPOINTS
 
 pytestmark = pytest.mark.integration
 

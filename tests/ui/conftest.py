@@ -82,7 +82,7 @@ def served(tmp_path_factory) -> Served:
     home = Home(root / "home")
     launch = Launch(plan("shown", flags), home, detached=True)
     launch.start(timeout=90)
-    tracker = Tracker(launch.state, interval=0.5)
+    tracker = Tracker(launch.statemgr, interval=0.5)
     server = UIServer(tracker, home.root, port=0, token=TOKEN).start()
     tracker.start()
     yield Served(launch, server, tracker, flags, home)

@@ -180,7 +180,7 @@ def test_the_health_managers_actions_reach_the_page(served):
     action = Action(action="none", diagnosis="data skew", component=BOLT, task=3,
                     why="task 3 took 90% of the input", detail="more tasks cannot split one key",
                     time=time.time())
-    append_action(served.tracker.state, served.name, action)
+    append_action(served.tracker.statemgr, served.name, action)
     served.tracker.refresh(served.name)
     shown = served.json("/ui/api/topology/shown")["actions"][0]
     assert (shown["action"], shown["diagnosis"], shown["component"], shown["task"]) == \

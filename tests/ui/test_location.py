@@ -8,14 +8,14 @@ import os
 import stat
 
 from heronbridge.cli.ui import print_ui_address, ui_address
-from heronbridge.runtime.state import open_state
+from heronbridge.runtime.statemgr import open_statemgr
 from heronbridge.ui.server import UIServer, is_loopback
 from heronbridge.ui.tracker import Tracker
 
 
 def test_the_server_publishes_its_address_for_run_and_submit(tmp_path, capsys):
     home = tmp_path / "home"
-    tracker = Tracker(open_state(str(home / "state")))
+    tracker = Tracker(open_statemgr(str(home / "state")))
     server = UIServer(tracker, home, port=0, token="t0k3n")
     try:
         path = server.publish()

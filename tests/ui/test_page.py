@@ -42,7 +42,7 @@ def _node_class(browser, component: str) -> str:
 
 def _emitted(served) -> float:
     return sum(t.counters.get("emit-count", 0) for t in
-               control.metrics(served.launch.state, served.name).tasks
+               control.metrics(served.launch.statemgr, served.name).tasks
                if t.component == "numbers")
 
 

@@ -17,7 +17,7 @@ from testkit import Running  # noqa: E402
 from heronbridge.nimbus.service import NimbusService  # noqa: E402
 from heronbridge.runtime import Grouping, TopologyBuilder  # noqa: E402
 from heronbridge.runtime.plan.codec import topology_from_proto  # noqa: E402
-from heronbridge.runtime.state import TOPOLOGIES  # noqa: E402
+from heronbridge.runtime.statemgr import TOPOLOGIES  # noqa: E402
 
 
 @pytest.mark.integration

@@ -19,7 +19,7 @@ from heronbridge.runtime.control import update  # noqa: E402
 from heronbridge.runtime.plan import TaskLayout  # noqa: E402
 from heronbridge.runtime.plan.codec import packing_from_proto, topology_from_proto  # noqa: E402
 from heronbridge.runtime.plan.rescale import UpdateError  # noqa: E402
-from heronbridge.runtime.state import PACKING_PLANS, PHYSICAL_PLANS, TOPOLOGIES  # noqa: E402
+from heronbridge.runtime.statemgr import PACKING_PLANS, PHYSICAL_PLANS, TOPOLOGIES  # noqa: E402
 
 LINES = 4000
 

@@ -26,7 +26,7 @@ def add_state_verb(verbs: Any, parents: Parents, verb: str, running: bool,
 
 
 def set_running(args: argparse.Namespace, running: bool) -> int:
-    state, _home = open_home(args)
-    new = (admin.activate if running else admin.deactivate)(state, args.topology_name)
+    statemgr, _home = open_home(args)
+    new = (admin.activate if running else admin.deactivate)(statemgr, args.topology_name)
     out.print(f"{args.topology_name}: {topology_pb2.TopologyState.Name(new)}")
     return 0

@@ -21,10 +21,10 @@ def add_verb(verbs: Any, parents: Parents) -> None:
 
 
 def cmd_kill(args: argparse.Namespace) -> int:
-    state, _home = open_home(args)
+    statemgr, _home = open_home(args)
     name = args.topology_name
     with console.status(f"killing {name}"):
-        killed = admin.kill(state, name)
+        killed = admin.kill(statemgr, name)
     if killed.outcome == "corrupt":
         out.print(f"{name}: its state was corrupt ({killed.detail}); removed it")
     elif killed.outcome == "stale":

@@ -23,11 +23,11 @@ def add_verb(verbs: Any, parents: Parents) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    state, _home = open_home(args)
-    table = Table(title=f"topologies in {state.uri}")
+    statemgr, _home = open_home(args)
+    table = Table(title=f"topologies in {statemgr.uri}")
     for col in ("name", "id", "state", "containers", "tasks", "scheduler", "working dir"):
         table.add_column(col)
-    topologies = admin.list_topologies(state)
+    topologies = admin.list_topologies(statemgr)
     for t in topologies:
         if t.corrupt is not None:
             table.add_row(t.name, "-", f"CORRUPT ({t.corrupt}; `heronbridge kill {t.name}` "
@@ -39,9 +39,9 @@ def cmd_list(args: argparse.Namespace) -> int:
                       f"pid {t.scheduler_pid} on {t.scheduler_host or '?'}"
                       if t.scheduler_pid is not None else "-", t.working_dir or "-")
     if not topologies:
-        out.print(f"no topologies in {state.uri}")
+        out.print(f"no topologies in {statemgr.uri}")
     else:
         out.print(table)
-        if (actions := actions_table(state, [t.name for t in topologies])) is not None:
+        if (actions := actions_table(statemgr, [t.name for t in topologies])) is not None:
             out.print(actions)
     return 0

@@ -57,23 +57,23 @@ def cmd_nimbus(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     spark = spark_of(args)
     home = Home(Path(args.home), args.state)
-    state = home.open_state()
+    statemgr = home.open_statemgr()
     try:
-        server = NimbusServer(NimbusService(home, state, spark), args.host, args.port,
+        server = NimbusServer(NimbusService(home, statemgr, spark), args.host, args.port,
                               files if all(files) else None, args.tls_port).start()
     except BaseException:
-        state.close()
+        statemgr.close()
         raise
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     console.print(f"heronbridge nimbus: {server.host}:{server.port} (framed Thrift)"
                   + (f", TLS on {args.host}:{server.tls_port}" if server.tls_port else "")
-                  + f"; state {state.uri}")
+                  + f"; state {statemgr.uri}")
     try:
         stop.wait()
     finally:
         server.close()
-        state.close()
+        statemgr.close()
     console.print("heronbridge nimbus: stopped (submitted topologies keep running)")
     return 0

@@ -14,7 +14,7 @@ from heronbridge.runtime import control
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.metrics_manager.sink import latest_samples
 from heronbridge.runtime.scheduler.launch import Launch
-from heronbridge.runtime.state import StateManager
+from heronbridge.runtime.statemgr import StateManager
 
 from .options import Parents, spark_of
 from .status import RateLine, totals_from_report, totals_from_samples, totals_table
@@ -36,10 +36,10 @@ def add_verb(verbs: Any, parents: Parents) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     spark = spark_of(args)
-    state, home = open_home(args)
+    statemgr, home = open_home(args)
     prepared = load_plan(args, home)
     plan = prepared.plan
-    launch = Launch(plan, home, state, prepared.install, spark=spark)
+    launch = Launch(plan, home, statemgr, prepared.install, spark=spark)
     stop = []
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -55,10 +55,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print(f"[bold]{plan.name}[/] running: every task registered in "
                       f"{took:.1f}s; logs in {logs_of(launch)}")
         print_ui_address(home.root, plan.name)
-        _watch(state, plan.name, launch, running_since, args.time, stop)
+        _watch(statemgr, plan.name, launch, running_since, args.time, stop)
         if spark is not None:  # the metrics files are on the workers: ask the master
             with contextlib.suppress(RuntimeKernelError):
-                report = control.metrics(state, plan.name)
+                report = control.metrics(statemgr, plan.name)
     finally:
         elapsed = time.monotonic() - running_since if running_since is not None else 0.0
         with console.status(f"stopping {plan.name}"):
@@ -71,7 +71,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _watch(state: StateManager, name: str, launch: Launch, since: float,
+def _watch(statemgr: StateManager, name: str, launch: Launch, since: float,
            duration: float | None, stop: list) -> None:
     line = RateLine()
     live = Live(console=console, refresh_per_second=4, transient=True) \
@@ -90,7 +90,7 @@ def _watch(state: StateManager, name: str, launch: Launch, since: float,
                 continue
             next_print = now + (1.0 if live is not None else 5.0)
             try:
-                report = control.metrics(state, name, timeout=1.0)
+                report = control.metrics(statemgr, name, timeout=1.0)
             except RuntimeKernelError:
                 continue
             totals = totals_from_report(report)

@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 
 from heronbridge.runtime.health.manager import COMPONENT as HEALTH
+from heronbridge.runtime.statemgr import StateManager
 from heronbridge.runtime.telemetry import (
     ACK_COUNT,
     BACKPRESSURE_MS,
@@ -142,7 +143,7 @@ class RateLine:
         return " | ".join(parts)
 
 
-def actions_table(state: Any, names: list[str]) -> Table | None:
+def actions_table(statemgr: StateManager, names: list[str]) -> Table | None:
     """The health manager's latest actions, per topology (None: no action yet)."""
     from heronbridge.runtime.health.actions import read_actions
 
@@ -152,7 +153,7 @@ def actions_table(state: Any, names: list[str]) -> Table | None:
         table.add_column(col)
     shown = False
     for name in names:
-        for action in reversed(read_actions(state, name)[-ACTIONS_SHOWN:]):
+        for action in reversed(read_actions(statemgr, name)[-ACTIONS_SHOWN:]):
             shown = True
             table.add_row(name, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(action.time)),
                           action.action, action.component,

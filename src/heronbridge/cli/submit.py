@@ -27,11 +27,11 @@ def add_verb(verbs: Any, parents: Parents) -> None:
 
 def cmd_submit(args: argparse.Namespace) -> int:
     spark = spark_of(args)
-    state, home = open_home(args)
+    statemgr, home = open_home(args)
     prepared = load_plan(args, home)
     plan = prepared.plan
     with console.status(f"starting {plan.name}"):
-        submitted = admin.submit(state, home, plan, prepared.install, not args.deactivated,
+        submitted = admin.submit(statemgr, home, plan, prepared.install, not args.deactivated,
                                  spark)
     state_name = "deactivated" if args.deactivated else "running"
     on = "" if spark is None else f" on {spark.master}"

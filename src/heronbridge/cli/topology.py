@@ -10,7 +10,7 @@ from typing import Any
 from heronbridge.runtime.loader import load_topology_file
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home
-from heronbridge.runtime.state import StateManager
+from heronbridge.runtime.statemgr import StateManager
 
 from ..errors import HeronbridgeError
 from .options import apply_health_option
@@ -66,7 +66,7 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
 
 def open_home(args: argparse.Namespace) -> tuple[StateManager, Home]:
     home = Home(Path(args.home), args.state)
-    return home.open_state(), home
+    return home.open_statemgr(), home
 
 
 # -- verbs ------------------------------------------------------------------------

@@ -48,8 +48,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from heronbridge.ui.tracker import Tracker
 
     home = Home(Path(args.home), args.state)
-    state = home.open_state()
-    tracker = Tracker(state, args.interval)
+    statemgr = home.open_statemgr()
+    tracker = Tracker(statemgr, args.interval)
     server = UIServer(tracker, home.root, args.host, args.port, args.token)
     tracker.start()
     server.publish()
@@ -57,7 +57,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     server.start()
-    console.print(f"heronbridge ui: {server.url} (state {state.uri})")
+    console.print(f"heronbridge ui: {server.url} (state {statemgr.uri})")
     console.print(f"token: {server.token}" + ("" if server.reads_need_token else
                                               "  (needed for activate, deactivate, kill)"))
     try:
@@ -66,7 +66,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
         server.unpublish()
         server.close()
         tracker.stop()
-        state.close()
+        statemgr.close()
     return 0
 
 

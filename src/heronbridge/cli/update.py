@@ -40,7 +40,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     home = Home(Path(args.home), args.state)
-    state = home.open_state()
+    statemgr = home.open_statemgr()
     name = args.topology_name
     parallelism = parse_parallelism(args.component_parallelism, name)
     if args.containers is not None and args.containers < 1:
@@ -48,7 +48,7 @@ def cmd_update(args: argparse.Namespace) -> int:
               f"{args.containers}"
         raise HeronbridgeError(msg)
     with console.status(f"updating {name}"):
-        report = admin.update(state, name, parallelism, args.containers, args.dry_run,
+        report = admin.update(statemgr, name, parallelism, args.containers, args.dry_run,
                               reason="heronbridge update")
     table = Table(title=f"{name}: packing {report.old_packing_id} -> "
                         f"{report.new_packing_id}" + (" (dry run)" if args.dry_run else ""))

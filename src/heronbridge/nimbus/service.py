@@ -34,7 +34,7 @@ from heronbridge.runtime.proto import topology_pb2
 from heronbridge.runtime.scheduler import Home, running_scheduler
 from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.scheduler.spark import SparkOptions
-from heronbridge.runtime.state import (
+from heronbridge.runtime.statemgr import (
     EXECUTION_STATE,
     PACKING_PLANS,
     PHYSICAL_PLANS,
@@ -149,9 +149,10 @@ def _internal(message: str) -> Exception:
 class NimbusService:
     """The handler: one method per Nimbus call (thriftpy2 dispatches by name)."""
 
-    def __init__(self, home: Home, state: StateManager, spark: SparkOptions | None = None) -> None:
+    def __init__(self, home: Home, statemgr: StateManager,
+                 spark: SparkOptions | None = None) -> None:
         self.home = home
-        self.state = state
+        self.statemgr = statemgr
         self.spark = spark  # the Spark cluster submissions run on; None: this host
         # Where the endpoint listens: set by the server once its ports are bound.
         self.host = "127.0.0.1"
@@ -179,21 +180,21 @@ class NimbusService:
     def _known(self) -> list[Known]:
         self._reap()
         out = []
-        for name in sorted(self.state.names(TOPOLOGIES)):
+        for name in sorted(self.statemgr.names(TOPOLOGIES)):
             known = self._find(name)
             if known is not None:
                 out.append(known)
         return out
 
     def _find(self, name: str) -> Known | None:
-        topology = self.state.get(TOPOLOGIES, name)
+        topology = self.statemgr.get(TOPOLOGIES, name)
         if topology is None:
             return None
         with self.lock:
             starting = name in self.launches
             killed = name in self.killing
             rebalancing = name in self.rebalancing
-        if not starting and running_scheduler(self.state, name) is None:
+        if not starting and running_scheduler(self.statemgr, name) is None:
             return None  # stale state of a topology that died
         status = "KILLED" if killed else "REBALANCING" if rebalancing else \
             STATUS.get(topology.state, "INACTIVE")
@@ -213,30 +214,30 @@ class NimbusService:
         raise self.t.NotAliveException(msg=f"{name} is not alive")
 
     def _uptime(self, name: str) -> int:
-        execution = self.state.get(EXECUTION_STATE, name)
+        execution = self.statemgr.get(EXECUTION_STATE, name)
         if execution is None or not execution.submission_time:
             return 0
         return max(0, int(time.time() - execution.submission_time))
 
     def _owner(self, name: str) -> str:
-        execution = self.state.get(EXECUTION_STATE, name)
+        execution = self.statemgr.get(EXECUTION_STATE, name)
         return execution.submission_user if execution is not None else ""
 
     def _hosts(self, name: str) -> dict[int, tuple[str, int]]:
         """container -> (host, port) of its stream manager."""
-        pplan = self.state.get(PHYSICAL_PLANS, name)
+        pplan = self.statemgr.get(PHYSICAL_PLANS, name)
         return {s.container: (s.host, s.data_port) for s in pplan.stmgrs} if pplan else {}
 
     def _instances(self, name: str) -> list[tuple[int, str, int]]:
         """(container, component, task) of every task."""
-        packing = self.state.get(PACKING_PLANS, name)
+        packing = self.statemgr.get(PACKING_PLANS, name)
         if packing is None:
             return []
         return [(c.id, i.component, i.task_id) for c in packing.containers
                 for i in c.instances]
 
     def _summary(self, known: Known) -> Any:
-        packing = self.state.get(PACKING_PLANS, known.name)
+        packing = self.statemgr.get(PACKING_PLANS, known.name)
         tasks = len(self._instances(known.name))
         return self.t.TopologySummary(
             id=known.topology.id, name=known.name, num_tasks=tasks, num_executors=tasks,
@@ -267,7 +268,7 @@ class NimbusService:
 
     def _metrics(self, name: str) -> list[Any]:
         try:
-            return list(control.metrics(self.state, name, timeout=2.0).tasks)
+            return list(control.metrics(self.statemgr, name, timeout=2.0).tasks)
         except RuntimeKernelError:
             return []  # starting or stopping: no errors to report
 
@@ -353,7 +354,7 @@ class NimbusService:
                 "nimbus.thrift.port": self.port, "storm.cluster.mode": "distributed",
                 "storm.log.dir": str(self.home.root / "topologies"),
                 "topology.message.timeout.secs": DEFAULT_KILL_WAIT_SECS,
-                "heronbridge.state": self.state.uri}
+                "heronbridge.state": self.statemgr.uri}
         if self.tls_port is not None:
             conf["nimbus.thrift.tls.port"] = self.tls_port
         return json.dumps(conf)
@@ -426,7 +427,7 @@ class NimbusService:
                     serialize(topology, TBinaryProtocolFactory()))
 
             try:
-                return admin.submit(self.state, self.home, plan, install,
+                return admin.submit(self.statemgr, self.home, plan, install,
                                     initial == topology_pb2.RUNNING, self.spark,
                                     wait=False).launch
             except RuntimeKernelError as exc:
@@ -462,7 +463,7 @@ class NimbusService:
             self.killing[name] = time.time() + max(0, wait)
         if wait > 0:
             with contextlib.suppress(RuntimeKernelError):
-                control.set_state(self.state, name, False)  # Storm deactivates first
+                control.set_state(self.statemgr, name, False)  # Storm deactivates first
         threading.Thread(target=self._kill_after, args=(name, max(0, wait)),
                          name=f"nimbus-kill-{name}", daemon=True).start()
         log.info("%s: killed; stopping in %ds", where(name), wait)
@@ -471,7 +472,7 @@ class NimbusService:
         with self.lock:
             if name in self.launches:
                 return
-        location = running_scheduler(self.state, name)
+        location = running_scheduler(self.statemgr, name)
         if location is None:
             return
         if location.host and location.host != socket.gethostname():
@@ -499,7 +500,7 @@ class NimbusService:
 
     def _stop(self, name: str) -> None:
         try:
-            admin.kill(self.state, name)
+            admin.kill(self.statemgr, name)
         finally:
             with self.lock:
                 launch = self.launches.pop(name, None)
@@ -520,7 +521,7 @@ class NimbusService:
             msg = f"No transition for event: {event}, status: KILLED storm-id: {known.topology.id}"
             raise _internal(msg)
         try:
-            (admin.activate if running else admin.deactivate)(self.state, name)
+            (admin.activate if running else admin.deactivate)(self.statemgr, name)
         except StateManagerError as exc:
             if _denied(exc):
                 action = "activate" if running else "deactivate"
@@ -560,7 +561,7 @@ class NimbusService:
             first = components[0]
             parallelism = {first: known.plan.components[first].parallelism}
         try:
-            admin.update(self.state, name, parallelism, workers, dry_run=True)
+            admin.update(self.statemgr, name, parallelism, workers, dry_run=True)
         except RuntimeKernelError as exc:
             raise self.t.InvalidTopologyException(msg=str(exc)) from exc
         with self.lock:
@@ -570,7 +571,7 @@ class NimbusService:
 
     def _rebalance(self, name: str, parallelism: dict[str, int], workers: int | None) -> None:
         try:
-            report = admin.update(self.state, name, parallelism, workers,
+            report = admin.update(self.statemgr, name, parallelism, workers,
                                   reason="Nimbus rebalance")
             log.info("%s: rebalanced to packing %s; spouts paused %.2fs", where(name),
                      report.new_packing_id, report.paused_secs)

@@ -99,14 +99,14 @@ class NimbusLaunch:
         self.home = home
         self.install = install
         self.workdir = home.workdir(self.name)
-        self.state = home.open_state()
+        self.statemgr = home.open_statemgr()
         self.server: NimbusServer | None = None
         self.client: Any = None
 
     def start(self, timeout: float = 60.0) -> float:
         """Upload and submit, then wait until every task has registered."""
         began = time.monotonic()
-        self.server = NimbusServer(NimbusService(self.home, self.state), port=0).start()
+        self.server = NimbusServer(NimbusService(self.home, self.statemgr), port=0).start()
         self.client = nimbus_client(self.server.host, self.server.port)
         from streamparse.thrift import SubmitOptions, TopologyInitialStatus
 
@@ -120,7 +120,7 @@ class NimbusLaunch:
                             self.project.env),
             SubmitOptions(initial_status=TopologyInitialStatus.ACTIVE))
         service = self.server.service
-        control.wait_running(self.state, self.name, timeout,
+        control.wait_running(self.statemgr, self.name, timeout,
                              lambda: self.name in service.launches)
         return time.monotonic() - began
 
@@ -142,10 +142,10 @@ class NimbusLaunch:
             service = self.server.service
             while time.monotonic() < deadline and (
                     self.name in service.killing or
-                    running_scheduler(self.state, self.name) is not None):
+                    running_scheduler(self.statemgr, self.name) is not None):
                 time.sleep(0.1)
         finally:
             self.client.close()
             self.server.close()
             self.server = None
-            self.state.close()
+            self.statemgr.close()

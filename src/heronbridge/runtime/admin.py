@@ -29,7 +29,7 @@ from .scheduler.home import Home
 from .scheduler.launch import Launch
 from .scheduler.local import running_scheduler
 from .scheduler.spark import SparkOptions
-from .state import PACKING_PLANS, PHYSICAL_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
+from .statemgr import PACKING_PLANS, PHYSICAL_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
 
 KILL_WAIT_SECS = 60.0  # for a scheduler to follow its topology's node
 KILL_SIGNAL_SECS = 15.0  # then one on this host is sent SIGTERM

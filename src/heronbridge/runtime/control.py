@@ -13,23 +13,23 @@ from .errors import SchedulerError, where
 from .plan.codec import topology_from_proto
 from .plan.rescale import UpdateError
 from .proto import control_pb2, plans_pb2, topology_pb2
-from .state import TMASTERS, TOPOLOGIES, StateManager
+from .statemgr import TMASTERS, TOPOLOGIES, StateManager
 from .wire import auth, tls
 from .wire.frames import CONTROL, FrameAssembler, control_frame, parse_control
 
 UPDATE_TIMEOUT_SECS = 180.0
 
 
-def ask_master(state: StateManager, name: str, request: control_pb2.ControllerRequest,
+def ask_master(statemgr: StateManager, name: str, request: control_pb2.ControllerRequest,
                timeout: float = 5.0) -> control_pb2.ControllerResponse:
-    location = state.get(TMASTERS, name)
+    location = statemgr.get(TMASTERS, name)
     if location is None:
         msg = f"{where(name)}: no topology master is running (is the topology submitted?)"
         raise SchedulerError(msg)
-    secret = state.get_secret(name)
-    topology = state.get(TOPOLOGIES, name)
+    secret = statemgr.get_secret(name)
+    topology = statemgr.get(TOPOLOGIES, name)
     if secret is None or topology is None:
-        msg = f"{where(name)}: no secret or topology in the state manager ({state.uri})"
+        msg = f"{where(name)}: no secret or topology in the state manager ({statemgr.uri})"
         raise SchedulerError(msg)
     _, tls_dial = tls.contexts(TopologyConfig.read(topology_from_proto(topology).config,
                                                    name).tls, name)
@@ -70,22 +70,22 @@ def _connect(location: plans_pb2.TopologyMasterLocation, timeout: float,
         raise
 
 
-def set_state(state: StateManager, name: str, running: bool) -> int:
+def set_state(statemgr: StateManager, name: str, running: bool) -> int:
     target = topology_pb2.RUNNING if running else topology_pb2.PAUSED
-    reply = ask_master(state, name, control_pb2.ControllerRequest(set_state=target))
+    reply = ask_master(statemgr, name, control_pb2.ControllerRequest(set_state=target))
     if not reply.status.ok:
         msg = f"{where(name)}: {reply.status.message}"
         raise SchedulerError(msg)
     return reply.state
 
 
-def metrics(state: StateManager, name: str, timeout: float = 5.0) -> control_pb2.MetricsReport:
-    reply = ask_master(state, name, control_pb2.ControllerRequest(
+def metrics(statemgr: StateManager, name: str, timeout: float = 5.0) -> control_pb2.MetricsReport:
+    reply = ask_master(statemgr, name, control_pb2.ControllerRequest(
         metrics=control_pb2.MetricsQuery()), timeout)
     return reply.metrics
 
 
-def wait_running(state: StateManager, name: str, timeout: float = 60.0,
+def wait_running(statemgr: StateManager, name: str, timeout: float = 60.0,
                  alive: Callable[[], bool] = lambda: True) -> None:
     """Wait until the topology master reports that every task has registered."""
     deadline = time.monotonic() + timeout
@@ -94,7 +94,7 @@ def wait_running(state: StateManager, name: str, timeout: float = 60.0,
             msg = f"{where(name)}: its scheduler exited during start-up"
             raise SchedulerError(msg)
         try:
-            if metrics(state, name, timeout=1.0).all_ready:
+            if metrics(statemgr, name, timeout=1.0).all_ready:
                 return
         except SchedulerError:
             pass
@@ -121,7 +121,7 @@ def parse_parallelism(items: list[str], topology: str | None = None) -> dict[str
     return out
 
 
-def update(state: StateManager, name: str, parallelism: Mapping[str, int],
+def update(statemgr: StateManager, name: str, parallelism: Mapping[str, int],
            containers: int | None = None, dry_run: bool = False, reason: str = "",
            timeout: float = UPDATE_TIMEOUT_SECS) -> control_pb2.UpdateReport:
     """Apply (or with `dry_run`, only plan) a new parallelism; returns what changed and
@@ -129,15 +129,15 @@ def update(state: StateManager, name: str, parallelism: Mapping[str, int],
     request = control_pb2.ControllerRequest(update=control_pb2.UpdateRequest(
         parallelism=dict(parallelism), containers=containers or 0, dry_run=dry_run,
         reason=reason))
-    reply = ask_master(state, name, request, timeout)
+    reply = ask_master(statemgr, name, request, timeout)
     if not reply.status.ok:
         raise UpdateError(reply.status.message)
     return reply.update
 
 
-def restart_task(state: StateManager, name: str, task: int, reason: str) -> None:
+def restart_task(statemgr: StateManager, name: str, task: int, reason: str) -> None:
     """End one task of a running topology; its executor starts it again."""
-    reply = ask_master(state, name, control_pb2.ControllerRequest(
+    reply = ask_master(statemgr, name, control_pb2.ControllerRequest(
         restart=control_pb2.RestartTask(task_id=task, reason=reason)))
     if not reply.status.ok:
         raise UpdateError(reply.status.message)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from .wire.auth import secret_from_env
 
 if TYPE_CHECKING:
-    from .state import StateManager
+    from .statemgr import StateManager
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -32,9 +32,9 @@ class Start:
 
     def statemgr(self) -> StateManager:
         """The state manager `--state` names (imported here: a task needs none)."""
-        from .state import open_state
+        from .statemgr import open_statemgr
 
-        return open_state(self.args.state)
+        return open_statemgr(self.args.state)
 
 
 def start(prog: str, description: str, argv: list[str] | None,

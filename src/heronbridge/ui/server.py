@@ -119,7 +119,7 @@ class UIServer:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             json.dump({"url": self.url, "pid": os.getpid(), "host": self.host,
-                       "port": self.port, "state": self.tracker.state.uri,
+                       "port": self.port, "state": self.tracker.statemgr.uri,
                        "token": self.token}, f)
         os.replace(tmp, path)
         return path
@@ -328,7 +328,7 @@ class UIServer:
 
     def _kill(self, t: Any) -> str:
         """As `heronbridge kill` (runtime.admin): the topology stops and its state goes."""
-        killed = admin.kill(self.tracker.state, t.name)
+        killed = admin.kill(self.tracker.statemgr, t.name)
         self.tracker.poll()
         return killed.outcome
 

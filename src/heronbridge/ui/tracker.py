@@ -21,7 +21,7 @@ from heronbridge.runtime.health.actions import read_actions
 from heronbridge.runtime.plan.codec import topology_from_proto
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.proto import control_pb2, topology_pb2
-from heronbridge.runtime.state import (
+from heronbridge.runtime.statemgr import (
     EXECUTION_STATE,
     PACKING_PLANS,
     PHYSICAL_PLANS,
@@ -130,9 +130,9 @@ def _newest(report: control_pb2.MetricsReport | None) -> int:
 
 
 class Tracker:
-    def __init__(self, state: StateManager, interval: float = DEFAULT_INTERVAL,
+    def __init__(self, statemgr: StateManager, interval: float = DEFAULT_INTERVAL,
                  workers: int = 4) -> None:
-        self.state = state
+        self.statemgr = statemgr
         self.interval = interval
         self.topologies: dict[str, Topology] = {}
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ui-poll")
@@ -174,7 +174,7 @@ class Tracker:
 
     def poll(self) -> None:
         """Read every topology's nodes, then ask each running master for its metrics."""
-        names = set(self.state.names(TOPOLOGIES))
+        names = set(self.statemgr.names(TOPOLOGIES))
         with self._lock:
             for gone in set(self.topologies) - names:
                 del self.topologies[gone]
@@ -185,9 +185,9 @@ class Tracker:
     def refresh(self, name: str) -> Topology | None:
         """Re-read one topology's nodes and metrics now."""
         try:
-            nodes = Nodes(*(self.state.get(kind, name) for kind in (
+            nodes = Nodes(*(self.statemgr.get(kind, name) for kind in (
                 TOPOLOGIES, PACKING_PLANS, PHYSICAL_PLANS, EXECUTION_STATE, TMASTERS,
-                SCHEDULERS)), actions=read_actions(self.state, name))
+                SCHEDULERS)), actions=read_actions(self.statemgr, name))
         except RuntimeKernelError as exc:
             log.warning("topology %r: cannot read its state: %s", name, exc)
             return None
@@ -205,7 +205,7 @@ class Tracker:
             view.error = "no topology master is running"
             return view
         try:
-            report = control.metrics(self.state, name, ASK_TIMEOUT)
+            report = control.metrics(self.statemgr, name, ASK_TIMEOUT)
         except RuntimeKernelError as exc:
             view.error = str(exc)
             return view
@@ -219,6 +219,6 @@ class Tracker:
 
     def set_running(self, topology: Topology, running: bool) -> int:
         """Activate or deactivate (runtime.admin); returns the topology's new state."""
-        state = (admin.activate if running else admin.deactivate)(self.state, topology.name)
+        state = (admin.activate if running else admin.deactivate)(self.statemgr, topology.name)
         self.refresh(topology.name)
         return state

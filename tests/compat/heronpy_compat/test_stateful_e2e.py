@@ -15,7 +15,7 @@ from testkit import wait_until
 
 from heronbridge.compat.heronpy.loader import heron_options, load_file
 from heronbridge.runtime.plan.tasks import TaskLayout
-from heronbridge.runtime.state import STATEFUL_CHECKPOINTS
+from heronbridge.runtime.statemgr import STATEFUL_CHECKPOINTS
 
 pytestmark = pytest.mark.integration
 
@@ -62,7 +62,7 @@ def test_killing_the_counting_task_after_a_checkpoint_leaves_every_count_exact(
     expected = expected_counts(LINES)
     with run_topology(plan) as running:
         def consistent():
-            found = running.state.get(STATEFUL_CHECKPOINTS, plan.name)
+            found = running.statemgr.get(STATEFUL_CHECKPOINTS, plan.name)
             return list(found.checkpoint_ids) if found is not None else []
 
         first = wait_until(lambda: reports(out).get(victim), 60, "the counting task's counts",

@@ -11,7 +11,7 @@ from heronbridge.runtime import Grouping, TopologyBuilder, control
 from heronbridge.runtime.health.actions import read_actions
 from heronbridge.runtime.plan.codec import topology_from_proto
 from heronbridge.runtime.plan.logical import SHUFFLE
-from heronbridge.runtime.state import TOPOLOGIES
+from heronbridge.runtime.statemgr import TOPOLOGIES
 from heronbridge.runtime.telemetry import BACKPRESSURE_MS, EXECUTE_COUNT
 
 QUICK_HEALTH = {

@@ -12,7 +12,7 @@ from heronbridge.runtime.plan.codec import packing_to_proto, topology_to_proto
 from heronbridge.runtime.plan.packing import round_robin
 from heronbridge.runtime.plan.rescale import rescaled
 from heronbridge.runtime.proto import control_pb2
-from heronbridge.runtime.state import PACKING_PLANS, TOPOLOGIES
+from heronbridge.runtime.statemgr import PACKING_PLANS, TOPOLOGIES
 
 CONF = {"heronbridge.health.interval.secs": 1.0, "heronbridge.health.window.secs": 3.0,
         "heronbridge.health.cooldown.secs": 10.0, "heronbridge.health.max.parallelism": 3,

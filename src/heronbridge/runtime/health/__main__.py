@@ -9,26 +9,26 @@ import threading
 from ..addresses import metrics_address
 from ..instance.metrics import MetricsPublisher
 from ..process import start
-from ..state import TOPOLOGIES
+from ..statemgr import TOPOLOGIES
 from .manager import COMPONENT, HealthManager
 
 
 def main(argv: list[str] | None = None) -> int:
     process = start("heronbridge-health", "Run a topology's health manager.", argv)
     args, secret = process.args, process.secret()
-    state = process.statemgr()
+    statemgr = process.statemgr()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    topology_id = state.get(TOPOLOGIES, args.topology).id
+    topology_id = statemgr.get(TOPOLOGIES, args.topology).id
     # Its counters travel as a task's do, through container 0's metrics manager.
     publisher = MetricsPublisher(metrics_address(topology_id, 0), topology_id, COMPONENT, -2,
                                  secret)
     try:
-        HealthManager(state, args.topology, publisher.publish).run(stop)
+        HealthManager(statemgr, args.topology, publisher.publish).run(stop)
     finally:
         publisher.close()
-        state.close()
+        statemgr.close()
     return 0
 
 

@@ -8,7 +8,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 
-from ..state import StateManager
+from ..statemgr import StateManager
 
 KEEP = 100
 SCALE_UP, RESTART, NONE = "scale-up", "restart", "none"
@@ -33,9 +33,9 @@ class Action:
         return f"{when} {self.action} {target} ({self.diagnosis}): {self.detail}; {self.why}"
 
 
-def read_actions(state: StateManager, name: str) -> list[Action]:
+def read_actions(statemgr: StateManager, name: str) -> list[Action]:
     out = []
-    for line in state.get_actions(name):
+    for line in statemgr.get_actions(name):
         try:
             out.append(Action(**json.loads(line)))
         except (ValueError, TypeError):
@@ -43,6 +43,6 @@ def read_actions(state: StateManager, name: str) -> list[Action]:
     return out
 
 
-def append_action(state: StateManager, name: str, action: Action) -> None:
-    lines = [*state.get_actions(name), action.line()]
-    state.put_actions(name, lines[-KEEP:])
+def append_action(statemgr: StateManager, name: str, action: Action) -> None:
+    lines = [*statemgr.get_actions(name), action.line()]
+    statemgr.put_actions(name, lines[-KEEP:])

@@ -17,7 +17,7 @@ from ..errors import RuntimeKernelError, where
 from ..plan.codec import topology_from_proto
 from ..plan.tasks import TaskLayout
 from ..proto import control_pb2
-from ..state import PACKING_PLANS, TOPOLOGIES, StateManager
+from ..statemgr import PACKING_PLANS, TOPOLOGIES, StateManager
 from .actions import NONE, RESTART, SCALE_UP, Action, append_action
 from .config import HealthConfig
 from .diagnosis import (
@@ -37,10 +37,10 @@ COMPONENT = "__healthmgr__"
 
 
 class HealthManager:
-    def __init__(self, state: StateManager, name: str, publish: Any = None) -> None:
-        self.state = state
+    def __init__(self, statemgr: StateManager, name: str, publish: Any = None) -> None:
+        self.statemgr = statemgr
         self.name = name
-        topology = state.get(TOPOLOGIES, name)
+        topology = statemgr.get(TOPOLOGIES, name)
         if topology is None:
             msg = f"{where(name)}: not submitted; no health to manage"
             raise RuntimeKernelError(msg)
@@ -66,8 +66,8 @@ class HealthManager:
     def step(self, now: float | None = None) -> list[Action]:
         """One round: sense, and once the window is full, diagnose and resolve."""
         now = time.monotonic() if now is None else now
-        report = control.metrics(self.state, self.name, timeout=5.0)
-        packing = self.state.get(PACKING_PLANS, self.name)
+        report = control.metrics(self.statemgr, self.name, timeout=5.0)
+        packing = self.statemgr.get(PACKING_PLANS, self.name)
         if not report.all_ready or packing is None:
             self.window.clear()
             return []
@@ -78,7 +78,7 @@ class HealthManager:
         if self.window.span < self.conf.window - self.conf.interval / 2 \
                 or now < self.quiet_until:
             return []
-        plan = topology_from_proto(self.state.get(TOPOLOGIES, self.name))
+        plan = topology_from_proto(self.statemgr.get(TOPOLOGIES, self.name))
         layout = TaskLayout.of(plan)
         bolts = {n: layout.component_tasks[n] for n, s in plan.components.items()
                  if not s.is_spout}
@@ -100,13 +100,13 @@ class HealthManager:
             if target <= current:
                 return self._none(d, now, f"parallelism {current} is at the ceiling "
                                           f"({self.conf.max_parallelism}); not scaling")
-            report = control.update(self.state, self.name, {d.component: target},
+            report = control.update(self.statemgr, self.name, {d.component: target},
                                     reason=f"health manager: {d.kind}")
             return self._act(SCALE_UP, d, now,
                              f"parallelism {current} -> {target}; spouts paused "
                              f"{report.paused_secs:.2f}s")
         if d.kind == SLOW_INSTANCE:
-            control.restart_task(self.state, self.name, d.task, f"health manager: {d.symptoms}")
+            control.restart_task(self.statemgr, self.name, d.task, f"health manager: {d.symptoms}")
             return self._act(RESTART, d, now, "restarted the task: its queue is the longest "
                                               "while its rate is no higher than the others'")
         if d.kind == DATA_SKEW:
@@ -138,7 +138,7 @@ class HealthManager:
         action = Action(kind, d.kind, d.component, d.task, d.symptoms, detail, time.time())
         self.counts[f"health-actions/{kind}"] += 1
         log.warning("%s", action.text())
-        append_action(self.state, self.name, action)
+        append_action(self.statemgr, self.name, action)
         return action
 
     def _publish(self) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..config import TopologyConfig
 from ..plan.codec import topology_from_proto
 from ..process import start
-from ..state import TOPOLOGIES
+from ..statemgr import TOPOLOGIES
 from ..wire import tls
 from ..wire.aio import run_loop
 from .manager import MetricsManager
@@ -25,8 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     process = start("heronbridge-metricsmgr", "Run one container's metrics manager.", argv,
                     arguments)
     args = process.args
-    state = process.statemgr()
-    topology = state.get(TOPOLOGIES, args.topology)
+    statemgr = process.statemgr()
+    topology = statemgr.get(TOPOLOGIES, args.topology)
     if topology is None:
         print(f"topology {args.topology!r} is not in the state manager", file=sys.stderr)
         return 2
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     _, tls_dial = tls.contexts(conf.tls, args.topology)
 
     async def run() -> int:
-        return await MetricsManager(state, args.topology, topology.id, args.container,
+        return await MetricsManager(statemgr, args.topology, topology.id, args.container,
                                     Path(args.sink), args.interval, secret, tls_dial,
                                     conf.log_max_bytes, conf.log_backup_count).run()
 

@@ -18,8 +18,8 @@ from typing import Any
 from ..addresses import metrics_address
 from ..logfiles import RotatingOutput
 from ..proto import control_pb2
-from ..state import TMASTERS, StateManager
-from ..state.follow import Follower
+from ..statemgr import TMASTERS, StateManager
+from ..statemgr.follow import Follower
 from ..telemetry import merge_exceptions
 from ..wire import auth
 from ..wire.aio import FramedProtocol
@@ -91,11 +91,11 @@ class PublisherLink(FramedProtocol):
 
 
 class MetricsManager:
-    def __init__(self, state: StateManager, topology_name: str, topology_id: str,
+    def __init__(self, statemgr: StateManager, topology_name: str, topology_id: str,
                  container: int, sink: Path, interval: float, secret: bytes,
                  tls_dial: ssl.SSLContext | None = None, sink_max_bytes: int = 10 << 20,
                  sink_backups: int = 5) -> None:
-        self.statemgr = state
+        self.statemgr = statemgr
         self.secret = secret
         self.tls_dial = tls_dial
         self.name = topology_name

@@ -36,8 +36,8 @@ from ..logfiles import LOG_DIR_ENV, RotatingOutput
 from ..plan.codec import packing_from_proto, topology_from_proto
 from ..plan.rescale import changes
 from ..proto import control_pb2
-from ..state import PACKING_PLANS, TOPOLOGIES, ZK_DIGEST_ENV, StateManager
-from ..state.follow import Follower
+from ..statemgr import PACKING_PLANS, TOPOLOGIES, ZK_DIGEST_ENV, StateManager
+from ..statemgr.follow import Follower
 from ..telemetry import RESTART_WAIT_SECS
 from ..wire import auth
 from ..wire.aio import FramedProtocol, spawn
@@ -69,11 +69,11 @@ class Child:
 
 
 class Executor:
-    def __init__(self, state: StateManager, topology_name: str, container: int,
+    def __init__(self, statemgr: StateManager, topology_name: str, container: int,
                  workdir: Path) -> None:
-        self.state = state
-        topology = state.get(TOPOLOGIES, topology_name)
-        packing = state.get(PACKING_PLANS, topology_name)
+        self.statemgr = statemgr
+        topology = statemgr.get(TOPOLOGIES, topology_name)
+        packing = statemgr.get(PACKING_PLANS, topology_name)
         if topology is None or packing is None:
             msg = f"topology {topology_name!r}: no topology or packing plan to execute"
             raise SchedulerError(msg)
@@ -87,10 +87,10 @@ class Executor:
         self.logs.mkdir(parents=True, exist_ok=True)
         self.stopping = False
         self.topology_id = topology.id
-        secret = state.get_secret(topology_name)
+        secret = statemgr.get_secret(topology_name)
         if secret is None:
             msg = (f"topology {topology_name!r}: no secret in the state manager "
-                   f"({state.uri}); it was not submitted, or not by this user")
+                   f"({statemgr.uri}); it was not submitted, or not by this user")
             raise SchedulerError(msg)
         self.secret = secret
         # Children get the secret in their environment (readable by this user only), never
@@ -99,7 +99,7 @@ class Executor:
         # Tasks (user code) never open the state: they get no ZooKeeper identity.
         self.task_env = {k: v for k, v in self.env.items() if k != ZK_DIGEST_ENV}
         self.task_env[LOG_DIR_ENV] = str(self.logs)
-        common = ["--state", state.uri, "--topology", topology_name]
+        common = ["--state", statemgr.uri, "--topology", topology_name]
         self.children: list[Child] = []
         if container == 0:
             self._add("topology-master", 3, lambda n: module_command("topology_master", *common))
@@ -211,13 +211,13 @@ class Executor:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         # A container on another host learns that its topology was killed from the state.
-        topology = Follower(self.state, TOPOLOGIES, self.name)
+        topology = Follower(self.statemgr, TOPOLOGIES, self.name)
         spawn(self._until_killed(topology, stop), "topology watch")
         for child in sorted(self.children, key=lambda c: -c.tier):
             await self._start(child)
         watchers = self._watchers
         watchers += [asyncio.create_task(self._watch(c)) for c in self.children]
-        packing = Follower(self.state, PACKING_PLANS, self.name)
+        packing = Follower(self.statemgr, PACKING_PLANS, self.name)
         spawn(self._follow_packing(packing, stop), "packing watch")
         log.info("container %d of %r: started %d processes", self.container, self.name,
                  len(self.children))
@@ -245,7 +245,7 @@ class Executor:
             node = await packing.changed()
             if node is None or node.id == self.packing.id or self.stopping:
                 continue
-            topology = await asyncio.to_thread(self.state.get, TOPOLOGIES, self.name)
+            topology = await asyncio.to_thread(self.statemgr.get, TOPOLOGIES, self.name)
             if topology is None or topology.id != self.topology_id:
                 continue  # killed or replaced: _until_killed stops us
             new_plan, new_packing = topology_from_proto(topology), packing_from_proto(node)

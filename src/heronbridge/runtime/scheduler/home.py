@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SchedulerError
-from ..state import ZK_DIGEST_ENV, StateManager, open_state
+from ..statemgr import ZK_DIGEST_ENV, StateManager, open_statemgr
 
 STATE_ENV = "HERONBRIDGE_STATE"
 
@@ -41,11 +41,11 @@ class Home:
     def workdir(self, topology: str) -> Path:
         return self.root / "topologies" / topology / "current"
 
-    def open_state(self) -> StateManager:
+    def open_statemgr(self) -> StateManager:
         credential = None
         if self.state_uri.startswith("zk://") and not os.environ.get(ZK_DIGEST_ENV):
             credential = self.zookeeper_identity()
-        return open_state(self.state_uri, credential)
+        return open_statemgr(self.state_uri, credential)
 
     def zookeeper_identity(self) -> str:
         """The digest identity this home writes ZooKeeper nodes under, made once (0600);

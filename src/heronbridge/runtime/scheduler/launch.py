@@ -15,7 +15,7 @@ from .. import control
 from ..errors import RuntimeKernelError, SchedulerError
 from ..plan.logical import LogicalPlan
 from ..proto import topology_pb2
-from ..state import PACKING_PLANS, StateManager
+from ..statemgr import PACKING_PLANS, StateManager
 from .home import Home
 from .lifecycle import KillWatch
 from .local import Supervisor, submit_plan
@@ -31,7 +31,7 @@ class Launch:
     """A submitted topology; `start()` runs it, `stop()` (or leaving a `with`) ends it and
     clears its state. Detached, it keeps running after this process exits."""
 
-    def __init__(self, plan: LogicalPlan, home: Home, state: StateManager | None = None,
+    def __init__(self, plan: LogicalPlan, home: Home, statemgr: StateManager | None = None,
                  install: Callable[[Path], object] | None = None,
                  initial_state: int = topology_pb2.RUNNING, detached: bool = False,
                  hosts: dict[int, str] | None = None, spark: SparkOptions | None = None) -> None:
@@ -40,18 +40,18 @@ class Launch:
         self.home = home
         self.hosts = hosts
         self.spark = spark  # None: the local scheduler
-        self.state = state if state is not None else home.open_state()
+        self.statemgr = statemgr if statemgr is not None else home.open_statemgr()
         if spark is not None:
-            require_spark(self.state, plan.name)
-        self.topology_id = submit_plan(self.state, home, plan, initial_state,
+            require_spark(self.statemgr, plan.name)
+        self.topology_id = submit_plan(self.statemgr, home, plan, initial_state,
                                        "local" if spark is None else "spark")
         self.workdir = home.workdir(plan.name)
-        self.containers = len(self.state.get(PACKING_PLANS, plan.name).containers)
+        self.containers = len(self.statemgr.get(PACKING_PLANS, plan.name).containers)
         if install is not None:
             try:
                 install(self.workdir / "resources")
             except BaseException:
-                self.state.clear(plan.name)  # nothing half-submitted stays behind
+                self.statemgr.clear(plan.name)  # nothing half-submitted stays behind
                 raise
         self.detached = detached
         self.supervisor: Supervisor | SparkSupervisor | None = None
@@ -72,20 +72,20 @@ class Launch:
             with self.scheduler_log.open("ab") as log:
                 self.process = subprocess.Popen(
                     module_command(module, "--home", str(self.home.root), "--state",
-                                   self.state.uri, "--topology", self.name, *extra),
+                                   self.statemgr.uri, "--topology", self.name, *extra),
                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                    cwd=self.workdir, env={**os.environ, **self.state.child_env()})
+                    cwd=self.workdir, env={**os.environ, **self.statemgr.child_env()})
             alive = lambda: keep_waiting() and self.process.poll() is None  # noqa: E731
         else:
-            self.killed = KillWatch(self.state, self.name)
-            self.supervisor = Supervisor(self.state, self.home, self.name, self.hosts) \
+            self.killed = KillWatch(self.statemgr, self.name)
+            self.supervisor = Supervisor(self.statemgr, self.home, self.name, self.hosts) \
                 if self.spark is None else \
-                SparkSupervisor(self.state, self.home, self.name, self.spark)
+                SparkSupervisor(self.statemgr, self.home, self.name, self.spark)
             alive = keep_waiting
         try:
             if self.supervisor is not None:
                 self.supervisor.start()
-            control.wait_running(self.state, self.name, timeout,
+            control.wait_running(self.statemgr, self.name, timeout,
                                  lambda: alive() and not self.check_fatal())
         except SchedulerError as exc:
             detail = self._failure_detail()
@@ -129,7 +129,7 @@ class Launch:
     def metrics(self, timeout: float = 5.0) -> dict[str, dict[str, float]]:
         """Per-component counter totals from the topology master."""
         totals: dict[str, dict[str, float]] = {}
-        for task in control.metrics(self.state, self.name, timeout).tasks:
+        for task in control.metrics(self.statemgr, self.name, timeout).tasks:
             component = totals.setdefault(task.component, {})
             for name, value in task.counters.items():
                 component[name] = component.get(name, 0) + value

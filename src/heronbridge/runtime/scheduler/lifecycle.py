@@ -17,7 +17,7 @@ from google.protobuf.message import Message
 
 from ..errors import SchedulerError, StateManagerError
 from ..process import log_to_stderr
-from ..state import TOPOLOGIES, StateManager
+from ..statemgr import TOPOLOGIES, StateManager
 from .home import Home
 
 log = logging.getLogger("heronbridge.runtime.scheduler")
@@ -31,11 +31,11 @@ class Scheduler(Protocol):
     def stop(self) -> None: ...
 
 
-def still_submitted(state: StateManager, name: str, topology_id: str) -> bool:
+def still_submitted(statemgr: StateManager, name: str, topology_id: str) -> bool:
     """Whether `topology_id` is still the topology `name` in the state: a container that
     ended is started again only then (True while the state is away for a while)."""
     try:
-        topology = state.get(TOPOLOGIES, name)
+        topology = statemgr.get(TOPOLOGIES, name)
     except StateManagerError:
         return True
     return topology is not None and topology.id == topology_id
@@ -44,10 +44,10 @@ def still_submitted(state: StateManager, name: str, topology_id: str) -> bool:
 class KillWatch:
     """`is_set()` once the topology node this watch first saw is gone or replaced."""
 
-    def __init__(self, state: StateManager, name: str) -> None:
+    def __init__(self, statemgr: StateManager, name: str) -> None:
         self._event = threading.Event()
         self._id: str | None = None
-        self._watch = state.watch(TOPOLOGIES, name, self._changed)
+        self._watch = statemgr.watch(TOPOLOGIES, name, self._changed)
 
     def _changed(self, node: Message | None) -> None:
         if node is not None and self._id in (None, node.id):
@@ -62,13 +62,13 @@ class KillWatch:
         self._watch.cancel()
 
 
-def serve(scheduler: Scheduler, state: StateManager, name: str,
+def serve(scheduler: Scheduler, statemgr: StateManager, name: str,
           interval: float = 0.2) -> None:
     """Start `scheduler`, restart what dies, stop on SIGTERM/SIGINT or a kill."""
     stopping: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: stopping.append(signum))
-    killed = KillWatch(state, name)
+    killed = KillWatch(statemgr, name)
     try:
         scheduler.start()
         while not stopping and not killed.is_set():
@@ -84,7 +84,7 @@ def detached_main(prog: str, argv: list[str] | None,
                   add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
                   ) -> int:
     """The main of a detached scheduler process (what `heronbridge submit` leaves
-    running): `make(state, home, args)` builds the scheduler that `serve` runs."""
+    running): `make(statemgr, home, args)` builds the scheduler that `serve` runs."""
     parser = argparse.ArgumentParser(prog=prog)
     parser.add_argument("--home", required=True)
     parser.add_argument("--state", help="state location (default: the home's)")
@@ -94,12 +94,12 @@ def detached_main(prog: str, argv: list[str] | None,
     args = parser.parse_args(argv)
     log_to_stderr()
     home = Home(Path(args.home), args.state)
-    state = home.open_state()
+    statemgr = home.open_statemgr()
     try:
-        serve(make(state, home, args), state, args.topology)
+        serve(make(statemgr, home, args), statemgr, args.topology)
     except SchedulerError as exc:
         log.error("%s", exc)
         return 1
     finally:
-        state.close()
+        statemgr.close()
     return 0

@@ -28,7 +28,7 @@ from ..plan.logical import LogicalPlan
 from ..plan.packing import pack
 from ..procfs import pid_alive
 from ..proto import plans_pb2, topology_pb2
-from ..state import (
+from ..statemgr import (
     EXECUTION_STATE,
     PACKING_PLANS,
     SCHEDULERS,
@@ -46,9 +46,9 @@ log = logging.getLogger("heronbridge.runtime.scheduler")
 STOP_GRACE_SECS = 20.0
 
 
-def running_scheduler(state: StateManager, name: str) -> plans_pb2.SchedulerLocation | None:
+def running_scheduler(statemgr: StateManager, name: str) -> plans_pb2.SchedulerLocation | None:
     """The scheduler of a topology if it is alive (its pid checked on its own host)."""
-    location = state.get(SCHEDULERS, name)
+    location = statemgr.get(SCHEDULERS, name)
     if location is None:
         return None
     if location.host and location.host != socket.gethostname():
@@ -56,7 +56,7 @@ def running_scheduler(state: StateManager, name: str) -> plans_pb2.SchedulerLoca
     return location if pid_alive(location.pid) else None
 
 
-def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
+def submit_plan(statemgr: StateManager, home: Home, plan: LogicalPlan,
                 initial_state: int = topology_pb2.RUNNING, cluster: str = "local") -> str:
     """Validate and publish a topology; returns its id. Starts no process. `cluster`:
     the scheduler that will run it (the execution state's cluster)."""
@@ -68,21 +68,21 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
                     "asked: tasks unpickle only what an authenticated stream manager forwards, "
                     "but whoever holds the topology's secret can run code in them; msgpack "
                     "and json cannot run code", where(plan.name))
-    running = running_scheduler(state, plan.name)
+    running = running_scheduler(statemgr, plan.name)
     if running is not None:
         on = "this machine" if running.host in ("", socket.gethostname()) else running.host
         msg = (f"{where(plan.name)}: already running on {on} (scheduler pid {running.pid}); "
                f"kill it first (heronbridge kill {plan.name})")
         raise SchedulerError(msg)
-    state.clear(plan.name)
+    statemgr.clear(plan.name)
     if conf.stateful and conf.start_clean:
-        state.delete(STATEFUL_CHECKPOINTS, plan.name)
+        statemgr.delete(STATEFUL_CHECKPOINTS, plan.name)
     topology_id = f"{plan.name}-{uuid.uuid4().hex[:12]}"
-    state.put_secret(plan.name, secrets.token_bytes(32))  # proven by every connection
+    statemgr.put_secret(plan.name, secrets.token_bytes(32))  # proven by every connection
     packing = pack(plan, conf.containers)
-    state.put(TOPOLOGIES, plan.name, topology_to_proto(plan, topology_id, initial_state))
-    state.put(PACKING_PLANS, plan.name, packing_to_proto(packing))
-    state.put(EXECUTION_STATE, plan.name, plans_pb2.ExecutionState(
+    statemgr.put(TOPOLOGIES, plan.name, topology_to_proto(plan, topology_id, initial_state))
+    statemgr.put(PACKING_PLANS, plan.name, packing_to_proto(packing))
+    statemgr.put(EXECUTION_STATE, plan.name, plans_pb2.ExecutionState(
         topology_name=plan.name, topology_id=topology_id, submission_time=int(time.time()),
         submission_user=getpass.getuser(), cluster=cluster, environ="default"))
     workdir = home.workdir(plan.name)
@@ -97,9 +97,9 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
 class ContainersFollower:
     """The container ids of a topology's latest packing plan (None until it is read)."""
 
-    def __init__(self, state: StateManager, name: str) -> None:
+    def __init__(self, statemgr: StateManager, name: str) -> None:
         self.containers: set[int] | None = None
-        self._watch = state.watch(PACKING_PLANS, name, self._changed)
+        self._watch = statemgr.watch(PACKING_PLANS, name, self._changed)
 
     def _changed(self, packing: object) -> None:
         if packing is not None:
@@ -112,18 +112,18 @@ class ContainersFollower:
 class Supervisor:
     """Runs a submitted topology's executors; `stop()` ends them and clears the state."""
 
-    def __init__(self, state: StateManager, home: Home, name: str,
+    def __init__(self, statemgr: StateManager, home: Home, name: str,
                  hosts: dict[int, str] | None = None) -> None:
-        self.state = state
+        self.statemgr = statemgr
         self.hosts = hosts or {}  # container -> the address its listeners use (tests)
         self.home = home
         self.name = name
-        packing = state.get(PACKING_PLANS, name)
+        packing = statemgr.get(PACKING_PLANS, name)
         if packing is None:
-            msg = f"{where(name)}: not submitted (no packing plan in {state.uri})"
+            msg = f"{where(name)}: not submitted (no packing plan in {statemgr.uri})"
             raise SchedulerError(msg)
         self.containers = [c.id for c in packing.containers]
-        topology = state.get(TOPOLOGIES, name)
+        topology = statemgr.get(TOPOLOGIES, name)
         self.topology_id = topology.id if topology is not None else ""
         self.workdir = home.workdir(name)
         self.executors: dict[int, subprocess.Popen] = {}
@@ -134,10 +134,10 @@ class Supervisor:
         self.due: dict[int, float] = {}  # container -> when its executor starts again
         self.base_backoff = base
         self.leaving: list[subprocess.Popen] = []
-        self.planned = ContainersFollower(state, name)
+        self.planned = ContainersFollower(statemgr, name)
 
     def start(self) -> None:
-        self.state.put(SCHEDULERS, self.name, plans_pb2.SchedulerLocation(
+        self.statemgr.put(SCHEDULERS, self.name, plans_pb2.SchedulerLocation(
             topology_name=self.name, pid=os.getpid(), working_dir=str(self.workdir),
             host=socket.gethostname()))
         for container in self.containers:
@@ -146,14 +146,14 @@ class Supervisor:
     def _spawn(self, container: int) -> None:
         cdir = self.workdir / f"container-{container}"
         cdir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, **self.state.child_env()}
+        env = {**os.environ, **self.statemgr.child_env()}
         if container in self.hosts:
             env[HOST_ENV] = self.hosts[container]
         self.started[container] = time.monotonic()
         with (cdir / "executor.log").open("ab") as out:
             # Its own session: Ctrl-C in a terminal reaches only us, and we stop it in order.
             self.executors[container] = subprocess.Popen(
-                module_command("scheduler.executor", "--state", self.state.uri,
+                module_command("scheduler.executor", "--state", self.statemgr.uri,
                                "--topology", self.name, "--container", str(container),
                                "--workdir", str(cdir)),
                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=cdir, env=env,
@@ -164,7 +164,7 @@ class Supervisor:
         the containers an update added or dropped; returns the containers (re)started."""
         restarted: list[int] = self._follow_packing()
         dead = [c for c, proc in self.executors.items() if proc.poll() is not None]
-        if dead and not still_submitted(self.state, self.name, self.topology_id):
+        if dead and not still_submitted(self.statemgr, self.name, self.topology_id):
             return restarted  # killed through the state: the executors stopped by themselves
         now = time.monotonic()
         for container in dead:
@@ -230,10 +230,11 @@ class Supervisor:
             except (ProcessLookupError, PermissionError):
                 pass
             proc.wait()
-        self.state.clear(self.name)
+        self.statemgr.clear(self.name)
 
 
 def main(argv: list[str] | None = None) -> int:
     """A detached supervisor (what `heronbridge submit` leaves running)."""
     return detached_main("heronbridge-scheduler", argv,
-                         lambda state, home, args: Supervisor(state, home, args.topology))
+                         lambda statemgr, home, args: Supervisor(statemgr, home,
+                                                                  args.topology))

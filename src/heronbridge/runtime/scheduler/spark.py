@@ -32,7 +32,7 @@ from ..config import TopologyConfig
 from ..errors import SchedulerError, StateManagerError, where
 from ..plan.codec import topology_from_proto
 from ..proto import plans_pb2
-from ..state import PACKING_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
+from ..statemgr import PACKING_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
 from .home import Home
 from .lifecycle import still_submitted
 from .local import ContainersFollower
@@ -74,11 +74,11 @@ def parse_conf(items: list[str] | None) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def require_spark(state: StateManager, name: str) -> None:
+def require_spark(statemgr: StateManager, name: str) -> None:
     """Refuse, before anything is submitted, what the Spark scheduler cannot run on."""
-    if not state.uri.startswith("zk://"):
+    if not statemgr.uri.startswith("zk://"):
         msg = (f"{where(name)}: the Spark scheduler needs the ZooKeeper state manager "
-               f"(--state zk://HOST:PORT/ROOT), received {state.uri!r}: containers on the "
+               f"(--state zk://HOST:PORT/ROOT), received {statemgr.uri!r}: containers on the "
                "cluster's workers find each other and their plan through it, and a local "
                "folder is this host's alone")
         raise SchedulerError(msg)
@@ -106,15 +106,15 @@ class SparkSupervisor:
     """Runs a submitted topology's containers on a Spark cluster; `stop()` ends them and
     clears the topology's state."""
 
-    def __init__(self, state: StateManager, home: Home, name: str,
+    def __init__(self, statemgr: StateManager, home: Home, name: str,
                  options: SparkOptions) -> None:
-        require_spark(state, name)
-        topology = state.get(TOPOLOGIES, name)
-        packing = state.get(PACKING_PLANS, name)
+        require_spark(statemgr, name)
+        topology = statemgr.get(TOPOLOGIES, name)
+        packing = statemgr.get(PACKING_PLANS, name)
         if topology is None or packing is None:
-            msg = f"{where(name)}: not submitted (no topology or packing plan in {state.uri})"
+            msg = f"{where(name)}: not submitted (no topology or packing plan in {statemgr.uri})"
             raise SchedulerError(msg)
-        self.state = state
+        self.statemgr = statemgr
         self.home = home
         self.name = name
         self.options = options
@@ -130,7 +130,7 @@ class SparkSupervisor:
         self._lock = threading.Lock()
         self._restarted: list[int] = []
         self._last_report = 0.0
-        self.planned = ContainersFollower(state, name)
+        self.planned = ContainersFollower(statemgr, name)
         self._archive = ""
 
     # -- starting ---------------------------------------------------------------
@@ -166,7 +166,7 @@ class SparkSupervisor:
         return sc
 
     def start(self) -> None:
-        self.state.put(SCHEDULERS, self.name, plans_pb2.SchedulerLocation(
+        self.statemgr.put(SCHEDULERS, self.name, plans_pb2.SchedulerLocation(
             topology_name=self.name, pid=os.getpid(), working_dir=str(self.workdir),
             host=socket.gethostname()))
         package = build(self.plan, self.topology_id, self.workdir, self.workdir / PACKAGE)
@@ -184,8 +184,8 @@ class SparkSupervisor:
     def _add_container(self, container: int, start: bool = True) -> None:
         from pyspark import InheritableThread
 
-        task = ContainerTask(self.name, self.topology_id, container, self.state.uri,
-                             self._archive, self.state.child_env())
+        task = ContainerTask(self.name, self.topology_id, container, self.statemgr.uri,
+                             self._archive, self.statemgr.child_env())
         thread = InheritableThread(target=self._keep_running, args=(task,),
                                    name=f"container-{container}", daemon=True)
         self.threads.append(thread)
@@ -218,7 +218,7 @@ class SparkSupervisor:
                     return
                 what = f"failed: {_reason(exc)}"
             if self._stopping.is_set() or container not in self.containers \
-                    or not still_submitted(self.state, self.name, self.topology_id):
+                    or not still_submitted(self.statemgr, self.name, self.topology_id):
                 return  # stopped, killed, or dropped by an update (its executor stopped)
             lived = time.monotonic() - began
             delay = backoff.after_exit(lived)
@@ -289,7 +289,7 @@ class SparkSupervisor:
         self._stopping.set()
         self.planned.cancel()
         try:
-            self.state.delete(TOPOLOGIES, self.name)
+            self.statemgr.delete(TOPOLOGIES, self.name)
         except StateManagerError as exc:
             log.error("%s: %s", where(self.name), exc)
         deadline = time.monotonic() + STOP_GRACE_SECS
@@ -300,7 +300,7 @@ class SparkSupervisor:
                 self.sc.cancelJobGroup(self._group(container))
             for thread in self.threads:
                 thread.join(10.0)
-        self.state.clear(self.name)
+        self.statemgr.clear(self.name)
         if self.sc is not None:
             self.sc.stop()  # also once the application ended: it frees the driver's JVM side
             self.sc = None
@@ -317,8 +317,8 @@ def main(argv: list[str] | None = None) -> int:
 
     return detached_main(
         "heronbridge-spark-scheduler", argv,
-        lambda state, home, args: SparkSupervisor(
-            state, home, args.topology,
+        lambda statemgr, home, args: SparkSupervisor(
+            statemgr, home, args.topology,
             SparkOptions(args.spark_master, parse_conf(args.spark_conf))), arguments)
 
 

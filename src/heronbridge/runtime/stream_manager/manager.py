@@ -30,7 +30,7 @@ from ..config import TopologyConfig
 from ..errors import SchedulerError
 from ..plan.codec import packing_from_proto, topology_from_proto
 from ..proto import control_pb2, plans_pb2, topology_pb2
-from ..state import PACKING_PLANS, TOPOLOGIES, StateManager
+from ..statemgr import PACKING_PLANS, TOPOLOGIES, StateManager
 from ..wire import auth, tls
 from ..wire.aio import cancel, spawn
 from ..wire.serde import make_serializer

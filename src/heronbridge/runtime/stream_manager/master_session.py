@@ -16,8 +16,8 @@ from typing import NamedTuple
 from google.protobuf.message import Message
 
 from ..proto import control_pb2, plans_pb2, topology_pb2
-from ..state import TMASTERS, StateManager
-from ..state.follow import Follower
+from ..statemgr import TMASTERS, StateManager
+from ..statemgr.follow import Follower
 from ..wire import auth
 from ..wire.aio import FramedProtocol
 

@@ -32,7 +32,7 @@ from ..plan.codec import packing_from_proto, packing_to_proto, topology_from_pro
 from ..plan.packing import repack
 from ..plan.rescale import UpdateError, changes, rescaled
 from ..proto import control_pb2, plans_pb2, topology_pb2
-from ..state import (
+from ..statemgr import (
     PACKING_PLANS,
     PHYSICAL_PLANS,
     STATEFUL_CHECKPOINTS,
@@ -41,7 +41,7 @@ from ..state import (
     NodeExistsError,
     StateManager,
 )
-from ..state.follow import Follower
+from ..statemgr.follow import Follower
 from ..wire import auth, tls
 from ..wire.aio import FramedProtocol, cancel, spawn
 
@@ -78,11 +78,11 @@ ALLOWED = {
 
 
 class TopologyMaster:
-    def __init__(self, state: StateManager, topology_name: str, secret: bytes) -> None:
-        self.statemgr = state
+    def __init__(self, statemgr: StateManager, topology_name: str, secret: bytes) -> None:
+        self.statemgr = statemgr
         self.secret = secret
-        self.topology = state.get(TOPOLOGIES, topology_name)
-        self.packing = state.get(PACKING_PLANS, topology_name)
+        self.topology = statemgr.get(TOPOLOGIES, topology_name)
+        self.packing = statemgr.get(PACKING_PLANS, topology_name)
         if self.topology is None or self.packing is None:
             msg = f"topology {topology_name!r}: no topology or packing plan in the state manager"
             raise SchedulerError(msg)
@@ -105,7 +105,7 @@ class TopologyMaster:
         self.drain: dict[str, tuple[float, int]] = {}  # stmgr -> (when, trees) while paused
         self.checkpoints: CheckpointCoordinator | None = None
         if self.conf.stateful:
-            saved = state.get(STATEFUL_CHECKPOINTS, topology_name)
+            saved = statemgr.get(STATEFUL_CHECKPOINTS, topology_name)
             self.checkpoints = CheckpointCoordinator(
                 topology_name, self.conf.checkpoint_interval_secs, self.conf.checkpoints_kept,
                 CheckpointStorage(self.conf.checkpoint_root, topology_name),

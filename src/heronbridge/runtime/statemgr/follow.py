@@ -15,11 +15,11 @@ class Follower:
     """The latest value of one node (`value`, None while it is missing); `await
     changed(timeout)` returns once it changes, or after `timeout` seconds."""
 
-    def __init__(self, state: StateManager, kind: str, name: str) -> None:
+    def __init__(self, statemgr: StateManager, kind: str, name: str) -> None:
         self.loop = asyncio.get_running_loop()
         self.value: Message | None = None
         self._changed = asyncio.Event()
-        self._watch = state.watch(kind, name, self._from_thread)
+        self._watch = statemgr.watch(kind, name, self._from_thread)
 
     def _from_thread(self, message: Message | None) -> None:
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is following

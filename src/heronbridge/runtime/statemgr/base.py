@@ -21,7 +21,7 @@ from google.protobuf.message import Message
 from ..errors import StateManagerError
 from ..proto import control_pb2, plans_pb2, topology_pb2
 
-log = logging.getLogger("heronbridge.runtime.state")
+log = logging.getLogger("heronbridge.runtime.statemgr")
 
 # A ZooKeeper digest identity, `user:password`, for processes that open ZooKeeper state.
 ZK_DIGEST_ENV = "HERONBRIDGE_ZK_DIGEST"

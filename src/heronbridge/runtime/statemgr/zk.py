@@ -31,7 +31,7 @@ from ..errors import StateManagerError
 from . import base
 from .base import EPHEMERAL, KINDS, SECRETS, ZK_DIGEST_ENV, StateManager, Watch
 
-log = logging.getLogger("heronbridge.runtime.state.zk")
+log = logging.getLogger("heronbridge.runtime.statemgr.zk")
 
 SESSION_TIMEOUT_SECS = 10.0
 CONNECT_TIMEOUT_SECS = 15.0

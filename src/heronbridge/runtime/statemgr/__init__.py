@@ -21,10 +21,10 @@ from .localfs import LocalFileStateManager
 __all__ = ["EPHEMERAL", "EXECUTION_STATE", "NODE_TYPES", "PACKING_PLANS", "PHYSICAL_PLANS",
            "SCHEDULERS", "SECRETS", "STATEFUL_CHECKPOINTS", "TMASTERS", "TOPOLOGIES",
            "ZK_DIGEST_ENV",
-           "LocalFileStateManager", "NodeExistsError", "StateManager", "Watch", "open_state"]
+           "LocalFileStateManager", "NodeExistsError", "StateManager", "Watch", "open_statemgr"]
 
 
-def open_state(uri: str, credential: str | None = None) -> StateManager:
+def open_statemgr(uri: str, credential: str | None = None) -> StateManager:
     """A state manager from a location: `zk://HOST:PORT[,...]/ROOT` (ZooKeeper, written
     under the digest identity `credential`, else $HERONBRIDGE_ZK_DIGEST), or a directory
     path, or `file:<path>`."""
