@@ -1,4 +1,5 @@
-"""Regenerate src/heronbridge/runtime/proto/*_pb2.py from the .proto files next to them.
+"""Regenerate src/heronbridge/runtime/proto/*_pb2.py (and their type stubs, *_pb2.pyi) from
+the .proto files next to them.
 
 Run: python scripts/regenerate_protos.py          (rewrites the committed modules)
      python scripts/regenerate_protos.py --check  (exit 1 if they are stale)
@@ -31,13 +32,13 @@ def generate(out_dir: Path) -> dict[str, str]:
         for proto in protos:
             shutil.copy(proto, pkg / proto.name)
         include = Path(protoc.__file__).parent / "_proto"
-        args = ["protoc", f"-I{root}", f"-I{include}", f"--python_out={root}",
+        args = ["protoc", f"-I{root}", f"-I{include}", f"--python_out={root}", f"--pyi_out={root}",
                 *[str(PACKAGE / p.name) for p in protos]]
         if protoc.main(args) != 0:
             msg = f"protoc failed on {[p.name for p in protos]}"
             raise SystemExit(msg)
         result = {}
-        for module in sorted(pkg.glob("*_pb2.py")):
+        for module in sorted([*pkg.glob("*_pb2.py"), *pkg.glob("*_pb2.pyi")]):
             result[module.name] = module.read_text()
             if out_dir is not None:
                 (out_dir / module.name).write_text(result[module.name])
@@ -47,7 +48,7 @@ def generate(out_dir: Path) -> dict[str, str]:
 def stale_modules() -> list[str]:
     """Names of committed modules that differ from freshly generated ones."""
     fresh = generate(None)
-    committed = {p.name for p in PROTO_DIR.glob("*_pb2.py")}
+    committed = {p.name for p in [*PROTO_DIR.glob("*_pb2.py"), *PROTO_DIR.glob("*_pb2.pyi")]}
     stale = [n for n, text in fresh.items()
              if not (PROTO_DIR / n).exists() or (PROTO_DIR / n).read_text() != text]
     return sorted(stale + [n for n in committed if n not in fresh])

@@ -15,6 +15,7 @@ import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import Generic, TypeVar, cast
 
 from google.protobuf.message import Message
 
@@ -26,15 +27,26 @@ log = logging.getLogger("heronbridge.runtime.statemgr")
 # A ZooKeeper digest identity, `user:password`, for processes that open ZooKeeper state.
 ZK_DIGEST_ENV = "HERONBRIDGE_ZK_DIGEST"
 
-TOPOLOGIES = "topologies"
-PACKING_PLANS = "packingplans"
-PHYSICAL_PLANS = "pplans"
-EXECUTION_STATE = "executionstate"
-TMASTERS = "tmasters"
-SCHEDULERS = "schedulers"
+M = TypeVar("M", bound=Message)
+
+
+class Kind(str, Generic[M]):
+    """A kind of node, named as its folder, that holds one message type: `get` and
+    `watch` of TOPOLOGIES give a topology_pb2.Topology."""
+
+    __slots__ = ()
+
+
+TOPOLOGIES: Kind[topology_pb2.Topology] = Kind("topologies")
+PACKING_PLANS: Kind[plans_pb2.PackingPlan] = Kind("packingplans")
+PHYSICAL_PLANS: Kind[plans_pb2.PhysicalPlan] = Kind("pplans")
+EXECUTION_STATE: Kind[plans_pb2.ExecutionState] = Kind("executionstate")
+TMASTERS: Kind[plans_pb2.TopologyMasterLocation] = Kind("tmasters")
+SCHEDULERS: Kind[plans_pb2.SchedulerLocation] = Kind("schedulers")
 SECRETS = "secrets"
 ACTIONS = "actions"
-STATEFUL_CHECKPOINTS = "statefulcheckpoints"  # the consistent checkpoints, newest first
+# The consistent checkpoints, newest first.
+STATEFUL_CHECKPOINTS: Kind[control_pb2.ConsistentCheckpoints] = Kind("statefulcheckpoints")
 
 NODE_TYPES: dict[str, type[Message]] = {
     TOPOLOGIES: topology_pb2.Topology,
@@ -50,7 +62,6 @@ NODE_TYPES: dict[str, type[Message]] = {
 EPHEMERAL = frozenset({TMASTERS, SCHEDULERS})
 KINDS = (*NODE_TYPES, SECRETS, ACTIONS)
 
-Callback = Callable[[Message | None], object]
 
 
 class NodeExistsError(StateManagerError):
@@ -117,20 +128,20 @@ class StateManager(ABC):
             raise StateManagerError(msg)
         return message.SerializeToString()
 
-    def get(self, kind: str, name: str) -> Message | None:
+    def get(self, kind: Kind[M], name: str) -> M | None:
         data = self._read(kind, name)
-        return None if data is None else self._parse(kind, name, data)
+        return None if data is None else cast("M", self._parse(kind, name, data))
 
-    def put(self, kind: str, name: str, message: Message) -> None:
+    def put(self, kind: Kind[M], name: str, message: M) -> None:
         self._write(kind, name, self._serialize(kind, name, message))
 
-    def claim(self, kind: str, name: str, message: Message) -> None:
+    def claim(self, kind: Kind[M], name: str, message: M) -> None:
         """Publish a node that one process at a time may hold (the topology master's
         location). On ZooKeeper it is ephemeral and NodeExistsError means another primary
         holds it; the local backend has no sessions and simply replaces it."""
         self._claim(kind, name, self._serialize(kind, name, message))
 
-    def watch(self, kind: str, name: str, callback: Callback) -> Watch:
+    def watch(self, kind: Kind[M], name: str, callback: Callable[[M | None], object]) -> Watch:
         """Call `callback(message or None)` now and on every change of the node, from a
         backend thread (asyncio code follows nodes with `state.follow.Follower`). A
         value that does not parse is logged and skipped."""
@@ -139,10 +150,10 @@ class StateManager(ABC):
         def changed(data: bytes | None) -> None:
             if watch.cancelled:
                 return
-            message = None
+            message: M | None = None
             if data is not None:
                 try:
-                    message = self._parse(kind, name, data)
+                    message = cast("M", self._parse(kind, name, data))
                 except StateManagerError as exc:
                     log.warning("%s; ignoring this version", exc)
                     return
@@ -151,12 +162,12 @@ class StateManager(ABC):
         self._watch(kind, name, changed, watch)
         return watch
 
-    def wait_for(self, kind: str, name: str, timeout: float) -> Message | None:
+    def wait_for(self, kind: Kind[M], name: str, timeout: float) -> M | None:
         """The node once it exists, or None after `timeout` seconds."""
-        found: list[Message] = []
+        found: list[M] = []
         event = threading.Event()
 
-        def seen(message: Message | None) -> None:
+        def seen(message: M | None) -> None:
             if message is not None and not found:
                 found.append(message)
                 event.set()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable
 from typing import Protocol
 
@@ -116,7 +117,8 @@ class PeerServerLink(Link):
         if isinstance(message, control_pb2.StreamManagerHello):
             if message.topology_id != self.hub.topology_id:
                 log.warning("refusing a peer of another topology (%s)", message.topology_id)
-                self.transport.close()
+                if self.transport is not None:
+                    self.transport.close()
                 return
             self.peer = message.stmgr_id
         elif isinstance(message, control_pb2.BackPressureNotice):
@@ -142,7 +144,7 @@ class Peers:
     """The stream managers we send to: one link each, dialled again whenever it drops,
     at the address the physical plan gives (a restarted peer has a new one)."""
 
-    def __init__(self, hub: Hub, secret: bytes, tls_dial: object,
+    def __init__(self, hub: Hub, secret: bytes, tls_dial: ssl.SSLContext | None,
                  greetings: Callable[[], list[Message]], changed: Callable[[], None]) -> None:
         self.hub = hub
         self.secret = secret

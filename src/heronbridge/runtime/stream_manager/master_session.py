@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 from collections.abc import Callable
 from typing import NamedTuple
@@ -42,14 +43,15 @@ class MasterLink(FramedProtocol):
         if isinstance(message, control_pb2.RegisterStreamManagerResponse) \
                 and not message.status.ok:
             log.error("topology master refused registration: %s", message.status.message)
-            self.transport.close()
+            if self.transport is not None:
+                self.transport.close()
             return
         self.session.handle(message)
 
 
 class MasterSession:
     def __init__(self, name: str, topology: str, topology_id: str, statemgr: StateManager,
-                 secret: bytes, tls_dial: object, interval: float,
+                 secret: bytes, tls_dial: ssl.SSLContext | None, interval: float,
                  registration: Callable[[], control_pb2.RegisterStreamManagerRequest],
                  status: Callable[[], Status], handle: Callable[[Message], None]) -> None:
         self.name = name
@@ -114,7 +116,7 @@ class MasterSession:
             master.cancel()
 
     async def _registered(self, link: MasterLink, location: plans_pb2.TopologyMasterLocation,
-                          master: Follower) -> None:
+                          master: Follower[plans_pb2.TopologyMasterLocation]) -> None:
         """Register, then heartbeat until the link drops or the master moves."""
         self.link = link
         self._sent = None
@@ -128,7 +130,8 @@ class MasterSession:
                     new = moved.result()
                     if new is None or (new.host, new.server_port) != (location.host,
                                                                        location.server_port):
-                        link.transport.close()  # a new master: follow it
+                        if link.transport is not None:
+                            link.transport.close()  # a new master: follow it
                         return
                     moved = asyncio.ensure_future(master.changed())
         finally:
