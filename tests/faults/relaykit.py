@@ -1,0 +1,197 @@
+"""Issue 25's shape under fire: a pystorm ReliableSpout with its default max_fails, a relay
+(par 3, shuffle, auto-anchor and auto-ack) and a sink (par 3, fields on the key) that
+appends every id it sees to a file; 3,000 ids at 100/s, a 5 s message timeout.
+
+What came out is judged from the files: every id whose ack reached the spout (its `ack`
+called, by the runtime or by ReliableSpout giving up after max_fails) must be in a
+sink's file; fails are counted per id, over every incarnation of the spout."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from faultkit import HOSTS, find_process
+from testkit import Running
+
+from heronbridge.compat.streamparse import load_project, topology_name
+from heronbridge.runtime.plan import TaskLayout
+from heronbridge.runtime.plan.packing import round_robin
+
+PROJECT = Path(__file__).with_name("relay_project")
+VICTIMS = ("stream manager", "relay task", "sink task", "executor", "topology master",
+           "spout task", "metrics manager")
+
+
+@dataclass
+class Verdict:
+    """What came out of one run."""
+
+    ids: int
+    acked: set[int]
+    seen: Counter  # id -> times a sink wrote it
+    fails: Counter  # id -> fail calls, every spout incarnation
+    starts: int  # spout incarnations
+    recovery_s: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def lost(self) -> list[int]:
+        """Acked, never processed by the sink."""
+        return sorted(self.acked - set(self.seen))
+
+    @property
+    def max_fails(self) -> int:
+        return max(self.fails.values(), default=0)
+
+    def p99_fails(self) -> int:
+        per_id = sorted(self.fails.get(i, 0) for i in range(self.ids))
+        return per_id[min(len(per_id) - 1, int(len(per_id) * 0.99))] if per_id else 0
+
+    @property
+    def replays(self) -> int:
+        return sum(self.fails.values())
+
+    @property
+    def duplicates(self) -> int:
+        return sum(n - 1 for n in self.seen.values() if n > 1)
+
+    def summary(self) -> str:
+        return (f"{len(self.acked)}/{self.ids} acked, {len(self.lost)} lost {self.lost[:10]}, "
+                f"fails per id max {self.max_fails} p99 {self.p99_fails()}, "
+                f"{self.replays} fails in all, {self.duplicates} duplicates, "
+                f"{self.starts} spout start(s)")
+
+
+class RelayRun:
+    """The relay topology over `containers` containers (each on its own loopback address
+    when there are several)."""
+
+    def __init__(self, home, state, tmp: Path, containers: int, ids: int = 3000,
+                 rate: float = 100, timeout_secs: int = 5, options: dict | None = None,
+                 hosts: dict[int, str] | None = None) -> None:
+        self.tmp, self.state, self.containers = tmp, state, containers
+        self.ids, self.rate = ids, rate
+        self.out = tmp / "out"
+        opts = {"relay.out": str(self.out), "relay.count": ids, "relay.rate": rate,
+                "topology.workers": containers, "topology.message.timeout.secs": timeout_secs,
+                **(options or {})}
+        name = topology_name(PROJECT, None)
+        project = load_project(PROJECT, name, None, opts, False,
+                               home.workdir(name) / "resources")
+        self.plan = project.plan
+        self.running = Running(self.plan, home, state, project)
+        if containers > 1:
+            self.running.hosts = hosts or HOSTS
+        self.layout = TaskLayout.of(self.plan)
+        self.packing = round_robin(self.plan, containers)
+        self.spout = self.layout.component_tasks["ids"][0]
+
+    # -- what the files say ---------------------------------------------------------
+
+    def events(self) -> list[dict]:
+        found = []
+        for path in self.out.glob("spout-*.jsonl"):
+            for line in path.read_text().splitlines():
+                try:
+                    found.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # the line a killed spout was writing
+        return found
+
+    def seen(self) -> Counter:
+        seen: Counter = Counter()
+        for path in self.out.glob("sink-*.txt"):
+            for line in path.read_text().splitlines():
+                if line.isdigit():
+                    seen[int(line)] += 1
+        return seen
+
+    def verdict(self) -> Verdict:
+        events = self.events()
+        return Verdict(self.ids, {e["id"] for e in events if e["event"] == "ack"}, self.seen(),
+                       Counter(e["id"] for e in events if e["event"] == "fail"),
+                       sum(e["event"] == "start" for e in events))
+
+    def done(self) -> bool:
+        """The spout's latest incarnation has had every id acked (or given up)."""
+        acked: set[int] = set()
+        for e in self.events():
+            if e["event"] == "start":
+                acked = set()
+            elif e["event"] == "ack":
+                acked.add(e["id"])
+        return len(acked) == self.ids
+
+    def acks(self) -> int:
+        return sum(e["event"] == "ack" for e in self.events())
+
+    # -- where things are -------------------------------------------------------------
+
+    def container_of(self, task: int) -> int:
+        return self.packing.container_of(task)
+
+    def victim(self, kind: str, container: int | None = None) -> tuple[int, str]:
+        """(pid, description) of the process of `kind` to kill: in `container` (by
+        default the one issue 25 killed: container 1, or 0 when there is one)."""
+        name = self.plan.name
+        if container is None:
+            container = 1 if self.containers > 1 else 0
+        if kind in ("relay task", "sink task", "spout task"):
+            component = kind.split()[0]
+            component = {"spout": "ids"}.get(component, component)
+            tasks = self.layout.component_tasks[component]
+            task = next((t for t in tasks if self.container_of(t) == container), tasks[0])
+            container = self.container_of(task)
+            return (find_process(name, "task", container, task),
+                    f"task {task} ({component}), container {container}")
+        if kind == "topology master":
+            return find_process(name, kind, 0), "container 0"
+        if kind == "container":
+            return find_process(name, "executor", container), f"container {container}"
+        return find_process(name, kind, container), f"container {container}"
+
+    def wait(self, condition, timeout: float, what: str, interval: float = 0.1):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.running.check()
+            found = condition()
+            if found:
+                return found
+            time.sleep(interval)
+        msg = (f"timed out after {timeout}s waiting for {what}; "
+               f"{self.verdict().summary()}\n{self.running.logs()[-30000:]}")
+        raise AssertionError(msg)
+
+    def kill_at(self, seconds: float, kind: str, container: int | None = None) -> Verdict:
+        """SIGKILL the `kind` process `seconds` after the spout started; then wait until
+        every id is acked; the verdict, with the time from the kill until acks flowed
+        again past what was in flight."""
+        self.wait(lambda: self.events(), 60, "the spout to start")
+        start = time.monotonic()
+        time.sleep(max(0.0, seconds - (time.monotonic() - start)))
+        pid, where = self.victim(kind, container)
+        if kind == "container":
+            os.killpg(pid, signal.SIGKILL)  # the executor's session: the whole container
+        else:
+            os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        before = self.acks()
+        recovery: dict[str, float] = {}
+
+        def flowing() -> bool:
+            if "t" not in recovery and self.acks() > before + self.rate:
+                recovery["t"] = time.monotonic() - killed
+            return "t" in recovery
+
+        self.wait(flowing, 120, f"acks flowing after killing the {kind} of {where}")
+        self.wait(self.done, self.ids / self.rate + 120, "every id acked", interval=0.25)
+        verdict = self.verdict()
+        verdict.recovery_s = recovery["t"]
+        verdict.notes.append(f"killed the {kind} of {where}")
+        return verdict
