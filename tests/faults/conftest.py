@@ -11,7 +11,20 @@ from pathlib import Path
 import pytest
 
 RESULTS: list[dict] = []
+ROWS: list = []  # suite.Row: the nemeses' table (what came out of each run)
 LOAD: list[float] = []  # the host's 1-minute load average when the session began and ended
+SIZES = ("ci", "full")
+
+
+def size() -> str:
+    """$HERONBRIDGE_FAULTS_SIZE: `ci` (the default: each nemesis once, one short random
+    schedule) or `full` (every workload and layout, long schedules, 20 runs of the
+    issue-25 shape per victim)."""
+    value = os.environ.get("HERONBRIDGE_FAULTS_SIZE", "ci")
+    if value not in SIZES:
+        msg = f"HERONBRIDGE_FAULTS_SIZE expects one of {SIZES}, received {value!r}"
+        raise pytest.UsageError(msg)
+    return value
 
 
 def pytest_sessionstart(session):
@@ -21,6 +34,19 @@ def pytest_sessionstart(session):
 @pytest.fixture
 def record_recovery():
     return RESULTS.append
+
+
+@pytest.fixture
+def record_row():
+    return ROWS.append
+
+
+def rows_markdown(rows: list) -> str:
+    from suite import HEAD
+
+    lines = ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+    lines += ["| " + " | ".join(r.cells()) + " |" for r in rows]
+    return "\n".join(lines)
 
 
 def markdown(results: list[dict]) -> str:
@@ -47,6 +73,16 @@ def markdown(results: list[dict]) -> str:
 
 
 def pytest_terminal_summary(terminalreporter):
+    if ROWS:
+        table = rows_markdown(ROWS)
+        terminalreporter.section("what came out, per nemesis (recovery: seconds from the heal)")
+        terminalreporter.write_line(table)
+        for row in ROWS:
+            if row.seed is not None:
+                terminalreporter.write_line(f"seed {row.seed}: {row.detail}")
+        target = os.environ.get("HERONBRIDGE_NEMESES_TABLE")
+        if target:
+            Path(target).write_text(table + "\n")
     if not RESULTS:
         return
     table = markdown(RESULTS)

@@ -20,10 +20,12 @@ from faultkit import HOSTS, find_process
 from testkit import Running
 
 from heronbridge.compat.streamparse import load_project, topology_name
+from heronbridge.runtime import config as rt
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.plan.packing import round_robin
 
 PROJECT = Path(__file__).with_name("relay_project")
+HERONPY = Path(__file__).with_name("heronpy_relay.py")
 VICTIMS = ("stream manager", "relay task", "sink task", "executor", "topology master",
            "spout task", "metrics manager")
 
@@ -74,17 +76,23 @@ class RelayRun:
 
     def __init__(self, home, state, tmp: Path, containers: int, ids: int = 3000,
                  rate: float = 100, timeout_secs: int = 5, options: dict | None = None,
-                 hosts: dict[int, str] | None = None) -> None:
+                 hosts: dict[int, str] | None = None, api: str = "streamparse") -> None:
         self.tmp, self.state, self.containers = tmp, state, containers
         self.ids, self.rate = ids, rate
         self.out = tmp / "out"
         opts = {"relay.out": str(self.out), "relay.count": ids, "relay.rate": rate,
-                "topology.workers": containers, "topology.message.timeout.secs": timeout_secs,
+                rt.CONTAINERS: containers, "topology.message.timeout.secs": timeout_secs,
                 **(options or {})}
-        name = topology_name(PROJECT, None)
-        project = load_project(PROJECT, name, None, opts, False,
-                               home.workdir(name) / "resources")
-        self.plan = project.plan
+        if api == "heronpy":
+            from heronbridge.compat.heronpy.loader import load_file
+
+            self.plan, project = load_file(HERONPY, options=opts), None
+        else:
+            opts["topology.workers"] = opts.pop(rt.CONTAINERS)
+            name = topology_name(PROJECT, None)
+            project = load_project(PROJECT, name, None, opts, False,
+                                   home.workdir(name) / "resources")
+            self.plan = project.plan
         self.running = Running(self.plan, home, state, project)
         if containers > 1:
             self.running.hosts = hosts or HOSTS
@@ -143,7 +151,7 @@ class RelayRun:
         if container is None:
             container = 1 if self.containers > 1 else 0
         if kind in ("relay task", "sink task", "spout task"):
-            component = kind.split()[0]
+            component = kind.split(maxsplit=1)[0]
             component = {"spout": "ids"}.get(component, component)
             tasks = self.layout.component_tasks[component]
             task = next((t for t in tasks if self.container_of(t) == container), tasks[0])
@@ -172,9 +180,8 @@ class RelayRun:
         """SIGKILL the `kind` process `seconds` after the spout started; then wait until
         every id is acked; the verdict, with the time from the kill until acks flowed
         again past what was in flight."""
-        self.wait(lambda: self.events(), 60, "the spout to start")
-        start = time.monotonic()
-        time.sleep(max(0.0, seconds - (time.monotonic() - start)))
+        self.wait(self.events, 60, "the spout to start")
+        time.sleep(seconds)
         pid, where = self.victim(kind, container)
         if kind == "container":
             os.killpg(pid, signal.SIGKILL)  # the executor's session: the whole container

@@ -1,20 +1,35 @@
-"""Issue 25: a stream manager's death must not turn into a fail/replay loop that makes
-pystorm's ReliableSpout (max_fails 3) ack ids the sink never saw."""
+"""Issue 25: a stream manager's death (or a task's, an executor's, the master's) must not
+turn into a fail/replay loop. The project's shape, rebuilt: pystorm's ReliableSpout with
+its default max_fails (3: a fourth fail makes it ack the id itself), 3,000 ids at 100/s,
+a relay (par 3, shuffle) and a sink (par 3, fields on the key), a 5 s message timeout;
+one process SIGKILLed 8 s in. Every id whose ack reached the spout must be in the sink's
+file, and no id may fail more than twice. $HERONBRIDGE_FAULTS_SIZE=full runs each case
+20 times."""
 
 from __future__ import annotations
 
 import pytest
-from relaykit import RelayRun
+from conftest import size
+from nemeses import Kill
+from suite import RelayWorkload, alone, stage_for
 
 pytestmark = [pytest.mark.faults, pytest.mark.integration]
 
+VICTIMS = {"stream manager": Kill("stream manager"), "relay task": Kill("task", "relay"),
+           "sink task": Kill("task", "sink"), "executor": Kill("executor"),
+           "topology master": Kill("topology master")}
+RUNS = 20 if size() == "full" else 1
 
-@pytest.mark.parametrize("containers", [3], ids=["3-containers"])
-def test_issue_shape_loses_no_acked_id(home, state, tmp_path, containers, capsys):
-    run = RelayRun(home, state, tmp_path, containers)
-    with run.running:
-        verdict = run.kill_at(8, "stream manager")
-    with capsys.disabled():
-        print("\n" + verdict.summary())
-    assert verdict.lost == [], verdict.summary()
-    assert verdict.max_fails <= 2, verdict.summary()
+
+@pytest.mark.parametrize("run", range(RUNS), ids=lambda n: f"run-{n + 1}")
+@pytest.mark.parametrize("containers", [1, 3], ids=["1-container", "3-containers"])
+@pytest.mark.parametrize("victim", list(VICTIMS))
+def test_no_acked_id_is_lost_and_none_fails_more_than_twice(home, state, tmp_path, victim,
+                                                              containers, run, record_row):
+    workload = RelayWorkload(home, state, tmp_path, containers)
+    with workload.running:
+        row = alone(workload, stage_for(workload, tmp_path), VICTIMS[victim], at=8)
+    row.scheduler = "local"
+    record_row(row)
+    assert row.lost == 0, row.detail
+    assert row.max_fails <= 2, row.detail

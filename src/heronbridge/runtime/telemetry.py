@@ -26,7 +26,9 @@ RSS_BYTES = "rss-bytes"
 # Stream manager metrics.
 TUPLES_ROUTED = "frames-routed"
 BYTES_ROUTED = "bytes-routed"
-DROPPED_FRAMES = "dropped-frames"  # for a task that was not connected
+DROPPED_FRAMES = "dropped-frames"  # for a task that was not connected, given up
+HELD_FRAMES = "held-frames"  # for a task that was not connected, kept until it was back
+HELD_BYTES = "held-bytes"
 DISCARDED_FRAMES = "discarded-frames"  # sent before the current rollback (effectively-once)
 MALFORMED_FRAMES = "malformed-frames"  # skipped, from a peer that sent one
 TREES_ACKED = "trees-acked"

@@ -45,6 +45,8 @@ from ..telemetry import (
     BYTES_ROUTED,
     DISCARDED_FRAMES,
     DROPPED_FRAMES,
+    HELD_BYTES,
+    HELD_FRAMES,
     MALFORMED_FRAMES,
     MAX_CONNECTION_BUFFER,
     RSS_BYTES,
@@ -58,6 +60,7 @@ from ..wire import auth, frames, tls
 from ..wire.aio import FramedProtocol, cancel, spawn
 from ..wire.serde import make_serializer
 from .acking import XorTracker
+from .undelivered import Undelivered
 
 log = logging.getLogger("heronbridge.runtime.stream_manager")
 
@@ -67,6 +70,8 @@ PARK_SECS = 10.0  # a task that registers before the plan that has it waits this
 BP_BY_CAUSE = BACKPRESSURE_MS + "/{}/{}"  # e.g. backpressure-ms/task/4
 QUEUE_BYTES = "queue-bytes/task/{}"
 BYTES_TO = "bytes-to/task/{}"  # written to a local task: what it consumed, near enough
+HELD = ("held", "frames")  # the backpressure cause of frames held for tasks that are down
+HOLD_SECS = 30.0  # at least; the executor's longest restart back-off (scheduler/restarts.py)
 
 
 def _remaining(link: InstanceLink) -> bool:
@@ -241,6 +246,9 @@ class StreamManager:
         self.state: int | None = None
         self.master: MasterLink | None = None
         self.tracker = XorTracker(self.conf.xor_buckets)
+        timeout = self.conf.message_timeout_secs
+        self.undelivered = Undelivered(max(timeout, HOLD_SECS), timeout,
+                                       self.conf.held_max_bytes)
         self.local_causes: set = set()
         self.remote_causes: set[str] = set()
         self.spouts_paused = False
@@ -282,6 +290,8 @@ class StreamManager:
                        spawn(self._metrics_loop(), "metrics")]
         if self.conf.acking and self.conf.message_timeouts:
             self._tasks.append(spawn(self._expire_loop(), "expiry"))
+        if self.conf.acking:
+            self._tasks.append(spawn(self._undelivered_loop(), "undelivered frames"))
         await self._stopping.wait()
         for task in [*self._tasks, *self.peer_dialers.values()]:
             await cancel(task)
@@ -420,6 +430,10 @@ class StreamManager:
             if req.task_id in self.local_tasks:
                 del self.parked[link]
                 self.register_instance(link, req)
+        for task in self.undelivered.tasks():
+            if task not in self.owner and task not in self.local_tasks:  # not coming back
+                self._give_up(self.undelivered.forget(task))
+        self._release_reachable()
         self.heartbeat()
 
     def _replan(self, pplan: plans_pb2.PhysicalPlan) -> None:
@@ -474,9 +488,12 @@ class StreamManager:
             self.peers[peer] = link
             link.send(control_pb2.StreamManagerHello(topology_id=self.topology_id,
                                                      stmgr_id=self.id))
+            if self.local_causes:  # a peer that restarted pauses its spouts too
+                link.send(control_pb2.BackPressureNotice(stmgr_id=self.id, active=True))
             if self.stateful:
                 link.send(control_pb2.ResumeFrom(txid=self.txid))
             self._rebuild_routes()
+            self._release_reachable()
             self.heartbeat()
             await link.closed
             log.warning("%s: lost peer %s at %s:%d; reconnecting", self.id, peer, *address)
@@ -539,6 +556,7 @@ class StreamManager:
             link.send(control_pb2.TopologyStateChange(state=self.state))
         if self.restore is not None:  # it restores too; the master hears of the loss
             link.send(self.restore)
+        self._release_reachable()
 
     def _unpark(self, link: InstanceLink) -> None:
         parked = self.parked.get(link)
@@ -639,7 +657,7 @@ class StreamManager:
                         continue
                     link = route.get(dest)
                     if link is None:
-                        self._drop(view[start:end], outgoing)
+                        self._drop(view[start:end])
                         continue
                     chunks = outgoing.get(link)
                     if chunks is None:
@@ -667,19 +685,35 @@ class StreamManager:
         for link, chunks in outgoing.items():
             link.write_chunks(chunks)
 
-    def _drop(self, frame: memoryview, outgoing: dict) -> None:
-        """A frame for a task that is not connected (down, or not yet back): counted,
-        and the trees of a data frame's tracked tuples fail back to their spouts now,
-        rather than at their timeout (never, with timeouts off)."""
-        self.dropped += 1
+    def _drop(self, frame: memoryview | bytes) -> None:
+        """A frame for a task that cannot be reached now: held for it while the plan has
+        it, its trees failed back no sooner than their timeout otherwise (undelivered.py)."""
         if frame[4] != frames.DATA or not self.conf.acking:
+            self.dropped += 1
             return
+        now = time.monotonic()
+        task = frames.HEADER.unpack_from(frame)[2]
+        if self.pplan is None or task in self.owner or task in self.local_tasks:
+            self._give_up(self.undelivered.hold(task, bytes(frame), now))
+            self._held_changed()
+        else:
+            self._give_up([(now, frame)])
+
+    def _give_up(self, lost: list[tuple[float, bytes]]) -> None:
+        """Frames that will not be delivered: their trees fail a message timeout after
+        they were held (or dropped)."""
+        for since, frame in lost:
+            self.dropped += 1
+            self.undelivered.fail_later(self._roots(frame), since)
+
+    def _roots(self, frame: memoryview | bytes) -> list[int]:
+        """The roots of a data frame's tracked tuples."""
         try:
             records = self.serializer.decode(bytes(frame[frames.DATA_HEADER_SIZE:]))
         except Exception as exc:  # noqa: BLE001 - e.g. a pickled class not importable here
             log.warning("%s: cannot read the roots of a dropped frame (%s: %s); its trees "
                         "fail at their timeout", self.id, type(exc).__name__, exc)
-            return
+            return []
         roots: set[int] = set()
         for record in records:
             if len(record) == 3:
@@ -688,16 +722,50 @@ class StreamManager:
                     roots.add(root)
                 elif root == MULTI:
                     roots.update(record[2][1::2])
-        if roots:
-            self._fails(roots, outgoing)
+        return list(roots)
 
     def undeliverable(self, chunks: list) -> None:
         """Frames for a link that closed before they could be written."""
-        outgoing: dict[_Link, list] = {}
         for chunk in chunks:
-            self._drop(chunk, outgoing)
-        for link, out in outgoing.items():
-            link.write_chunks(out)
+            self._drop(chunk)
+
+    def _release_reachable(self) -> None:
+        """Deliver the frames held for tasks that can be reached again: a local task
+        welcomed, or a peer connected."""
+        for task in self.undelivered.tasks():
+            link = self.route.get(task)
+            if link is None or not _remaining(link) or link in self.waiting \
+                    or (isinstance(link, InstanceLink) and self.pplan is None):
+                continue
+            link.write_chunks(self.undelivered.release(task))
+        self._held_changed()
+
+    def _held_changed(self) -> None:
+        """Every spout pauses while frames are held: their replays wait in the spouts
+        (untracked, so they cannot time out) instead of failing again."""
+        held = bool(self.undelivered.tasks())
+        if held and HELD not in self.local_causes:
+            self.backpressure_start(HELD)
+        elif not held and HELD in self.local_causes:
+            self.backpressure_stop(HELD)
+
+    async def _undelivered_loop(self) -> None:
+        """Give up frames held too long; fail the trees whose time has come."""
+        period = min(0.1, self.conf.message_timeout_secs / 10)
+        held = self.undelivered
+        while True:
+            await asyncio.sleep(period)
+            if not held:
+                continue
+            now = time.monotonic()
+            self._give_up(held.expired(now))
+            self._held_changed()
+            due = held.fails_due(now)
+            if due:
+                outgoing: dict[_Link, list] = {}
+                self._fails(due, outgoing)
+                for link, chunks in outgoing.items():
+                    link.write_chunks(chunks)
 
     def _acks(self, pairs: Any, outgoing: dict) -> None:
         pairs = pairs.tolist()
@@ -842,12 +910,12 @@ class StreamManager:
             timestamp_ms=int(time.time() * 1000),
             counters={TUPLES_ROUTED: self.routed, BYTES_ROUTED: self.bytes_routed,
                       DROPPED_FRAMES: self.dropped, MALFORMED_FRAMES: self.malformed,
-                      DISCARDED_FRAMES: self.discarded,
+                      DISCARDED_FRAMES: self.discarded, HELD_FRAMES: self.undelivered.held,
                       TREES_ACKED: self.acked,
                       TREES_FAILED: self.failed, TREES_EXPIRED: self.expired,
                       BACKPRESSURE_MS: bp},
             gauges={TREES_PENDING: len(self.tracker), MAX_CONNECTION_BUFFER: buffered,
-                    RSS_BYTES: rss_bytes()})
+                    HELD_BYTES: self.undelivered.bytes, RSS_BYTES: rss_bytes()})
         sample.counters.update(counters)
         sample.gauges.update(gauges)
         return sample

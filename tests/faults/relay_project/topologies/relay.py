@@ -2,10 +2,9 @@
 that re-emits each tuple (auto-anchor, auto-ack), a sink that appends every id it sees
 to a file."""
 
-from streamparse import Grouping, Topology
-
 from bolts.relay import RelayBolt, SinkBolt
 from spouts.ids import IdSpout
+from streamparse import Grouping, Topology
 
 
 class Relay(Topology):
