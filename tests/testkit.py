@@ -27,9 +27,10 @@ class Running(Launch):
     """A topology running for the duration of a `with` block (its tasks' logs at hand)."""
 
     def __init__(self, plan: LogicalPlan, home: Home, state: StateManager,
-                 project: object = None) -> None:
+                 project: object = None, spark: object = None) -> None:
         super().__init__(plan, home, state,
-                         project.install_resources if project is not None else None)
+                         project.install_resources if project is not None else None,
+                         spark=spark)
 
     def __enter__(self) -> Running:
         self.start(timeout=90)

@@ -5,9 +5,9 @@
 - SIGSTOP for longer than the heartbeat interval and the message timeout, then SIGCONT
   (a gray failure: alive, silent);
 - a network partition between the containers on 127.0.0.2 and 127.0.0.3: each
-  container's processes are put in a cgroup of their own, and iptables drops what one
-  sends to the other's address (`-m cgroup`: other users of those addresses on this host
-  are not touched);
+  container runs in a cgroup of its host's from its start (a socket belongs to the
+  cgroup of the process that made it), and iptables drops what one host's sockets send
+  to the other's address (`-m cgroup`: nothing else on this machine is touched);
 - ZooKeeper down (the server killed, then started again on its port and data), and one
   host cut off from it (iptables on that container's cgroup);
 - the topology master paused (SIGSTOP);
@@ -31,12 +31,22 @@ from pathlib import Path
 
 from faultkit import HOSTS, find_process
 
-from heronbridge.runtime.procfs import descendants
-
 CGROUP_ROOT = Path("/sys/fs/cgroup/unified")
 FAKETIME_LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 STOP_SECS = 6.0  # longer than the 2 s heartbeat interval and the 5 s message timeout
 OUTAGE_SECS = 6.0  # partitions, ZooKeeper outages, a full disk
+
+
+@contextlib.contextmanager
+def unfaked():
+    """Start what follows with the real clock (ZooKeeper), whatever this process's
+    environment says for the topology's processes."""
+    saved = os.environ.pop("LD_PRELOAD", None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ["LD_PRELOAD"] = saved
 
 
 def needs_root(what: str) -> str | None:
@@ -50,6 +60,55 @@ def needs_root(what: str) -> str | None:
     return None
 
 
+class HostGroups:
+    """A cgroup per host address; `place` moves a process (and so its children to come)
+    into its host's."""
+
+    def __init__(self) -> None:
+        HostGroups.made += 1
+        self.root = f"heronbridge-faults-{os.getpid()}-{HostGroups.made}"
+        self.paths: dict[str, Path] = {}
+
+    made = 0
+
+    def name(self, host: str) -> str:
+        path = self.paths.get(host)
+        if path is None:
+            path = self.paths[host] = CGROUP_ROOT / self.root / host
+            path.mkdir(parents=True, exist_ok=True)
+        return f"{self.root}/{host}"
+
+    def place(self, pid: int, host: str) -> None:
+        self.name(host)
+        with contextlib.suppress(OSError):  # gone meanwhile
+            (self.paths[host] / "cgroup.procs").write_text(str(pid))
+
+    def patch_local_scheduler(self, monkeypatch) -> None:
+        """Start each container's executor in its host's cgroup (before it has started
+        anything: its children and their sockets are born there)."""
+        from heronbridge.runtime.scheduler.local import Supervisor
+
+        spawn = Supervisor._spawn
+        groups = self
+
+        def spawn_in_cgroup(supervisor, container: int) -> None:
+            spawn(supervisor, container)
+            host = supervisor.hosts.get(container, HOSTS[0])
+            groups.place(supervisor.executors[container].pid, host)
+
+        monkeypatch.setattr(Supervisor, "_spawn", spawn_in_cgroup)
+
+    def close(self) -> None:
+        for path in self.paths.values():  # processes left go back to the root
+            with contextlib.suppress(OSError):
+                for pid in (path / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        (CGROUP_ROOT / "cgroup.procs").write_text(pid)
+                path.rmdir()
+        with contextlib.suppress(OSError):
+            (CGROUP_ROOT / self.root).rmdir()
+
+
 @dataclass
 class Stage:
     """A running topology and the handles the nemeses use on it."""
@@ -59,12 +118,12 @@ class Stage:
     tmp: Path
     zookeeper: object = None  # tests/cluster/zkserver.ZooKeeperServer, when on ZooKeeper
     clock_file: Path | None = None  # libfaketime's offset file, when under it
+    hosts: HostGroups | None = None  # the containers' cgroups, when partitions are wanted
     checkpoint_root: Path | None = None  # a tmpfs this stage mounted
     layout: object = None  # the plan's TaskLayout
     packing: object = None  # its PackingPlan
     rules: list[list[str]] = field(default_factory=list)
     stopped: list[int] = field(default_factory=list)
-    cgroups: list[Path] = field(default_factory=list)
 
     # -- set up --------------------------------------------------------------------
 
@@ -105,31 +164,24 @@ class Stage:
             return self.pid("task", container, task), container
         return self.pid(kind, container), container
 
-    def container_pids(self, container: int) -> list[int]:
-        executor = self.pid("executor", container)
-        return [executor, *(p.pid for p in descendants(executor))]
-
     def host_cgroup(self, container: int) -> str:
-        """Put every process of a container in a cgroup of its own; its path as iptables
-        names it (relative to the cgroup2 root)."""
-        name = f"heronbridge-faults-{os.getpid()}/{HOSTS[container]}"
-        path = CGROUP_ROOT / name
-        path.mkdir(parents=True, exist_ok=True)
-        if path not in self.cgroups:
-            self.cgroups.append(path)
-        for pid in self.container_pids(container):
-            with contextlib.suppress(OSError):  # gone meanwhile
-                (path / "cgroup.procs").write_text(str(pid))
-        return name
+        """The cgroup of a container's host, as iptables names it (relative to the
+        cgroup2 root)."""
+        if self.hosts is None:
+            msg = "this nemesis needs the containers in host cgroups (HostGroups)"
+            raise AssertionError(msg)
+        return self.hosts.name(HOSTS[container])
 
     def drop(self, *match: str) -> None:
         rule = ["OUTPUT", *match, "-j", "DROP"]
-        subprocess.run(["iptables", "-I", *rule], check=True)
+        with unfaked():
+            subprocess.run(["iptables", "-I", *rule], check=True)
         self.rules.append(rule)
 
     def heal_network(self) -> None:
         for rule in self.rules:
-            subprocess.run(["iptables", "-D", *rule], check=False, capture_output=True)
+            with unfaked():
+                subprocess.run(["iptables", "-D", *rule], check=False, capture_output=True)
         self.rules.clear()
 
     def cont(self) -> None:
@@ -143,18 +195,11 @@ class Stage:
         self.cont()
         self.heal_network()
         if self.zookeeper is not None and self.zookeeper.process is None:
-            self.zookeeper.start()
+            with unfaked():
+                self.zookeeper.start()
         if self.checkpoint_root is not None:
             with contextlib.suppress(FileNotFoundError):
                 (self.checkpoint_root / "ballast").unlink()
-        for path in reversed(self.cgroups):  # processes left go back to the root
-            with contextlib.suppress(OSError):
-                for pid in (path / "cgroup.procs").read_text().split():
-                    with contextlib.suppress(OSError):
-                        (CGROUP_ROOT / "cgroup.procs").write_text(pid)
-                path.rmdir()
-        with contextlib.suppress(OSError):
-            (CGROUP_ROOT / f"heronbridge-faults-{os.getpid()}").rmdir()
 
     def unmount(self) -> None:
         if self.checkpoint_root is not None:
@@ -247,7 +292,8 @@ class ZooKeeperDown(Nemesis):
         return self.name
 
     def heal(self, stage: Stage) -> None:
-        stage.zookeeper.start()
+        with unfaked():
+            stage.zookeeper.start()
 
 
 class ZooKeeperCutOff(Nemesis):

@@ -76,10 +76,12 @@ class RelayRun:
 
     def __init__(self, home, state, tmp: Path, containers: int, ids: int = 3000,
                  rate: float = 100, timeout_secs: int = 5, options: dict | None = None,
-                 hosts: dict[int, str] | None = None, api: str = "streamparse") -> None:
+                 hosts: dict[int, str] | None = None, api: str = "streamparse",
+                 spark: object = None) -> None:
         self.tmp, self.state, self.containers = tmp, state, containers
         self.ids, self.rate = ids, rate
         self.out = tmp / "out"
+        self._read: dict[Path, tuple[int, list[dict]]] = {}
         opts = {"relay.out": str(self.out), "relay.count": ids, "relay.rate": rate,
                 rt.CONTAINERS: containers, "topology.message.timeout.secs": timeout_secs,
                 **(options or {})}
@@ -93,7 +95,7 @@ class RelayRun:
             project = load_project(PROJECT, name, None, opts, False,
                                    home.workdir(name) / "resources")
             self.plan = project.plan
-        self.running = Running(self.plan, home, state, project)
+        self.running = Running(self.plan, home, state, project, spark=spark)
         if containers > 1:
             self.running.hosts = hosts or HOSTS
         self.layout = TaskLayout.of(self.plan)
@@ -103,14 +105,21 @@ class RelayRun:
     # -- what the files say ---------------------------------------------------------
 
     def events(self) -> list[dict]:
-        found = []
-        for path in self.out.glob("spout-*.jsonl"):
-            for line in path.read_text().splitlines():
+        """Every spout event so far, in each file's order (read on from where the last
+        call stopped: the files of a long run are read once)."""
+        for path in sorted(self.out.glob("spout-*.jsonl")):
+            offset, found = self._read.setdefault(path, (0, []))
+            with path.open("rb") as f:
+                f.seek(offset)
+                data = f.read()
+            end = data.rfind(b"\n") + 1
+            for line in data[:end].splitlines():
                 try:
                     found.append(json.loads(line))
                 except json.JSONDecodeError:
                     continue  # the line a killed spout was writing
-        return found
+            self._read[path] = (offset + end, found)
+        return [e for _, found in sorted(self._read.items()) for e in found]
 
     def seen(self) -> Counter:
         seen: Counter = Counter()

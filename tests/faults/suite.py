@@ -69,9 +69,10 @@ class RelayWorkload:
     guarantee = "at least once"
 
     def __init__(self, home, state, tmp: Path, containers: int, api: str = "streamparse",
-                 ids: int = 3000, rate: float = 100, options: dict | None = None) -> None:
+                 ids: int = 3000, rate: float = 100, options: dict | None = None,
+                 spark: object = None) -> None:
         self.run = RelayRun(home, state, tmp, containers, ids=ids, rate=rate, options=options,
-                            api=api)
+                            api=api, spark=spark)
         self.name = f"ReliableSpout relay ({api})"
         self.running, self.containers = self.run.running, containers
         self.topology = self.run.plan.name

@@ -1,0 +1,64 @@
+"""Issue 25's shape on the Spark scheduler: three containers as long-running Spark tasks
+on a standalone cluster of two workers (127.0.0.2 and 127.0.0.3), state on ZooKeeper;
+a stream manager and then a whole container SIGKILLed (Spark runs the container again).
+Every id whose ack reached the ReliableSpout (pystorm's defaults) is in a sink's file,
+and no id fails more than twice a kill. At `full` size, one container too."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import size
+from nemeses import Kill
+from suite import RelayWorkload, alone, stage_for
+
+from heronbridge.runtime.scheduler import Home
+from heronbridge.runtime.scheduler.spark import SparkOptions
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
+
+from zkserver import ZooKeeperServer  # noqa: E402
+
+pytestmark = [pytest.mark.faults, pytest.mark.integration]
+
+
+@pytest.fixture(scope="module")
+def spark_zk(tmp_path_factory):
+    from sparkcluster import SparkCluster
+
+    zookeeper = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper"))
+    zookeeper.start()
+    cluster = SparkCluster(tmp_path_factory.mktemp("spark"))
+    try:
+        cluster.start()
+        with pytest.MonkeyPatch.context() as env:
+            for key in ("SPARK_CONF_DIR", "PYSPARK_PYTHON"):
+                env.setenv(key, cluster.env()[key])
+            yield cluster, zookeeper
+    finally:
+        cluster.stop()
+        zookeeper.stop()
+
+
+@pytest.mark.parametrize("containers", [1, 3] if size() == "full" else [3],
+                         ids=lambda n: f"{n}-container{'s' * (n > 1)}")
+@pytest.mark.parametrize("kind", ["stream manager", "container"])
+def test_relay_on_spark_loses_no_acked_id(spark_zk, tmp_path, monkeypatch, kind, containers,
+                                          record_row):
+    spark, zookeeper = spark_zk
+    home = Home(tmp_path / "hb", zookeeper.uri(f"spark-{tmp_path.name}"))
+    monkeypatch.setenv("HERONBRIDGE_HOME", str(home.root))
+    state = home.open_state()
+    try:
+        workload = RelayWorkload(home, state, tmp_path, containers, ids=2000,
+                                 spark=SparkOptions(spark.master))
+        with workload.running:
+            row = alone(workload, stage_for(workload, tmp_path), Kill(kind))
+    finally:
+        state.close()
+    row.scheduler = "spark"
+    record_row(row)
+    assert row.lost == 0, row.detail
+    assert row.max_fails <= 2, row.detail
