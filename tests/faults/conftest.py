@@ -13,18 +13,6 @@ import pytest
 RESULTS: list[dict] = []
 ROWS: list = []  # suite.Row: the nemeses' table (what came out of each run)
 LOAD: list[float] = []  # the host's 1-minute load average when the session began and ended
-SIZES = ("ci", "full")
-
-
-def size() -> str:
-    """$HERONBRIDGE_FAULTS_SIZE: `ci` (the default: each nemesis once, one short random
-    schedule) or `full` (every workload and layout, long schedules, 20 runs of the
-    issue-25 shape per victim)."""
-    value = os.environ.get("HERONBRIDGE_FAULTS_SIZE", "ci")
-    if value not in SIZES:
-        msg = f"HERONBRIDGE_FAULTS_SIZE expects one of {SIZES}, received {value!r}"
-        raise pytest.UsageError(msg)
-    return value
 
 
 def pytest_sessionstart(session):

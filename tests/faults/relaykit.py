@@ -119,7 +119,7 @@ class RelayRun:
                 except json.JSONDecodeError:
                     continue  # the line a killed spout was writing
             self._read[path] = (offset + end, found)
-        return [e for _, found in sorted(self._read.items()) for e in found]
+        return [e for _, (_, found) in sorted(self._read.items()) for e in found]
 
     def seen(self) -> Counter:
         seen: Counter = Counter()

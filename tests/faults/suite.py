@@ -18,6 +18,7 @@ completed), over a second: the start of the first such second.
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from collections import Counter
@@ -30,6 +31,19 @@ from nemeses import Nemesis, Stage, inflict
 from relaykit import RelayRun
 
 from heronbridge.runtime.plan import TaskLayout
+
+SIZES = ("ci", "full")
+
+
+def size() -> str:
+    """$HERONBRIDGE_FAULTS_SIZE: `ci` (the default: each nemesis once, one short random
+    schedule) or `full` (every workload and layout, long schedules, 20 runs of the
+    issue-25 shape per victim)."""
+    value = os.environ.get("HERONBRIDGE_FAULTS_SIZE", "ci")
+    if value not in SIZES:
+        msg = f"HERONBRIDGE_FAULTS_SIZE expects one of {SIZES}, received {value!r}"
+        raise ValueError(msg)
+    return value
 
 
 @dataclass

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from checkpointkit import runtime_api
-from conftest import size
 from nemeses import (
     ClockJump,
     DiskFull,
@@ -31,7 +30,7 @@ from nemeses import (
     ZooKeeperDown,
     needs_root,
 )
-from suite import DurableWorkload, ExactWorkload, RelayWorkload, alone, schedule, stage_for
+from suite import DurableWorkload, ExactWorkload, RelayWorkload, alone, schedule, size, stage_for
 
 from heronbridge.runtime import config as rt
 from heronbridge.runtime.scheduler import Home

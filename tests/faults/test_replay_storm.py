@@ -9,9 +9,8 @@ file, and no id may fail more than twice. $HERONBRIDGE_FAULTS_SIZE=full runs eac
 from __future__ import annotations
 
 import pytest
-from conftest import size
 from nemeses import Kill
-from suite import RelayWorkload, alone, stage_for
+from suite import RelayWorkload, alone, size, stage_for
 
 pytestmark = [pytest.mark.faults, pytest.mark.integration]
 

@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import size
 from nemeses import Kill
-from suite import RelayWorkload, alone, stage_for
+from suite import RelayWorkload, alone, size, stage_for
 
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.scheduler.spark import SparkOptions
