@@ -101,6 +101,11 @@ class RelayWorkload:
     def done(self) -> bool:
         return self.run.done()
 
+    def snapshot(self) -> tuple[set, Counter, Counter]:
+        """(ids acked, ids seen by a sink with how often, fails per id), so far."""
+        v = self.run.verdict()
+        return v.acked, v.seen, v.fails
+
     def finish(self, timeout: float) -> Row:
         self.run.wait(self.run.done, timeout, "every id acked", interval=0.25)
         v = self.run.verdict()
@@ -262,6 +267,38 @@ def alone(workload, stage: Stage, nemesis: Nemesis, at: float = 6.0,
     row = workload.finish(finish_timeout)
     row.nemesis, row.recovery_s, row.detail = nemesis.name, [recovery], f"{done}; {row.detail}"
     return row
+
+
+SETTLE_SECS = 8.0  # after a recovery: trees lost in the fault fail by 1.5 timeouts (5 s)
+
+
+def one_by_one(workload, stage: Stage, nemeses: list[Nemesis]) -> list[Row]:
+    """Each nemesis alone, one after the other on one running workload, each once the
+    last has been recovered from and its trees have settled; a row for each, judged on
+    what came out between it and the next (ids acked by then must be in a sink's file:
+    the sink writes an id before it acks it), fails counted per id in its window."""
+    _wait(workload, workload.started, 90, f"{workload.name} to make progress")
+    rows = []
+    before = workload.snapshot()
+    for nemesis in nemeses:
+        done, recovery = strike(workload, stage, nemesis)
+        deadline = time.monotonic() + SETTLE_SECS
+        while time.monotonic() < deadline:
+            workload.running.check()
+            time.sleep(0.2)
+        after = workload.snapshot()
+        fails = after[2] - before[2]
+        lost = len((after[0] - set(after[1])) - (before[0] - set(before[1])))
+        rows.append(Row(nemesis.name, workload.name, workload.containers, "", lost,
+                        max(fails.values(), default=0), p99(list(fails.values())),
+                        sum(fails.values()), _twice(after[1]) - _twice(before[1]),
+                        [recovery], detail=done))
+        before = after
+    return rows
+
+
+def _twice(seen: Counter) -> int:
+    return sum(n - 1 for n in seen.values() if n > 1)
 
 
 def schedule(workload, stage: Stage, catalog: list[Nemesis], seed: int, faults: int,
