@@ -2,7 +2,7 @@
 message timeout) with one process SIGKILLed 8 s in, under each way a stream manager can
 treat frames for a task that is down: held until the task is back (the default), or
 dropped with their trees failed at their timeout (`heronbridge.held.max.bytes=0`).
-Prints ids lost, fails per id, fails in all and the time until acks flow again.
+Prints ids lost, fails per id, fails in all, duplicates and the recovery time.
 
     python benchmarks/replay_policy.py [--runs N] [--victims "stream manager,relay task"]
 """
@@ -17,12 +17,15 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / "faults"),
                 str(Path(__file__).resolve().parents[1] / "tests")]
 
-from relaykit import RelayRun  # noqa: E402
+from nemeses import Kill  # noqa: E402
+from suite import RelayWorkload, alone, stage_for  # noqa: E402
 
 from heronbridge.runtime.config import HELD_MAX_BYTES  # noqa: E402
 from heronbridge.runtime.scheduler import Home  # noqa: E402
 
 POLICIES = {"hold": {}, "fail at timeout": {HELD_MAX_BYTES: 0}}
+VICTIMS = {"stream manager": Kill("stream manager"), "relay task": Kill("task", "relay"),
+           "container": Kill("container")}
 
 
 def main() -> int:
@@ -31,21 +34,19 @@ def main() -> int:
     parser.add_argument("--containers", type=int, default=3)
     parser.add_argument("--victims", default="stream manager,relay task,container")
     args = parser.parse_args()
-    rows = []
     for victim in args.victims.split(","):
         for policy, options in POLICIES.items():
             for n in range(args.runs):
                 with tempfile.TemporaryDirectory() as tmp:
                     home = Home(Path(tmp) / "hb")
-                    run = RelayRun(home, home.open_state(), Path(tmp), args.containers,
-                                   options=options)
-                    with run.running:
-                        v = run.kill_at(8, victim)
-                row = (victim, policy, n, len(v.lost), v.max_fails, v.p99_fails(), v.replays,
-                       v.duplicates, v.recovery_s)
-                rows.append(row)
-                print("%-15s %-16s run %d: lost %d, fails/id max %d p99 %d, fails %d, "
-                      "duplicates %d, acks flowing after %.1f s" % row, flush=True)
+                    workload = RelayWorkload(home, home.open_state(), Path(tmp),
+                                             args.containers, options=options)
+                    with workload.running:
+                        v = alone(workload, stage_for(workload, Path(tmp)), VICTIMS[victim],
+                                  at=8)
+                print(f"{victim:15} {policy:16} run {n}: lost {v.lost}, fails/id max "
+                      f"{v.max_fails} p99 {v.p99_fails}, fails {v.replays}, duplicates "
+                      f"{v.duplicates}, recovered after {v.recovery_s[0]:.1f} s", flush=True)
     return 0
 
 

@@ -9,14 +9,11 @@ sink's file; fails are counted per id, over every incarnation of the spout."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from faultkit import HOSTS, find_process
+from faultkit import HOSTS, wait
 from testkit import Running
 
 from heronbridge.compat.streamparse import load_project, topology_name
@@ -26,8 +23,6 @@ from heronbridge.runtime.plan.packing import round_robin
 
 PROJECT = Path(__file__).with_name("relay_project")
 HERONPY = Path(__file__).with_name("heronpy_relay.py")
-VICTIMS = ("stream manager", "relay task", "sink task", "executor", "topology master",
-           "spout task", "metrics manager")
 
 
 @dataclass
@@ -39,8 +34,6 @@ class Verdict:
     seen: Counter  # id -> times a sink wrote it
     fails: Counter  # id -> fail calls, every spout incarnation
     starts: int  # spout incarnations
-    recovery_s: float | None = None
-    notes: list[str] = field(default_factory=list)
 
     @property
     def lost(self) -> list[int]:
@@ -148,66 +141,8 @@ class RelayRun:
     def acks(self) -> int:
         return sum(e["event"] == "ack" for e in self.events())
 
-    # -- where things are -------------------------------------------------------------
-
-    def container_of(self, task: int) -> int:
-        return self.packing.container_of(task)
-
-    def victim(self, kind: str, container: int | None = None) -> tuple[int, str]:
-        """(pid, description) of the process of `kind` to kill: in `container` (by
-        default the one issue 25 killed: container 1, or 0 when there is one)."""
-        name = self.plan.name
-        if container is None:
-            container = 1 if self.containers > 1 else 0
-        if kind in ("relay task", "sink task", "spout task"):
-            component = kind.split(maxsplit=1)[0]
-            component = {"spout": "ids"}.get(component, component)
-            tasks = self.layout.component_tasks[component]
-            task = next((t for t in tasks if self.container_of(t) == container), tasks[0])
-            container = self.container_of(task)
-            return (find_process(name, "task", container, task),
-                    f"task {task} ({component}), container {container}")
-        if kind == "topology master":
-            return find_process(name, kind, 0), "container 0"
-        if kind == "container":
-            return find_process(name, "executor", container), f"container {container}"
-        return find_process(name, kind, container), f"container {container}"
+    def missing(self) -> str:
+        return f"{self.verdict().summary()}\n{self.running.logs()[-30000:]}"
 
     def wait(self, condition, timeout: float, what: str, interval: float = 0.1):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.running.check()
-            found = condition()
-            if found:
-                return found
-            time.sleep(interval)
-        msg = (f"timed out after {timeout}s waiting for {what}; "
-               f"{self.verdict().summary()}\n{self.running.logs()[-30000:]}")
-        raise AssertionError(msg)
-
-    def kill_at(self, seconds: float, kind: str, container: int | None = None) -> Verdict:
-        """SIGKILL the `kind` process `seconds` after the spout started; then wait until
-        every id is acked; the verdict, with the time from the kill until acks flowed
-        again past what was in flight."""
-        self.wait(self.events, 60, "the spout to start")
-        time.sleep(seconds)
-        pid, where = self.victim(kind, container)
-        if kind == "container":
-            os.killpg(pid, signal.SIGKILL)  # the executor's session: the whole container
-        else:
-            os.kill(pid, signal.SIGKILL)
-        killed = time.monotonic()
-        before = self.acks()
-        recovery: dict[str, float] = {}
-
-        def flowing() -> bool:
-            if "t" not in recovery and self.acks() > before + self.rate:
-                recovery["t"] = time.monotonic() - killed
-            return "t" in recovery
-
-        self.wait(flowing, 120, f"acks flowing after killing the {kind} of {where}")
-        self.wait(self.done, self.ids / self.rate + 120, "every id acked", interval=0.25)
-        verdict = self.verdict()
-        verdict.recovery_s = recovery["t"]
-        verdict.notes.append(f"killed the {kind} of {where}")
-        return verdict
+        return wait(self, condition, timeout, what, interval)
