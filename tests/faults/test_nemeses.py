@@ -123,6 +123,7 @@ if FULL:  # each nemesis in a run of its own, for each API and layout
         assert row.lost == 0, row.detail
 
 
+@pytest.mark.timeout(1200)
 def test_relay_under_each_nemesis_one_after_another(zookeeper, zk_home, hosts, tmp_path,
                                                     record_row):
     """One topology, each nemesis alone in turn once the last is recovered from and its
@@ -196,6 +197,7 @@ SCHEDULES = [  # (workload, seeds, faults)
 ]
 
 
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize(("workload_name", "seed", "faults"),
                          [(w, s, f) for w, ss, f in SCHEDULES for s in ss],
                          ids=str)
