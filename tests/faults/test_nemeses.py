@@ -208,7 +208,7 @@ def test_random_schedule(zookeeper, zk_home, hosts, tmp_path, workload_name, see
               "schedule)")
     home, state = zk_home
     if workload_name == "relay":
-        workload = RelayWorkload(home, state, tmp_path, 3, ids=int(100 * 25 * faults))
+        workload = RelayWorkload(home, state, tmp_path, 3, ids=int(100 * 20 * faults))
     else:
         workload = DurableWorkload(home, state, tmp_path, 3, lines=2000 * faults)
     stage = stage_for(workload, tmp_path, zookeeper=zookeeper,
