@@ -45,7 +45,7 @@ def test_frames_for_a_task_that_is_down_are_held_or_fail_back_without_message_ti
     options = ["-o", f"test.out={out}", "-o", "topology.message.timeout.secs=2"]
     if held == "dropped":
         options += ["-o", "heronbridge.held.max.bytes=0"]
-    done = subprocess.run([HERONBRIDGE, "run", str(TOPOLOGY), "-t", "8", "--home",
+    done = subprocess.run([HERONBRIDGE, "run", str(TOPOLOGY), "-t", "20", "--home",
                            str(tmp_path / "hb"), *options],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr

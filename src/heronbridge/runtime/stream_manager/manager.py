@@ -500,7 +500,11 @@ class StreamManager:
             self.lost(f"the link to {peer} closed")
 
     def _rebuild_routes(self) -> None:
-        route: dict[int, _Link] = dict(self.instances)
+        # Under at-least-once a local task is routed to once its component is set up:
+        # until then its frames are held (undelivered.py), so that the trees they carry
+        # do not time out in its socket while it imports and opens.
+        route: dict[int, _Link] = dict(self.instances) if not self.conf.acking else {
+            t: link for t, link in self.instances.items() if t in self.started_tasks}
         for task, owner in self.owner.items():
             if owner != self.id and owner in self.peers:
                 route[task] = self.peers[owner]
@@ -535,6 +539,7 @@ class StreamManager:
         if link.is_spout:  # a new life: the trees of the last are nobody's now
             self.tracker.forget_task(task, SHIFT)
         self.instances[task] = link
+        self.started_tasks.discard(task)  # this incarnation has not set its component up
         self._rebuild_routes()
         if link.is_spout and self.spouts_paused:
             link.transport.pause_reading()
@@ -547,6 +552,8 @@ class StreamManager:
     def instance_started(self, link: InstanceLink) -> None:
         if self.instances.get(link.task) is link:
             self.started_tasks.add(link.task)
+            self._rebuild_routes()
+            self._release_reachable()
             self.heartbeat()
 
     def _welcome(self, link: InstanceLink) -> None:
