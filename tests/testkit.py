@@ -33,7 +33,7 @@ class Running(Launch):
                          spark=spark)
 
     def __enter__(self) -> Running:
-        self.start(timeout=90)
+        self.start(timeout=90 if self.spark is None else None)  # Spark: its own default
         return self
 
     def logs(self) -> str:
