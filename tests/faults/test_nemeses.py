@@ -11,6 +11,7 @@ bar are in test_replay_storm.py; the Spark scheduler's runs in test_spark_faults
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import sys
@@ -46,7 +47,7 @@ from heronbridge.runtime.scheduler import Home
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 
-from zkserver import ZooKeeperServer  # noqa: E402
+from zkserver import running_zookeeper  # noqa: E402
 
 pytestmark = [pytest.mark.faults, pytest.mark.integration]
 
@@ -71,12 +72,8 @@ def zookeeper(tmp_path_factory):
     why = needs_root("the fault suite's network nemeses")
     if why:
         pytest.fail(why)
-    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper"))
-    server.start()
-    try:
+    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -101,6 +98,18 @@ def zk_home(zookeeper, tmp_path, monkeypatch):
     state.close()
 
 
+@contextlib.contextmanager
+def running_on_stage(workload, tmp_path, zookeeper, hosts):
+    """The workload running, and the stage its nemeses act on (healed at the end)."""
+    stage = stage_for(workload, tmp_path, zookeeper=zookeeper,
+                      clock_file=tmp_path / "faketime", hosts=hosts)
+    try:
+        with workload.running:
+            yield stage
+    finally:
+        stage.close()
+
+
 if FULL:  # each nemesis in a run of its own, for each API and layout
 
     @pytest.mark.parametrize(("nemesis", "api", "containers"), [
@@ -111,13 +120,8 @@ if FULL:  # each nemesis in a run of its own, for each API and layout
                                             containers, record_row):
         home, state = zk_home
         workload = RelayWorkload(home, state, tmp_path, containers, api=api, ids=2000)
-        stage = stage_for(workload, tmp_path, zookeeper=zookeeper,
-                          clock_file=tmp_path / "faketime", hosts=hosts)
-        try:
-            with workload.running:
-                row = alone(workload, stage, nemesis)
-        finally:
-            stage.close()
+        with running_on_stage(workload, tmp_path, zookeeper, hosts) as stage:
+            row = alone(workload, stage, nemesis)
         row.scheduler = "local"
         record_row(row)
         assert row.lost == 0, row.detail
@@ -133,13 +137,8 @@ def test_relay_under_each_nemesis_one_after_another(zookeeper, zk_home, hosts, t
     nemeses = catalog()
     # Input for longer than the nemeses take: what came out is judged as they go.
     workload = RelayWorkload(home, state, tmp_path, 3, ids=100 * 60 * len(nemeses))
-    stage = stage_for(workload, tmp_path, zookeeper=zookeeper,
-                      clock_file=tmp_path / "faketime", hosts=hosts)
-    try:
-        with workload.running:
-            rows = one_by_one(workload, stage, nemeses)
-    finally:
-        stage.close()
+    with running_on_stage(workload, tmp_path, zookeeper, hosts) as stage:
+        rows = one_by_one(workload, stage, nemeses)
     for row in rows:
         row.scheduler = "local"
         record_row(row)
@@ -211,13 +210,8 @@ def test_random_schedule(zookeeper, zk_home, hosts, tmp_path, workload_name, see
         workload = RelayWorkload(home, state, tmp_path, 3, ids=int(100 * 20 * faults))
     else:
         workload = DurableWorkload(home, state, tmp_path, 3, lines=2000 * faults)
-    stage = stage_for(workload, tmp_path, zookeeper=zookeeper,
-                      clock_file=tmp_path / "faketime", hosts=hosts)
-    try:
-        with workload.running:
-            row = schedule(workload, stage, schedule_catalog(), seed, faults)
-    finally:
-        stage.close()
+    with running_on_stage(workload, tmp_path, zookeeper, hosts) as stage:
+        row = schedule(workload, stage, schedule_catalog(), seed, faults)
     row.scheduler = "local"
     record_row(row)
     with capsys.disabled():

@@ -18,7 +18,7 @@ from heronbridge.runtime.scheduler.spark import SparkOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 
-from zkserver import ZooKeeperServer  # noqa: E402
+from zkserver import running_zookeeper  # noqa: E402
 
 pytestmark = [pytest.mark.faults, pytest.mark.integration]
 
@@ -27,18 +27,16 @@ pytestmark = [pytest.mark.faults, pytest.mark.integration]
 def spark_zk(tmp_path_factory):
     from sparkcluster import SparkCluster
 
-    zookeeper = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper"))
-    zookeeper.start()
     cluster = SparkCluster(tmp_path_factory.mktemp("spark"))
-    try:
-        cluster.start()
-        with pytest.MonkeyPatch.context() as env:
-            for key in ("SPARK_CONF_DIR", "PYSPARK_PYTHON"):
-                env.setenv(key, cluster.env()[key])
-            yield cluster, zookeeper
-    finally:
-        cluster.stop()
-        zookeeper.stop()
+    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as zookeeper:
+        try:
+            cluster.start()
+            with pytest.MonkeyPatch.context() as env:
+                for key in ("SPARK_CONF_DIR", "PYSPARK_PYTHON"):
+                    env.setenv(key, cluster.env()[key])
+                yield cluster, zookeeper
+        finally:
+            cluster.stop()
 
 
 @pytest.mark.timeout(900)  # the cluster's start, in the first test, is counted too
