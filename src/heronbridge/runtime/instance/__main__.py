@@ -7,7 +7,7 @@ import gc
 import logging
 import sys
 
-from ..wire.auth import secret_from_env
+from ..wire.auth import inherited_secret
 from .runner import InstanceRunner
 
 
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     runner = InstanceRunner(args.topology_id, args.task, args.container,
-                            _address(args.stmgr), _address(args.metrics), secret_from_env(),
+                            _address(args.stmgr), _address(args.metrics), inherited_secret(),
                             args.incarnation)
     return runner.run()
 
