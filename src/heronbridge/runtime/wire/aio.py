@@ -115,8 +115,9 @@ async def listen_unix(factory: Any, path: str, who: str) -> asyncio.AbstractServ
     """Listen on the Unix socket file `path` (in the container's private folder, where
     only a restart of ours can have left a socket)."""
     try:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)  # our own predecessor's: nobody else can write that folder
+        if not path.startswith("\0"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # our own predecessor's: nobody else can write that folder
         return await asyncio.get_running_loop().create_unix_server(factory, path)
     except OSError as exc:
         why = ("another process holds it" if exc.errno == errno.EADDRINUSE
