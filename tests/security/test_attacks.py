@@ -57,7 +57,8 @@ def task_sockets(tid, container):
         if "heronbridge.runtime.instance" in cmd and tid in cmd \
                 and cmd[cmd.index("--container") + 1] == str(container):
             return cmd[cmd.index("--stmgr") + 1], cmd[cmd.index("--metrics") + 1]
-    raise AssertionError(f"no task of container {container} running")
+    msg = f"no task of container {container} running"
+    raise AssertionError(msg)
 
 
 def attack(address, payload: bytes) -> bytes:

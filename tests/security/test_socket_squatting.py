@@ -10,9 +10,9 @@ import signal
 import socket
 import stat
 
-import psutil
 import pytest
 from rt_components import RecordingBolt, ReplayingSpout
+from test_attacks import task_sockets
 from testkit import Running, read_jsonl, wait_until
 
 from heronbridge.runtime import TopologyBuilder
@@ -49,14 +49,6 @@ def acked(out):
             if r["event"] == "ack"}
 
 
-def sockets(tid):
-    for proc in psutil.process_iter(["cmdline"]):
-        cmd = proc.info["cmdline"] or []
-        if "heronbridge.runtime.instance" in cmd and tid in cmd:
-            return cmd[cmd.index("--stmgr") + 1], cmd[cmd.index("--metrics") + 1]
-    raise AssertionError("no task running")
-
-
 @pytest.mark.integration
 def test_nobody_else_can_reach_or_squat_a_containers_sockets(home, state, tmp_path,
                                                               attacker):
@@ -68,7 +60,7 @@ def test_nobody_else_can_reach_or_squat_a_containers_sockets(home, state, tmp_pa
     b.bolt("record", RecordingBolt, inputs=["a-source"])
     with Running(b.build(), home, state) as running:
         wait_until(lambda: acked(tmp_path), 60, "the first acks", on_timeout=running.logs)
-        stmgr_path, metrics_path = sockets(state.get(TOPOLOGIES, "squatted").id)
+        stmgr_path, metrics_path = task_sockets(state.get(TOPOLOGIES, "squatted").id, 0)
         folder = os.path.dirname(stmgr_path)
         info = os.lstat(folder)
         assert stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o700
