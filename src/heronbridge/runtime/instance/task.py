@@ -61,9 +61,11 @@ class TaskCore:
     """What every task has: its link, its component, its collector, its metrics."""
 
     def __init__(self, topology_id: str, task: int, container: int, stmgr_address: Any,
-                 metrics_address: str, secret: bytes, incarnation: int = 0) -> None:
+                 metrics_address: str, secret: bytes, incarnation: int = 0,
+                 checkpoint_key: bytes | None = None) -> None:
         self.topology_id = topology_id
         self.secret = secret
+        self.checkpoint_key = checkpoint_key
         self.task = task
         self.container = container
         self.stmgr_address = stmgr_address

@@ -92,6 +92,7 @@ class Executor:
                    f"({state.uri}); it was not submitted, or not by this user")
             raise SchedulerError(msg)
         self.secret = secret
+        self.checkpoint_key = state.get_checkpoint_key(topology_name)
         # The container's Unix sockets live in a folder of its own, made afresh.
         self.run_dir = make_run_dir()
         # Children get the secret through an inherited pipe, never in their environment
@@ -144,7 +145,8 @@ class Executor:
         if child.incarnation:
             child.output.write(f"\n=== restart {child.incarnation} at {time.ctime()} ===\n"
                                .encode())
-        fd, secret_env = auth.secret_pipe(self.secret)
+        fd, secret_env = auth.secret_pipe(
+            self.secret, self.checkpoint_key if child.tier == 0 else None)
         try:
             child.process = await asyncio.create_subprocess_exec(
                 *child.argv_for(child.incarnation), stdin=asyncio.subprocess.DEVNULL,

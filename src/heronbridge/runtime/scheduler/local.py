@@ -32,7 +32,9 @@ from ..plan.packing import pack
 from ..procfs import pid_alive
 from ..proto import plans_pb2, topology_pb2
 from ..state import (
+    CHECKPOINT_KEYS,
     EXECUTION_STATE,
+    KEY_BYTES,
     PACKING_PLANS,
     SCHEDULERS,
     STATEFUL_CHECKPOINTS,
@@ -130,8 +132,11 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
     state.clear(plan.name)
     if conf.stateful and conf.start_clean:
         state.delete(STATEFUL_CHECKPOINTS, plan.name)
+        state.delete(CHECKPOINT_KEYS, plan.name)
     topology_id = f"{plan.name}-{uuid.uuid4().hex[:12]}"
-    state.put_secret(plan.name, secrets.token_bytes(32))  # proven by every connection
+    state.put_secret(plan.name, secrets.token_bytes(KEY_BYTES))  # proven by every connection
+    if state.get_checkpoint_key(plan.name) is None:  # kept across submits, as checkpoints
+        state.put_checkpoint_key(plan.name, secrets.token_bytes(KEY_BYTES))
     packing = pack(plan, conf.containers)
     state.put(TOPOLOGIES, plan.name, topology_to_proto(plan, topology_id, initial_state))
     state.put(PACKING_PLANS, plan.name, packing_to_proto(packing))

@@ -29,7 +29,7 @@ from kazoo.security import make_acl, make_digest_acl
 
 from ..errors import StateManagerError
 from . import base
-from .base import EPHEMERAL, KINDS, SECRETS, ZK_DIGEST_ENV, StateManager, Watch
+from .base import EPHEMERAL, KINDS, OWNER_ONLY, ZK_DIGEST_ENV, StateManager, Watch
 
 log = logging.getLogger("heronbridge.runtime.state.zk")
 
@@ -174,7 +174,7 @@ class ZooKeeperStateManager(StateManager):
         path = self._path(kind, name)
         if kind in EPHEMERAL:
             self._create_ephemeral(path, data)
-        elif kind == SECRETS:
+        elif kind in OWNER_ONLY:
             # Always a fresh node, so that it never keeps an ACL wider than its owner's.
             self.delete(kind, name)
             self._call("create", kind, name, self.zk.create, path, data, acl=[self._own])

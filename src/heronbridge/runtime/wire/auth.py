@@ -50,6 +50,7 @@ OK = b"\x01"
 HANDSHAKE_SECS = 5.0
 MAX_HANDSHAKE = 1024  # bytes a listener buffers before the dialer has proved itself
 SECRET_FD_ENV = "HERONBRIDGE_SECRET_FD"
+KEY = 32  # bytes of the topology's secret (and of its checkpoint key)
 
 TASK = "task"
 STMGR = "stmgr"
@@ -123,32 +124,36 @@ class Session:
         return cls(Sealer(send), SealedAssembler(receive))
 
 
-def inherited_secret() -> bytes:
-    """The secret a process's parent handed it through an inherited pipe (never the
-    environment or the command line, which /proc shows for the process's whole life); the
-    pipe is closed once read, so nothing the process starts inherits it."""
+def inherited_keys() -> tuple[bytes, bytes | None]:
+    """(the topology's secret, its checkpoint key or None), which a process's parent
+    handed it through an inherited pipe (never the environment or the command line,
+    which /proc shows for the process's whole life); the pipe is closed once read, so
+    nothing the process starts inherits it."""
     text = os.environ.pop(SECRET_FD_ENV, "")
-    secret = b""
+    keys = b""
     if text.isdigit():
-        fd = int(text)
         try:
-            with os.fdopen(fd, "rb") as pipe:
-                secret = pipe.read(1024)
+            with os.fdopen(int(text), "rb") as pipe:
+                keys = pipe.read(2 * KEY + 1)
         except OSError:
-            secret = b""
-    if len(secret) < 16:
+            keys = b""
+    if len(keys) not in (KEY, 2 * KEY):
         msg = (f"expected the topology's secret on the inherited descriptor "
-               f"${SECRET_FD_ENV} ({text or 'unset'}), received {len(secret)} bytes")
+               f"${SECRET_FD_ENV} ({text or 'unset'}), received {len(keys)} bytes")
         raise AuthError(msg)
-    return secret
+    return keys[:KEY], keys[KEY:] or None
 
 
-def secret_pipe(secret: bytes) -> tuple[int, dict[str, str]]:
+def inherited_secret() -> bytes:
+    return inherited_keys()[0]
+
+
+def secret_pipe(secret: bytes, checkpoint_key: bytes | None = None) -> tuple[int, dict[str, str]]:
     """(descriptor, environment) to start one child with: pass the descriptor to it
     (pass_fds) and close it here once the child started."""
     read, write = os.pipe()
     try:
-        os.write(write, secret)  # 32 bytes: far below a pipe's buffer
+        os.write(write, secret + (checkpoint_key or b""))  # far below a pipe's buffer
     finally:
         os.close(write)
     return read, {SECRET_FD_ENV: str(read)}
