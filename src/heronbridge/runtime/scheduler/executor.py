@@ -83,7 +83,7 @@ class Executor:
         self.container = container
         self.workdir = workdir
         self.logs = workdir / "logs"
-        self.logs.mkdir(parents=True, exist_ok=True)
+        self.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.stopping = False
         self.topology_id = topology.id
         secret = state.get_secret(topology_name)

@@ -109,6 +109,10 @@ class StateManager(ABC):
 
     def _parse(self, kind: str, name: str, data: bytes) -> Message:
         message = NODE_TYPES[kind]()
+        if not data and kind != STATEFUL_CHECKPOINTS:  # the one node that may hold nothing
+            msg = (f"state node {kind}/{name} is empty (0 bytes): expected a "
+                   f"{message.DESCRIPTOR.name}; a truncated write, or not this runtime's")
+            raise StateManagerError(msg)
         try:
             message.ParseFromString(data)
         except Exception as exc:
