@@ -226,19 +226,34 @@ def describe_peer(transport: Any) -> str:
 
 class SealingTransport:
     """An asyncio transport whose writes go out as authenticated records; everything
-    else is the transport's own."""
+    else is the transport's own. What is written during one turn of the event loop (a
+    stream manager routing the reads of several tasks) goes out as one record: one tag
+    per batch of batches."""
 
     def __init__(self, transport: Any, sealer: Sealer) -> None:
         self._transport = transport
         self._sealer = sealer
+        self._pending: list[Any] = []
 
     def write(self, data: Any) -> None:
-        self._transport.writelines(self._sealer.seal([data]))
+        self.writelines((data,))
 
     def writelines(self, chunks: Any) -> None:
-        chunks = list(chunks)
-        if chunks:
-            self._transport.writelines(self._sealer.seal(chunks))
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.extend(chunks)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if pending and not self._transport.is_closing():
+            self._transport.writelines(self._sealer.seal(pending))
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + sum(map(len, self._pending))
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
