@@ -128,3 +128,18 @@ def test_a_corrupt_newest_checkpoint_is_passed_over_once(home, state, tmp_path):
     assert f"could not restore checkpoint {newest}" in logs, logs
     # passed over at once, not retried:
     assert logs.count(f"topology 'stateful': rolling back to {newest}") == 1, logs
+
+
+def test_a_save_that_fails_leaves_no_part_behind(tmp_path, monkeypatch):
+    storage = CheckpointStorage(str(tmp_path / "root"), "t", KEY)
+    storage.save("0001", "count", 1, b"first")
+
+    def full(fd, *_):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(CheckpointError, match="No space left on device"):
+        storage.save("0002", "count", 1, b"second")
+    monkeypatch.undo()
+    assert [p.name for p in storage.path("0002", "count", 1).parent.iterdir()] == []
+    assert storage.load("0001", "count", 1) == b"first"

@@ -18,6 +18,7 @@ that was not written under it is refused by name.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -61,14 +62,16 @@ class CheckpointStorage:
             tmp = path.with_name(f".{task}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
-                for part in (MAGIC, self._tag(checkpoint_id, component, task, blob), blob):
-                    view = memoryview(part)
-                    while view:
-                        view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
+                with os.fdopen(fd, "wb") as f:
+                    for part in (MAGIC, self._tag(checkpoint_id, component, task, blob), blob):
+                        f.write(part)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, path)
+            except BaseException:  # not written whole (a full disk): leave no part behind
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
         except OSError as exc:
             msg = f"{loc}: cannot save checkpoint {checkpoint_id} to {path}: {exc}"
             raise CheckpointError(msg) from exc
