@@ -108,7 +108,8 @@ class PullHost:
 
     def next_tuple(self, timeout: float | None = None) -> Tuple | int | None:
         """A bolt's next input (or tick) tuple; a watched fd that became readable; or
-        None when `timeout` passed or the task is stopping."""
+        None when `timeout` passed or the task is stopping. A tuple counts as executed
+        when it is handed out."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if self._batch:
@@ -119,6 +120,7 @@ class PullHost:
                 elif now - self._handed_since > self._execute_secs:
                     self.flush()
                     self._handed_since = now
+                self._runner.counts[EXECUTE_COUNT] += 1
                 return self._batch.popleft()
             self.flush()  # a whole input batch is done: send its output on
             self._handed_since = 0.0
@@ -141,7 +143,14 @@ class PullHost:
         """Up to `limit` more input tuples that are already here, without waiting: what
         the next calls of `next_tuple` would return at once."""
         batch = self._batch
-        return [batch.popleft() for _ in range(min(limit, len(batch)))]
+        n = min(limit, len(batch))
+        self._runner.counts[EXECUTE_COUNT] += n
+        return [batch.popleft() for _ in range(n)]
+
+    def not_executed(self, n: int) -> None:
+        """`n` input tuples handed out never finished: the subprocess they went to died
+        holding them. Executed counts only what the component got through."""
+        self._runner.counts[EXECUTE_COUNT] -= n
 
     def next_command(self, timeout: float | None = None) -> tuple[str, Any] | int | None:
         """A spout's next command: ("activate"|"deactivate"|"next", None) or
@@ -273,9 +282,7 @@ class PullHost:
             return
         for kind, _dest, start, end in found:
             if kind == frames.DATA:
-                batch = runner.decode(data, start, end)
-                runner.counts[EXECUTE_COUNT] += len(batch)
-                self._batch.extend(batch)
+                self._batch.extend(runner.decode(data, start, end))
             elif kind == frames.CONTROL:
                 runner.control(runner.parse_control(data, start, end))
 
