@@ -222,9 +222,13 @@ class StormPeer:
         self.last_error_at = time.monotonic()
         self.collector.report_error(ReportedError(str(msg.get("msg"))))
 
-    def held(self) -> int:
-        """Input tuples the component holds: handed to it, neither acked nor failed."""
-        return len(self.tuples) + sum(len(g) for g in self._older)
+    def forget_held(self) -> int:
+        """How many input tuples the component held (handed to it, neither acked nor
+        failed), forgotten: it has gone, or is going."""
+        held = len(self.tuples) + sum(len(g) for g in self._older)
+        self.tuples = {}
+        self._older.clear()
+        return held
 
     def _metrics(self, msg: dict) -> None:
         self.metrics[str(msg.get("name"))] = msg.get("params")

@@ -175,8 +175,7 @@ class ShellComponent(LoopOwner):
     def _exited(self) -> None:
         self._deliver()  # its last words first: the error it reported, the tuple it failed
         code = self.child.wait()
-        if not self.host.is_spout:
-            self.host.not_executed(self.peer.held())
+        self._unfinished()
         said = self.peer.last_error_at
         reported = code != 0 and said is not None and \
             time.monotonic() - said < REPORTED_EXIT_SECS
@@ -225,7 +224,13 @@ class ShellComponent(LoopOwner):
             msg = f"{self.where}: expected {{\"pid\": ...}} after the handshake"
             raise ShimError(msg)
 
+    def _unfinished(self) -> None:
+        """The input tuples the child still holds are not executed: it will not answer."""
+        if not self.host.is_spout:
+            self.host.not_executed(self.peer.forget_held())
+
     def _stop_child(self) -> None:
+        self._unfinished()
         self.writes.put((_STOP, 0))
         self.host.unwatch(self.out)
         if self.child.poll() is None:
