@@ -112,7 +112,8 @@ LINES = {name: i + 1 for i, line in enumerate(COMPONENTS.splitlines())
                       "raise ValueError") if name in line}
 
 
-def project(tmp_path: Path, name: str, imports: str, body: str, options: dict | None = None) -> Path:
+def project(tmp_path: Path, name: str, imports: str, body: str,
+            options: dict | None = None) -> Path:
     copy = tmp_path / "project"
     if not copy.exists():
         shutil.copytree(PROJECT, copy, ignore=shutil.ignore_patterns("__pycache__"))

@@ -77,6 +77,7 @@ class PullHost:
         self._eager_until = 0.0  # see pacing.EAGER_SECS
         self._acks_until = 0.0  # see pacing.MAX_ACK_WAIT
         self._started = False
+        self._holding = False
         data, found = runner.backlog
         if found:
             self._frames(data, found)
@@ -85,6 +86,16 @@ class PullHost:
         """The component asks for its first event: it is set up (see InstanceStarted)."""
         self._started = True
         self._runner.announce_started()
+
+    def hold_start(self) -> None:
+        """The component says itself when it is set up (`started`), not by asking for its
+        first event: a multilang bolt is once its subprocess has initialized."""
+        self._holding = True
+
+    def started(self) -> None:
+        self._holding = False
+        if not self._started:
+            self._announce()
 
     # -- for the component --------------------------------------------------------
 
@@ -124,7 +135,7 @@ class PullHost:
                 return self._batch.popleft()
             self.flush()  # a whole input batch is done: send its output on
             self._handed_since = 0.0
-            if not self._started:
+            if not self._started and not self._holding:
                 self._announce()
             if self._runner.stopping:
                 return None
@@ -157,7 +168,7 @@ class PullHost:
         ("ack"|"fail", msg_id); a watched fd that became readable; or None when
         `timeout` passed or the task is stopping."""
         em = self.collector
-        if not self._started:
+        if not self._started and not self._holding:
             self._announce()
         deadline = None if timeout is None else time.monotonic() + timeout
         idle = False

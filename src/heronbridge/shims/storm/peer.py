@@ -90,6 +90,7 @@ class StormPeer:
         self.pid: int | None = None
         self.last_error_at: float | None = None  # when the component last reported one
         self.synced = True
+        self.syncs = 0
         self.log = logging.getLogger(f"heronbridge.storm.{host.component}")
         self.lines = pystorm_lines(host.component) if pystorm else self.log
 
@@ -235,6 +236,7 @@ class StormPeer:
 
     def _sync(self, msg: dict) -> None:
         self.synced = True
+        self.syncs += 1
 
     def _refuse(self, expected: str) -> None:
         text = f"{self.loc}: the component sent a message the multilang protocol does not " \

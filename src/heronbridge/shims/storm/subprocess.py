@@ -244,7 +244,11 @@ class ShellComponent(LoopOwner):
 
     def _bolt_loop(self) -> None:
         host = self.host
-        next_heartbeat = time.monotonic() + HEARTBEAT_SECS
+        # The child is set up once it answers a heartbeat (pystorm initializes the
+        # component after the handshake): the first goes at once, and the task counts as
+        # started when its sync comes back.
+        host.hold_start()
+        next_heartbeat = time.monotonic()
         while not host.stopping:
             now = time.monotonic()
             if now >= next_heartbeat:
@@ -261,6 +265,8 @@ class ShellComponent(LoopOwner):
             if event == self.out:
                 self._read_child()
                 self._deliver()
+                if self.peer.syncs:
+                    host.started()
             elif not isinstance(event, int):
                 self._send_tuples(event)
 
