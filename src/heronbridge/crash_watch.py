@@ -41,9 +41,9 @@ class CrashWatch:
             return None
         parts = []
         for f in gone:
-            times = f.crashes or f.restarts
-            parts.append(f"component {f.component!r} (task {f.task}: restarted {f.restarts} "
-                         f"time{'s' if f.restarts != 1 else ''}, crashed {times}, longest run "
-                         f"{f.longest_up:.1f}s; {f.exception}{f.at(self.launch.source_of)})")
+            crashes = f.crashes or f.restarts
+            parts.append(f"component {f.component!r} (task {f.task}: crashed {crashes} "
+                         f"time{'s' if crashes != 1 else ''}, longest run {f.longest_up:.1f}s; "
+                         f"{f.exception}{f.at(self.launch.source_of)})")
         return (f"topology {self.launch.name!r}: never stayed up (a task crashed and none of "
                 f"its runs lasted {failures.STAYED_UP_SECS:.0f}s): " + "; ".join(parts))

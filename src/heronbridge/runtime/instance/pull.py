@@ -18,7 +18,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..api.tuple import Tuple, tick_tuple
-from ..telemetry import ACK_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
+from ..telemetry import ACK_COUNT, CRASH_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
 from ..wire import frames
 from .pacing import EAGER_SECS, IDLE_WAIT, MAX_ACK_WAIT, SLOW_IDLE
 
@@ -243,9 +243,12 @@ class PullHost:
         self._nexts = 0
 
     def exit(self, code: int) -> None:
-        """Leave the process now with `code`, after sending what was emitted and acked."""
+        """Leave the process now with `code`, after sending what was emitted and acked
+        (pystorm's exit after an exception it reported is a crash, as in the runner)."""
         try:
             with self.lock:
+                if code and not self._runner.stopping:
+                    self._runner.counts[CRASH_COUNT] += 1
                 self._runner.finish()
         finally:
             os._exit(code)

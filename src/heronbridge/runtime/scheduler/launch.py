@@ -96,7 +96,8 @@ class Launch:
                                  lambda: alive() and not self.check_fatal(),
                                  lambda report: self._starting(report, on_report))
         except SchedulerError as exc:
-            detail = "\n".join(d for d in (self._not_started(), self._failure_detail()) if d)
+            detail = "\n".join(d for d in (self._not_started(str(exc)), self._failure_detail())
+                               if d)
             self.stop()
             if detail:
                 msg = f"{exc}\n{detail}"
@@ -118,8 +119,9 @@ class Launch:
                    f"{self.task_log(failure.container, failure.component, failure.task)}")
             raise SchedulerError(msg)
 
-    def _not_started(self) -> str:
-        """Which tasks had not started when the wait ended, and what they raised."""
+    def _not_started(self, said: str) -> str:
+        """Which tasks had not started when the wait ended, and what they raised (where
+        `said` does not say it already)."""
         report = self.last_report
         if report is None:
             return ""
@@ -134,7 +136,7 @@ class Launch:
             f"component {c!r} (task{'s' if len(t) > 1 else ''} {', '.join(map(str, t))})"
             for c, t in waiting.items())]
         for failure in failures.task_failures(self.name, report):
-            if failure.task in waiting.get(failure.component, ()):
+            if failure.task in waiting.get(failure.component, ()) and failure.where not in said:
                 lines.append(f"{where(component=failure.component, task=failure.task)}: "
                              f"{failure.exception}{failure.at(self.source_of)}; its log: "
                              f"{self.task_log(failure.container, failure.component, failure.task)}")
