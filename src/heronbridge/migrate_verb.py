@@ -33,7 +33,8 @@ def add_verb(verbs: Any) -> None:
                "3 both")
     migrate.add_argument("path", metavar="PATH", help="a file or a folder (searched for *.py)")
     migrate.add_argument("--diff", action="store_true",
-                         help="print the changes as a unified diff; write nothing")
+                         help="print the changes as a unified diff (paths a/REL, b/REL from PATH: "
+                              "git apply or patch -p1 in PATH take it); write nothing")
     migrate.add_argument("--check", action="store_true",
                          help="write nothing; exit 1 if anything would change")
     migrate.add_argument("--report", metavar="FILE",
@@ -55,7 +56,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
                           jobs=args.jobs)
     for result in outcome.files:
         if result.diff:
-            sys.stdout.write(result.diff)
+            sys.stdout.buffer.write(result.diff)
+    sys.stdout.flush()
     for entry in outcome.todos:
         console.print(f"[yellow]todo[/] {escape(entry.path)}:{entry.line}: {entry.rule}: "
                       f"{escape(entry.message)}")

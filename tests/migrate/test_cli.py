@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from testkit import HERONBRIDGE
+
+from heronbridge.migrate.runner import migrate
 
 BOLT = (
     "# comment above\n"
@@ -125,3 +129,49 @@ def test_the_summary_separates_rewrites_from_markers_and_names_what_refuses(tmp_
     assert summary["refusing"] == ["pkg.router.Router"]
     text = (root / "pkg" / "router.py").read_text()
     assert "self.pid = os.getpid()" in text and "@unported(" in text
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
+
+
+def applies(tmp_path: Path, project: Path) -> None:
+    """`migrate --diff` of `project`, applied by git apply and by patch -p1 to copies of
+    it, makes the tree `migrate` makes in place."""
+    diff = subprocess.run([HERONBRIDGE, "migrate", ".", "--diff", "--jobs", "1"], cwd=project,
+                          capture_output=True, check=False, timeout=300)
+    assert diff.returncode == 0, diff.stderr.decode()
+    assert diff.stdout.startswith(b"--- a/"), diff.stdout[:200]
+    (tmp_path / "m.diff").write_bytes(diff.stdout)
+    expected = tmp_path / "expected"
+    shutil.copytree(project, expected)
+    assert not migrate(expected, jobs=1).failed
+    for tool in (["git", "apply", "-v"], ["patch", "-p1", "--quiet", "--input"]):
+        copy = tmp_path / tool[0]
+        shutil.copytree(project, copy)
+        applied = subprocess.run([*tool, str(tmp_path / "m.diff")], cwd=copy,
+                                 capture_output=True, text=True, check=False, timeout=60)
+        assert applied.returncode == 0, (tool, applied.stdout, applied.stderr)
+        for path in expected.rglob("*.py"):
+            rel = path.relative_to(expected)
+            assert (copy / rel).read_bytes() == path.read_bytes(), (tool, rel)
+
+
+@pytest.mark.parametrize("example", sorted(p.parent.name for p in EXAMPLES.glob("*/config.json")))
+def test_the_diff_applies_with_git_and_patch(example: str, tmp_path: Path) -> None:
+    project = tmp_path / example
+    shutil.copytree(EXAMPLES / example, project,
+                    ignore=shutil.ignore_patterns("__pycache__", ".ruff_cache"))
+    applies(tmp_path, project)
+
+
+def test_the_diff_of_files_without_a_final_newline_and_with_crlf_applies(tmp_path: Path):
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "bolt.py").write_text(BOLT.rstrip("\n"))  # no final newline
+    (project / "pkg" / "windows.py").write_bytes(BOLT.replace("\n", "\r\n").encode())
+    (project / "pkg" / "after.py").write_text(BOLT.replace("Up", "After"))
+    diff = subprocess.run([HERONBRIDGE, "migrate", str(project), "--diff"], cwd=tmp_path,
+                          capture_output=True, check=False, timeout=120).stdout
+    assert b"+++ b/pkg/bolt.py" in diff and b"/project/" not in diff
+    assert b"\n\\ No newline at end of file\n" in diff
+    applies(tmp_path, project)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # What a class is, by the library class it derives from.
 BOLT = "Bolt"
@@ -35,6 +36,7 @@ _LIBRARY_CLASSES = {BOLT, BATCHING_BOLT, TICKLESS_BATCHING_BOLT, SPOUT, RELIABLE
 _STORM_PY_CLASSES = {"BasicBolt": STORM_BASIC_BOLT, "Bolt": STORM_BOLT, "Spout": STORM_SPOUT}
 
 AUTO_FLAGS = ("auto_ack", "auto_anchor", "auto_fail")
+CHAINED = ("initialize", "process")  # methods whose super() chains the hierarchy plan follows
 
 
 def library_symbol(qualified: str) -> str | None:
@@ -55,6 +57,29 @@ def is_library(qualified: str) -> bool:
 
 
 @dataclass
+class Forward:
+    """A call passing a method on to the same method of a class after this one:
+    `super().m(...)` (`after` is None), `super(C, self).m(...)` (`after` is C) or
+    `Base.m(self, ...)` (`explicit` is Base); names qualified."""
+
+    after: str | None = None
+    explicit: str | None = None
+
+
+@dataclass
+class MethodInfo:
+    """What the hierarchy plan needs of an `initialize` or `process`."""
+
+    params: list[str]  # positional parameters after self
+    varargs: str | None = None
+    kwargs: str | None = None
+    other: bool = False  # keyword-only parameters (heronpy passes none)
+    forwards: list[Forward] = field(default_factory=list)
+    forwards_first: bool = False  # nothing before its first forward reads the component
+    context_used: bool = False  # its context parameter is used, not only passed on
+
+
+@dataclass
 class ClassInfo:
     module: str
     path: str  # the module's file
@@ -65,6 +90,7 @@ class ClassInfo:
     flags: dict[str, bool] = field(default_factory=dict)  # auto_ack & co, if set here
     attributes: dict[str, str] = field(default_factory=dict)  # par, config: source text
     methods: set[str] = field(default_factory=set)
+    chained: dict[str, MethodInfo] = field(default_factory=dict)  # CHAINED methods defined
     specs: dict[str, Spec] = field(default_factory=dict)  # a Topology's components
 
     @property
@@ -112,6 +138,7 @@ class Index:
     _by_module: dict[str, list[ModuleInfo]] = field(default_factory=dict)
     _kinds: dict[str, str | None] = field(default_factory=dict)
     _inputs: dict[str, list[list[str]] | None] | None = None
+    _plan: Any = None  # hierarchy.Plan, made by prepare()
 
     def add(self, module: ModuleInfo) -> None:
         self.modules[module.path] = module
@@ -231,7 +258,17 @@ class Index:
         for module in self.modules.values():
             self.kinds_in(module)
         self.input_fields(ClassInfo("", "", "", 0, []))
+        self.hierarchy  # noqa: B018 - computed here, before the workers get a copy
         return self
+
+    @property
+    def hierarchy(self) -> Any:
+        """The tree's class hierarchies as heronpy will call them (hierarchy.Plan)."""
+        if self._plan is None:
+            from .hierarchy import plan
+
+            self._plan = plan(self)
+        return self._plan
 
     def kinds_in(self, module: ModuleInfo) -> set[str | None]:
         return {self.kind(c) for c in module.classes.values()}
@@ -315,6 +352,8 @@ def _class(node: ast.ClassDef, module: ModuleInfo, source: str) -> ClassInfo:
     for statement in node.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             info.methods.add(statement.name)
+            if statement.name in CHAINED:
+                info.chained[statement.name] = _method(statement, info, module)
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)):
             continue
@@ -331,6 +370,78 @@ def _class(node: ast.ClassDef, module: ModuleInfo, source: str) -> ClassInfo:
             if spec is not None:
                 info.specs[target] = spec
     return info
+
+
+def _method(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: ClassInfo,
+            module: ModuleInfo) -> MethodInfo:
+    args = node.args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    me = positional[0] if positional else "self"
+    info = MethodInfo(positional[1:], args.vararg.arg if args.vararg else None,
+                      args.kwarg.arg if args.kwarg else None, bool(args.kwonlyargs))
+    passed: set[int] = set()  # ids of the Name nodes a forward passes on as they are
+    body = node.body[1:] if node.body and _is_docstring(node.body[0]) else node.body
+    first = True
+    for statement in body:
+        calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call)]
+        for call in calls:
+            forward = _forward(call, node.name, me, owner, module)
+            if forward is None:
+                continue
+            info.forwards.append(forward)
+            passed |= {id(a.value if isinstance(a, ast.Starred) else a) for a in call.args}
+            passed |= {id(k.value) for k in call.keywords}
+            if first and isinstance(statement, ast.Expr) and statement.value is call:
+                info.forwards_first = True
+        first = first and not info.forwards and _harmless(statement, me, positional[1:])
+    context = positional[2] if len(positional) > 2 else None
+    info.context_used = context is not None and any(
+        isinstance(n, ast.Name) and n.id == context and id(n) not in passed
+        for n in ast.walk(node))
+    return info
+
+
+def _forward(call: ast.Call, method: str, me: str, owner: ClassInfo,
+             module: ModuleInfo) -> Forward | None:
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == method):
+        return None
+    target = func.value
+    if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and \
+            target.func.id == "super":
+        if not target.args:
+            return Forward()
+        named = _dotted(target.args[0])
+        return Forward(after=owner.qualified if named in (None, owner.name)
+                       else module.resolve(named))
+    named = _dotted(target)
+    if named and named != me and call.args and isinstance(call.args[0], ast.Name) and \
+            call.args[0].id == me:
+        return Forward(explicit=module.resolve(named))
+    return None
+
+
+def _harmless(statement: ast.stmt, me: str, params: list[str]) -> bool:
+    """Whether a statement before a forward leaves the component's attributes alone:
+    it reads none of `self`'s, calls none of its methods, hands `self` to nothing and
+    does not use the parameters."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id == me:
+            if not isinstance(node.ctx, ast.Store):
+                return False
+        elif isinstance(node, ast.Name) and node.id in params:
+            return False
+        elif isinstance(node, ast.Call):
+            if any(isinstance(a, ast.Name) and a.id == me for a in
+                   [*node.args, *(k.value for k in node.keywords)]):
+                return False
+    return True
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
+        and isinstance(statement.value.value, str)
 
 
 def _outputs(value: ast.expr, module: ModuleInfo) -> dict[str, list[str]] | None:

@@ -16,6 +16,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from .analysis import ClassInfo, Index, ModuleInfo
 
 MARKER = "# TODO(heronbridge:{rule}): {reason}"
+# Below a rule's markers, where its README section says what to do by hand.
+MANUAL = "# See heronbridge's README.md#{anchor} for what to do by hand."
 HELPERS = "heronbridge.compat.heronpy.migrated"  # what migrated code calls besides heronpy
 UNPORTED = "unported"  # its class decorator: the class refuses to run, with these reasons
 Import = tuple[str, str | None]  # (module, name): `from module import name`, or `import module`
@@ -41,6 +43,11 @@ class Entry:
 
 def marker(rule: str, reason: str) -> str:
     return MARKER.format(rule=rule, reason=reason)
+
+
+def manual(rule: str, name: str) -> str:
+    """The line under a rule's markers: its README section (heading "HBnnn name")."""
+    return MANUAL.format(anchor=f"{rule.lower()}-{name}")
 
 
 class Rule(cst.CSTTransformer):
@@ -92,6 +99,14 @@ class Rule(cst.CSTTransformer):
         info = self.component
         return self.index.kind(info) if info is not None else None
 
+    def kinds(self) -> set[str | None]:
+        """The kinds of the components the top-level class is part of: its own, its
+        subclasses', or (a mixin) those of the components deriving from it."""
+        info = self.component
+        if info is None:
+            return set()
+        return self.index.hierarchy.kinds.get(info.qualified, set())
+
     def line(self, node: cst.CSTNode) -> int:
         try:
             return self.get_metadata(PositionProvider, node).start.line
@@ -109,9 +124,13 @@ class Rule(cst.CSTTransformer):
         self.warnings.append(f"{self.module_info.path}:{line}: {self.ID}: {reason}")
         if self._statements:
             key = id(self._statements[-1])
-            comment = marker(self.ID, reason)
-            if comment not in self._markers.setdefault(key, []):
-                self._markers[key].append(comment)
+            comments = self._markers.setdefault(key, [])
+            comment, link = marker(self.ID, reason), manual(self.ID, self.NAME)
+            if comment not in comments:
+                comments.append(comment)
+            if link in comments:  # the link goes under the rule's last marker
+                comments.remove(link)
+            comments.append(link)
 
     def refuse(self, node: cst.CSTNode, reason: str) -> None:
         """Mark the statement holding `node`, which the rule rewrote to the nearest

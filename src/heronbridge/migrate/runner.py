@@ -35,7 +35,7 @@ class FileResult:
     status: str  # CHANGED, UNCHANGED or FAILED
     lines: int = 0
     entries: list[Entry] = field(default_factory=list)
-    diff: str = ""
+    diff: bytes = b""
     error: str = ""
 
 
@@ -137,8 +137,8 @@ def _init(index: Index, rule_ids: list[str] | None) -> None:
     _INDEX, _RULES = index, rule_ids
 
 
-def _one(task: tuple[str, bytes, bool]) -> tuple[FileResult, bytes]:
-    path, source, with_diff = task
+def _one(task: tuple[str, bytes, str | None]) -> tuple[FileResult, bytes]:
+    path, source, diff_as = task  # diff_as: the path the diff names, when one is wanted
     lines = source.count(b"\n")
     try:
         new, entries = migrate_source(source, path, _INDEX, _RULES)
@@ -148,15 +148,21 @@ def _one(task: tuple[str, bytes, bool]) -> tuple[FileResult, bytes]:
         return FileResult(path, FAILED, lines,
                           error=f"{type(exc).__name__}: {exc}"), source
     result = FileResult(path, CHANGED if new != source else UNCHANGED, lines, entries)
-    if with_diff and new != source:
-        result.diff = unified_diff(path, source, new)
+    if diff_as is not None and new != source:
+        result.diff = unified_diff(diff_as, source, new)
     return result, new
 
 
-def unified_diff(path: str, old: bytes, new: bytes) -> str:
-    a = old.decode("utf-8", "replace").splitlines(keepends=True)
-    b = new.decode("utf-8", "replace").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}"))
+def unified_diff(path: str, old: bytes, new: bytes) -> bytes:
+    """A diff `git apply` and `patch -p1` take: `a/PATH` and `b/PATH`, PATH relative to
+    the folder migrated, and a last line without a newline marked as `diff -u` marks
+    it. Bytes in, bytes out: any encoding and line ending survives."""
+    a = old.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    b = new.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    lines = difflib.unified_diff(a, b, f"a/{path}", f"b/{path}")
+    text = "".join(line if line.endswith(("\n", "\r")) else
+                   line + "\n\\ No newline at end of file\n" for line in lines)
+    return text.encode("utf-8", "surrogateescape")
 
 
 def migrate(path: str | Path, *, write: bool = True, diff: bool = False,
@@ -177,7 +183,9 @@ def migrate(path: str | Path, *, write: bool = True, diff: bool = False,
     results: dict[str, FileResult] = {
         p: FileResult(p, FAILED, sources[p].count(b"\n"), error=f"does not parse: {why}")
         for p, why in broken.items()}
-    tasks = [(p, s, diff) for p, s in sources.items()
+    base = root.parent if root.is_file() else root  # diffs name paths from here
+    tasks = [(p, s, Path(p).relative_to(base).as_posix() if diff else None)
+             for p, s in sources.items()
              if p not in broken and _needs_rewrite(index, p, rule_ids)]
     queued = {t[0] for t in tasks}
     for p, s in sources.items():
@@ -190,7 +198,7 @@ def migrate(path: str | Path, *, write: bool = True, diff: bool = False,
     return Outcome(root, [results[str(f)] for f in files])
 
 
-def _run(tasks: list[tuple[str, bytes, bool]], index: Index, rule_ids: list[str] | None,
+def _run(tasks: list[tuple[str, bytes, str | None]], index: Index, rule_ids: list[str] | None,
          jobs: int | None) -> Iterator[tuple[FileResult, bytes]]:
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or len(tasks) < 2:

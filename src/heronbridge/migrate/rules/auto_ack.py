@@ -7,13 +7,18 @@ none of it. Each flag the class (or a base in the tree) leaves on becomes code i
 `process`: `anchors=[tup]` on its emits, `self.ack(tup)` on every way out, a try/except
 that fails the tuple. Emits pystorm would anchor elsewhere (a helper called from
 `process`) get a marker.
+
+In a hierarchy (hierarchy.py) this goes into the first `process` heronpy calls, a mixin's
+too, with the flags of the classes that run it; a `process` that another reaches through
+`super()` acks and fails only when heronpy called it first.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import BOLT, COMPONENTS, STORM_BASIC_BOLT, Index, ModuleInfo
+from ..analysis import BOLT, STORM_BASIC_BOLT, Index, ModuleInfo
+from ..hierarchy import Injection
 from ..rule import NO_SPACES, Rule, is_docstring, is_self_call, keyword
 
 KINDS = (BOLT, STORM_BASIC_BOLT)
@@ -27,14 +32,19 @@ class AutoAckRule(Rule):
 
     @classmethod
     def applies(cls, index: Index, module: ModuleInfo) -> bool:
-        return bool(index.kinds_in(module) & COMPONENTS)
+        plan = index.hierarchy
+        return bool(index.kinds_in(module) & set(KINDS)) or any(
+            c.qualified in plan.injections for c in module.classes.values())
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self._functions: list[str] = []  # the def names we are in, outermost first
         self._tuple: str | None = None  # process's tuple parameter, while inside it
+        self._injection: Injection | None = None
 
     def _flag(self, name: str) -> bool:
+        if self._injection is not None:
+            return self._injection.flags[name]
         info = self.component
         return info is not None and self.index.flag(info, name)
 
@@ -43,12 +53,20 @@ class AutoAckRule(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self._functions.append(node.name.value)
+        info = self.component
+        injection = self.index.hierarchy.injections.get(info.qualified) \
+            if info is not None else None
         if (node.name.value == "process" and len(self._functions) == 1
-                and len(self._classes) == 1 and self.kind() in KINDS):
+                and len(self._classes) == 1 and injection is not None):
             params = node.params.params
             self._tuple = params[1].name.value if len(params) == 2 else None
+            self._injection = injection if self._tuple is not None else None
             if self._tuple is None:
                 self.todo(node, "expected process(self, tup); make acking explicit by hand")
+            elif injection.mixed:
+                self.todo(node, f"{', '.join(injection.mixed)} run this process() with other "
+                          f"auto_ack, auto_anchor or auto_fail flags than {info.name}, whose "
+                          "flags it was written out with; give them a process() of their own")
         return True
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
@@ -61,7 +79,8 @@ class AutoAckRule(Rule):
         return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        if self.kind() not in KINDS or not is_self_call(original_node, "emit"):
+        if not is_self_call(original_node, "emit") or (
+                self.kind() not in KINDS and not self._in_process()):
             return updated_node
         positional = [a for a in original_node.args if a.keyword is None]
         if keyword(original_node, "anchors") or len(positional) >= 3 \
@@ -72,7 +91,8 @@ class AutoAckRule(Rule):
             anchors = cst.Arg(keyword=cst.Name("anchors"), equal=NO_SPACES,
                               value=cst.List([cst.Element(cst.Name(self._tuple))]))
             return updated_node.with_changes(args=[*updated_node.args, anchors])
-        if self._functions and self._functions[0] not in NOT_ANCHORED:
+        if self.kind() in KINDS and self._functions and \
+                self._functions[0] not in NOT_ANCHORED:
             self.todo(original_node, "pystorm anchored emits made while process() runs to "
                       "its tuple (auto_anchor); if this runs from process(), pass "
                       "anchors=[tup]")
@@ -84,7 +104,7 @@ class AutoAckRule(Rule):
             return updated_node
         if not any(isinstance(s, cst.Return) for s in updated_node.body):
             return updated_node
-        ack = _ack(self._tuple)
+        ack = self._ack(self._tuple)
         return cst.FlattenSentinel([ack.with_changes(leading_lines=updated_node.leading_lines),
                                     updated_node.with_changes(leading_lines=[])])
 
@@ -99,21 +119,32 @@ class AutoAckRule(Rule):
         body = body[len(docstring):] or [cst.SimpleStatementLine([cst.Pass()])]
         ack, fail = self._flag("auto_ack"), self._flag("auto_fail")
         if fail:
-            body = [_guarded(body, tup, reraise=self.kind() != STORM_BASIC_BOLT)]
+            body = [_guarded(body, self._first(f"self.fail({tup})"),
+                             reraise=self._injection.kind != STORM_BASIC_BOLT)]
             self.converted(original_node, f"process fails {tup} when it raises (auto_fail)")
         if ack:
-            body.append(_ack(tup))
+            body.append(self._ack(tup))
             self.converted(original_node, f"process acks {tup} on every way out (auto_ack)")
+        self._injection = None
         return updated_node.with_changes(
             body=updated_node.body.with_changes(body=[*docstring, *body]))
 
+    def _ack(self, tup: str) -> cst.BaseStatement:
+        return self._first(f"self.ack({tup})")
 
-def _ack(tup: str) -> cst.SimpleStatementLine:
-    return cst.parse_statement(f"self.ack({tup})")
+    def _first(self, statement: str) -> cst.BaseStatement:
+        """`statement`, or, in a process another reaches through super(), `statement`
+        when heronpy called this process first (pystorm acked after the outermost)."""
+        line = cst.parse_statement(statement)
+        if self._injection is None or not self._injection.guarded:
+            return line
+        return cst.If(test=cst.parse_expression(
+            f"type(self).process is {self.component.name}.process"),
+            body=cst.IndentedBlock([line]))
 
 
-def _guarded(body: list[cst.BaseStatement], tup: str, reraise: bool) -> cst.Try:
-    handler = [cst.parse_statement(f"self.fail({tup})")]
+def _guarded(body: list[cst.BaseStatement], fail: cst.BaseStatement, reraise: bool) -> cst.Try:
+    handler = [fail]
     if reraise:
         handler.append(cst.parse_statement("raise"))
     else:  # storm.py's BasicBolt reports the error, fails the tuple and goes on

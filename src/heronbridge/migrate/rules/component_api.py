@@ -25,17 +25,19 @@ class ComponentApiRule(Rule):
 
     @classmethod
     def applies(cls, index: Index, module: ModuleInfo) -> bool:
-        return bool(index.kinds_in(module) & COMPONENTS)
+        kinds = index.hierarchy.kinds
+        return any(c.qualified in kinds for c in module.classes.values())
 
     def _in_component(self) -> bool:
-        return self.kind() in COMPONENTS
+        """In a component, or a class of the tree components derive from (a mixin)."""
+        return bool(self.kinds() & COMPONENTS)
 
     def _marked(self, name: str) -> str | None:
-        """The reason to mark a use of `name` in this component, if pystorm's `name` has
-        no heronpy equivalent."""
+        """The reason to mark a use of `name` in this component (or mixin), if pystorm's
+        `name` has no heronpy equivalent in a component using it."""
         attribute = ATTRIBUTES.get(name)
         return attribute.detail if attribute is not None and \
-            attribute.marked(self.kind()) else None
+            any(attribute.marked(kind) for kind in self.kinds()) else None
 
     def leave_Attribute(self, original_node: cst.Attribute,
                         updated_node: cst.Attribute) -> cst.Attribute:

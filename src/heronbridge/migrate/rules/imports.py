@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis import LIBRARIES, Index, ModuleInfo, is_library
-from ..rule import HELPERS, Rule, dotted, marker
+from ..rule import HELPERS, Rule, dotted, manual, marker
 
 HERONPY = {
     "Bolt": ("heronpy.api.bolt.bolt", "Bolt"),
@@ -153,8 +153,9 @@ class ImportsRule(Rule):
             line = _from_line(module, kept)
             if comment not in {e.comment.value for e in statement.leading_lines
                                          if e.comment}:
-                line = line.with_changes(leading_lines=[cst.EmptyLine(
-                    comment=cst.Comment(comment))])
+                line = line.with_changes(leading_lines=[
+                    cst.EmptyLine(comment=cst.Comment(c))
+                    for c in (comment, manual(self.ID, self.NAME))])
             lines.append(line)
         return lines
 

@@ -5,7 +5,8 @@ ignores them, so they move into the call. heronpy takes inputs as a dict or a li
 a single spec, and one number as `par` (a `par` given per environment becomes one of its
 numbers, marked). heronpy runs Python components only: a shell or Java spec stays as
 written, declared through heronbridge's ShellBolt & co (HB009), marked, and the topology
-refuses to run (`@unported`) while the module still imports.
+refuses to run (`@unported`) while the module still imports. A spout given inputs, and
+a topology importing `src.X` (Storm's jar layout has no `src` package), are marked.
 """
 
 from __future__ import annotations
@@ -78,12 +79,35 @@ class SpecsRule(Rule):
             args = _with_keyword(args, attribute, new)
             self.converted(original_node, f"{info.name}.{attribute} moved into spec()")
         inputs = given.get("inputs")
-        if inputs is not None and isinstance(inputs.value, (cst.Name, cst.Subscript)):
+        if inputs is not None and "Spout" in kind:
+            self.todo(original_node, "a spout has no inputs: streamparse's Spout.spec() "
+                      "takes none either (it raises TypeError); remove inputs=")
+        elif inputs is not None and isinstance(inputs.value, (cst.Name, cst.Subscript)):
             index = [i for i, a in enumerate(original_node.args) if a is inputs][0]
             args[index] = args[index].with_changes(
                 value=cst.List([cst.Element(args[index].value)]))
             self.converted(original_node, "single input spec wrapped in a list")
         return updated_node.with_changes(args=args)
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom,
+                         updated_node: cst.ImportFrom) -> cst.ImportFrom:
+        module = dotted(original_node.module) if original_node.module else None
+        if not original_node.relative and module and module.split(".")[0] == "src":
+            self._src_import(original_node, module)
+        return updated_node
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
+        for alias in original_node.names:
+            name = dotted(alias.name) or ""
+            if name.split(".")[0] == "src":
+                self._src_import(original_node, name)
+        return updated_node
+
+    def _src_import(self, node: cst.CSTNode, module: str) -> None:
+        inside = module.removeprefix("src").lstrip(".") or "its modules"
+        self.todo(node, f"imports {module}: a topology's components are found with src/ "
+                  f"itself on the path (Storm's jar puts src/'s contents at its root), so "
+                  f"import {inside}")
 
     def _one_par(self, call: cst.Call, given: cst.Dict) -> cst.BaseExpression:
         """heronpy asserts `par` is an int when the Topology class is created."""
