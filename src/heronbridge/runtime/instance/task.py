@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..addresses import stmgr_id
 from ..api.context import TopologyContext
 from ..api.tuple import Tuple, tuple_class
 from ..config import TopologyConfig
@@ -45,7 +46,7 @@ from ..telemetry import (
     Histogram,
 )
 from ..wire import frames
-from ..wire.auth import AuthError
+from ..wire.auth import AuthError, Identity
 from ..wire.serde import make_serializer
 from .connection import Connection
 from .emitter import BoltEmitter, SpoutEmitter, stream_table
@@ -63,9 +64,11 @@ class TaskCore:
     """What every task has: its link, its component, its collector, its metrics."""
 
     def __init__(self, topology_id: str, task: int, container: int, stmgr_address: Any,
-                 metrics_address: str, secret: bytes, incarnation: int = 0) -> None:
+                 metrics_address: str, secret: bytes, incarnation: int = 0,
+                 checkpoint_key: bytes | None = None) -> None:
         self.topology_id = topology_id
         self.secret = secret
+        self.checkpoint_key = checkpoint_key
         self.task = task
         self.container = container
         self.stmgr_address = stmgr_address
@@ -103,10 +106,16 @@ class TaskCore:
     def _stop(self, signum: int, frame: Any) -> None:
         self.stopping = True
 
+    def stmgr_identity(self) -> Identity:
+        address = self.stmgr_address
+        if isinstance(address, tuple):
+            return Identity.tcp(self.topology_id, stmgr_id(self.container), *address)
+        return Identity.unix(self.topology_id, stmgr_id(self.container), address)
+
     def _register(self, deadline: float) -> control_pb2.RegisterInstanceResponse:
         while True:
             try:
-                self.conn = Connection.connect(self.stmgr_address, self.secret)
+                self.conn = Connection.connect(self.stmgr_identity(), self.secret)
                 self.send = self.conn.send
                 break
             except (OSError, AuthError):  # not listening yet, or going away: try again

@@ -15,7 +15,7 @@ import ssl
 from pathlib import Path
 from typing import Any
 
-from ..addresses import metrics_address
+from ..addresses import MASTER, METRICS, metrics_address
 from ..logfiles import RotatingOutput
 from ..proto import control_pb2
 from ..state import TMASTERS, StateManager
@@ -28,7 +28,7 @@ from ..telemetry import (
     merge_exceptions,
 )
 from ..wire import auth
-from ..wire.aio import FramedProtocol
+from ..wire.aio import FramedProtocol, listen_unix
 
 log = logging.getLogger("heronbridge.runtime.metrics_manager")
 
@@ -129,10 +129,11 @@ class MetricsManager:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
-        server = await loop.create_unix_server(
-            auth.listen(lambda: PublisherLink(self), self.secret, {auth.TASK, auth.STMGR},
-                        f"metrics manager {self.container}"),
-            metrics_address(self.topology_id, self.container))
+        path = metrics_address(self.topology_id, self.container)
+        who = f"metrics manager {self.container}"
+        server = await listen_unix(auth.listen(
+            lambda: PublisherLink(self), self.secret, {auth.TASK, auth.STMGR}, who,
+            auth.Identity.unix(self.topology_id, METRICS, path)), path, who)
         self.sink_path.parent.mkdir(parents=True, exist_ok=True)
         master: FramedProtocol | None = None
         self.master_location = Follower(self.statemgr, TMASTERS, self.name)
@@ -171,9 +172,10 @@ class MetricsManager:
         if master is None and location is not None \
                 and location.topology_id == self.topology_id:
             try:
-                _, master = await auth.dial(FramedProtocol, self.secret, auth.METRICS,
-                                            host=location.host, port=location.server_port,
-                                            ssl_context=self.tls_dial)
+                _, master = await auth.dial(
+                    FramedProtocol, self.secret, auth.METRICS,
+                    auth.Identity.tcp(self.topology_id, MASTER, location.host,
+                                      location.server_port), ssl_context=self.tls_dial)
                 self._connected_to = location
             except (OSError, auth.AuthError) as exc:
                 if isinstance(exc, auth.AuthError):

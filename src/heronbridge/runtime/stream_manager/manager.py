@@ -30,7 +30,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from ..addresses import host_address, metrics_address, stmgr_address, stmgr_id
+from ..addresses import MASTER, METRICS, host_address, metrics_address, stmgr_address, stmgr_id
 from ..api.tuple import MULTI
 from ..config import TopologyConfig
 from ..errors import SchedulerError
@@ -55,7 +55,7 @@ from ..telemetry import (
     TUPLES_ROUTED,
 )
 from ..wire import auth, frames, tls
-from ..wire.aio import FramedProtocol, cancel, spawn
+from ..wire.aio import FramedProtocol, cancel, listen_unix, spawn
 from ..wire.serde import make_serializer
 from .acking import XorTracker
 
@@ -267,15 +267,17 @@ class StreamManager:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
-        self.instance_server = await loop.create_unix_server(
-            auth.listen(lambda: InstanceLink(self), self.secret, {auth.TASK},
-                        f"{self.id} (tasks)"),
-            stmgr_address(self.topology_id, self.container))
+        path = stmgr_address(self.topology_id, self.container)
+        self.instance_server = await listen_unix(auth.listen(
+            lambda: InstanceLink(self), self.secret, {auth.TASK}, f"{self.id} (tasks)",
+            auth.Identity.unix(self.topology_id, self.id, path)), path, self.id)
         bind, self.host = host_address(self.conf.host)
-        self.peer_server = await loop.create_server(
-            auth.listen(lambda: PeerServerLink(self), self.secret, {auth.STMGR},
-                        f"{self.id} (peers)"), bind, 0, ssl=self.tls_listen)
+        peers = auth.listen(lambda: PeerServerLink(self), self.secret, {auth.STMGR},
+                            f"{self.id} (peers)")
+        self.peer_server = await loop.create_server(peers, bind, 0, ssl=self.tls_listen)
         self.data_port = self.peer_server.sockets[0].getsockname()[1]
+        peers.identity = auth.Identity.tcp(self.topology_id, self.id, self.host,
+                                           self.data_port)
         log.info("%s of topology %r: local tasks %s, peers reach it at %s:%d", self.id,
                  self.name, sorted(self.local_tasks), self.host, self.data_port)
         self._tasks = [spawn(self._master_session(), "master session"),
@@ -301,9 +303,10 @@ class StreamManager:
                     await master.changed()
                     continue
                 try:
-                    _, link = await auth.dial(lambda: MasterLink(self), self.secret, auth.STMGR,
-                                              host=location.host, port=location.server_port,
-                                              ssl_context=self.tls_dial)
+                    _, link = await auth.dial(
+                        lambda: MasterLink(self), self.secret, auth.STMGR,
+                        auth.Identity.tcp(self.topology_id, MASTER, location.host,
+                                          location.server_port), ssl_context=self.tls_dial)
                 except (OSError, auth.AuthError) as exc:
                     if isinstance(exc, auth.AuthError):
                         log.warning("%s: topology master at %s:%d: %s", self.id,
@@ -462,9 +465,10 @@ class StreamManager:
     async def _connect_peer(self, peer: str, address: tuple[str, int]) -> None:
         while not self._stopping.is_set():
             try:
-                _, link = await auth.dial(lambda: PeerClientLink(self), self.secret, auth.STMGR,
-                                          host=address[0], port=address[1],
-                                          ssl_context=self.tls_dial)
+                _, link = await auth.dial(
+                    lambda: PeerClientLink(self), self.secret, auth.STMGR,
+                    auth.Identity.tcp(self.topology_id, peer, *address),
+                    ssl_context=self.tls_dial)
             except (OSError, auth.AuthError) as exc:
                 if isinstance(exc, auth.AuthError):
                     log.warning("%s: peer %s at %s:%d: %s", self.id, peer, *address, exc)
@@ -859,8 +863,9 @@ class StreamManager:
             await asyncio.sleep(self.conf.metrics_interval_secs)
             if link is None or link.closed.done():
                 try:
-                    _, link = await auth.dial(FramedProtocol, self.secret, auth.STMGR,
-                                              path=address)
+                    _, link = await auth.dial(
+                        FramedProtocol, self.secret, auth.STMGR,
+                        auth.Identity.unix(self.topology_id, METRICS, address))
                 except (OSError, auth.AuthError):
                     link = None
                     continue
