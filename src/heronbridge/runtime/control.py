@@ -84,18 +84,25 @@ def metrics(state: StateManager, name: str, timeout: float = 5.0) -> control_pb2
 
 
 def wait_running(state: StateManager, name: str, timeout: float = 60.0,
-                 alive: Callable[[], bool] = lambda: True) -> None:
-    """Wait until the topology master reports that every task has registered."""
+                 alive: Callable[[], bool] = lambda: True,
+                 watch: Callable[[control_pb2.MetricsReport], None] | None = None) -> None:
+    """Wait until the topology master reports that every task has registered. `watch`
+    sees each report on the way (it may raise to stop waiting)."""
     deadline = time.monotonic() + timeout
+    report = None
     while time.monotonic() < deadline:
         if not alive():
             msg = f"{where(name)}: its scheduler exited during start-up"
             raise SchedulerError(msg)
         try:
-            if metrics(state, name, timeout=1.0).all_ready:
-                return
+            report = metrics(state, name, timeout=1.0)
         except SchedulerError:
-            pass
+            report = None
+        if report is not None:
+            if watch is not None:
+                watch(report)
+            if report.all_ready:
+                return
         time.sleep(0.05)
-    msg = f"{where(name)}: not every task registered within {timeout:.0f}s; see its logs"
+    msg = f"{where(name)}: not every task registered within {timeout:.0f}s"
     raise SchedulerError(msg)

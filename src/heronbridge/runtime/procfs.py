@@ -149,6 +149,29 @@ def rss_bytes() -> int:
         return 0
 
 
+def rss_bytes_with_children() -> int:
+    """This process's resident memory and its children's (a task's multilang
+    subprocess is the component's memory, as an in-process component's is the task's)."""
+    total = rss_bytes()
+    try:
+        threads = os.listdir("/proc/self/task")
+    except OSError:
+        return total
+    for tid in threads:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                children = f.read().split()
+        except OSError:
+            continue
+        for pid in children:
+            try:
+                with open(f"/proc/{pid}/statm") as f:
+                    total += int(f.read().split()[1]) * PAGE
+            except (OSError, ValueError, IndexError):
+                continue
+    return total
+
+
 def cpu_by_kind(before: list[Proc], after: list[Proc]) -> dict[str, float]:
     """CPU seconds each kind spent between two readings (processes new since count whole)."""
     earlier = {p.pid: p.cpu for p in before}

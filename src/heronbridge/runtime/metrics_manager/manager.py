@@ -20,7 +20,13 @@ from ..logfiles import RotatingOutput
 from ..proto import control_pb2
 from ..state import TMASTERS, StateManager
 from ..state.follow import Follower
-from ..telemetry import merge_exceptions
+from ..telemetry import (
+    LONGEST_UPTIME_SECS,
+    PEAK_RSS_BYTES,
+    RSS_BYTES,
+    UPTIME_SECS,
+    merge_exceptions,
+)
 from ..wire import auth
 from ..wire.aio import FramedProtocol, listen_unix
 
@@ -36,6 +42,8 @@ class TaskSeries:
         self.base_hist: dict[str, list[int]] = {}
         self.base_exceptions: list[control_pb2.ExceptionRecord] = []
         self.last: control_pb2.TaskMetrics | None = None
+        # Over every sample: a task that never stays up still shows what it used.
+        self.peaks = {PEAK_RSS_BYTES: 0.0, LONGEST_UPTIME_SECS: 0.0}
 
     def update(self, sample: control_pb2.TaskMetrics) -> control_pb2.TaskMetrics:
         if self.last is not None and sample.incarnation != self.incarnation:
@@ -59,6 +67,9 @@ class TaskSeries:
             merged = [a + b for a, b in zip(base, list(counts) or [0] * len(base), strict=False)]
             del counts[:]
             counts.extend(merged)
+        for peak, gauge in ((PEAK_RSS_BYTES, RSS_BYTES), (LONGEST_UPTIME_SECS, UPTIME_SECS)):
+            self.peaks[peak] = max(self.peaks[peak], sample.gauges.get(gauge, 0.0))
+            total.gauges[peak] = self.peaks[peak]
         if self.base_exceptions:
             merged_exceptions = merge_exceptions(self.base_exceptions, sample.exceptions)
             del total.exceptions[:]
