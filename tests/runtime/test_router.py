@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import time
+
 from heronbridge.runtime.api.tuple import MULTI
 from heronbridge.runtime.proto import control_pb2
 from heronbridge.runtime.stream_manager.router import SHIFT, Router
+from heronbridge.runtime.stream_manager.undelivered import Undelivered
 from heronbridge.runtime.wire import frames
 from heronbridge.runtime.wire.serde import make_serializer
 
 SER = make_serializer("msgpack")
+HOLD, TIMEOUT = 30.0, 5.0  # seconds a frame is held at most; the message timeout
 SPOUT, BOLT, REMOTE_BOLT, REMOTE_SPOUT = 1, 2, 3, 4
 
 
@@ -28,10 +32,12 @@ def root(task: int, seq: int) -> int:
     return task << SHIFT | seq
 
 
-def router(gated: bool = False, acking: bool = True) -> tuple[Router, dict[str, End]]:
+def router(gated: bool = False, acking: bool = True,
+           on_held=lambda held: None) -> tuple[Router, dict[str, End]]:
     ends = {name: End(name) for name in ("spout", "bolt", "peer")}
     r = Router("stmgr-1", acking=acking, gated=gated, xor_buckets=3, decode=SER.decode,
-               on_control=lambda source, message: source.controls.append(message))
+               on_control=lambda source, message: source.controls.append(message),
+               undelivered=Undelivered(HOLD, TIMEOUT, 1 << 20), on_held=on_held)
     r.route = {SPOUT: ends["spout"], BOLT: ends["bolt"], REMOTE_BOLT: ends["peer"],
                REMOTE_SPOUT: ends["peer"]}
     r.place({SPOUT}, all_spouts_local=False)
@@ -97,30 +103,73 @@ def test_a_fail_reaches_the_spout_once():
     assert roots_of(out["spout"], frames.FAILED) == [tree]
 
 
-def test_a_frame_for_a_task_that_is_down_is_dropped_and_its_trees_fail_back():
+def test_a_frame_for_a_task_that_is_down_is_held_until_it_can_be_reached():
+    held = []
+    r, ends = router(on_held=held.append)
+    r.follow_plan(frozenset({SPOUT, BOLT, 99}))
+    tree = root(SPOUT, 1)
+    send(r, ends["spout"], frames.int_frame(frames.INIT, 0, [tree, 1]))
+    first, second = data(99, [[["x"], tree, 1]]), data(99, [[["y"]]])
+    assert send(r, ends["spout"], first, second) == {}
+    assert held == [True]  # the caller pauses the spouts
+    assert r.release(lambda end: True) == {}  # 99 has no endpoint yet
+    back = End("back")
+    r.route[99] = back
+    assert r.release(lambda end: end is not back) == {}  # not reachable yet
+    out = r.release(lambda end: True)
+    assert [bytes(f) for f in out[back]] == [first, second]  # in the order they came
+    assert held == [True, False]
+    assert r.settle(time.monotonic() + 3600) == {}  # nothing fails
+    assert r.dropped == 0
+
+
+def test_the_trees_of_a_frame_for_a_task_no_plan_has_fail_at_their_timeout_not_before():
     r, ends = router()
+    r.follow_plan(frozenset({SPOUT, BOLT}))
     one, two = root(SPOUT, 1), root(SPOUT, 2)
     send(r, ends["spout"], frames.int_frame(frames.INIT, 0, [one, 1, two, 2]))
-    gone = 99  # not connected
+    gone = 99
     out = send(r, ends["spout"], data(gone, [[["x"], one, 1], [["y"], MULTI, [0, two, 2]],
                                              [["z"]]]))
-    assert sorted(roots_of(out["spout"], frames.FAILED)) == [one, two]
-    assert r.dropped == 1
+    assert out == {} and r.dropped == 1
+    assert r.settle(time.monotonic()) == {}
+    out = r.settle(time.monotonic() + TIMEOUT)
+    assert sorted(roots_of([bytes(f) for f in out[ends["spout"]]], frames.FAILED)) == [one, two]
 
 
-def test_without_acking_a_dropped_frame_fails_nothing():
+def test_frames_held_too_long_are_given_up_and_their_trees_fail_a_timeout_later():
+    held = []
+    r, ends = router(on_held=held.append)
+    tree = root(SPOUT, 3)
+    send(r, ends["spout"], frames.int_frame(frames.INIT, 0, [tree, 1]))
+    send(r, ends["spout"], data(99, [[["x"], tree, 1]]))
+    now = time.monotonic()
+    assert r.settle(now + HOLD - 1) == {} and held == [True]
+    out = r.settle(now + HOLD + TIMEOUT + 1)
+    assert held == [True, False] and r.dropped == 1
+    assert roots_of([bytes(f) for f in out[ends["spout"]]], frames.FAILED) == [tree]
+
+
+def test_a_plan_without_the_task_gives_its_held_frames_up():
+    r, ends = router()
+    send(r, ends["spout"], data(99, [[["x"], root(SPOUT, 1), 1]]))
+    r.follow_plan(frozenset({SPOUT, BOLT}))
+    assert not r.holding and r.dropped == 1
+
+
+def test_without_acking_a_dropped_frame_fails_nothing_and_nothing_is_held():
     r, ends = router(acking=False)
     assert send(r, ends["spout"], data(99, [[["x"], root(SPOUT, 1), 1]])) == {}
-    assert r.dropped == 1
+    assert r.dropped == 1 and not r.holding
+    assert r.settle(time.monotonic() + 3600) == {}
 
 
-def test_frames_that_could_not_be_written_fail_back_like_dropped_ones():
+def test_frames_that_could_not_be_written_are_held_like_the_others():
     r, _ = router()
-    tree = root(SPOUT, 4)
-    r.tracker.init([tree, 1], [])
-    out = r.undeliverable([memoryview(data(BOLT, [[["x"], tree, 1]]))])
-    assert [bytes(f) for f in out[r.route[SPOUT]]] == [frames.int_frame(frames.FAILED, SPOUT,
-                                                                        [tree])]
+    frame = data(BOLT, [[["x"], root(SPOUT, 4), 1]])
+    r.undeliverable([memoryview(frame)])
+    assert r.holding
+    assert [bytes(f) for f in r.release(lambda end: True)[r.route[BOLT]]] == [frame]
 
 
 def test_trees_expire_after_their_buckets_rotate_out():

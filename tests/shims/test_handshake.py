@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from heronbridge.runtime import Grouping, Stream, TopologyBuilder
 from heronbridge.runtime.api import TopologyContext
-from heronbridge.shims.storm.handshake import handshake
+from heronbridge.shims.common.handshake import handshake
 
 SPOUT, BOLT = "probe:Spout", "probe:Bolt"  # class paths only: nothing is imported here
 

@@ -9,8 +9,9 @@ import logging
 import pytest
 
 from heronbridge.runtime.api import tuple_class
-from heronbridge.shims.storm import ShimError, peer
-from heronbridge.shims.storm.peer import StormPeer
+from heronbridge.shims.common import peer
+from heronbridge.shims.common.peer import StormPeer
+from heronbridge.shims.storm import ShimError
 
 TIMEOUT = 30.0
 Word = tuple_class("words", "default", 1, ("word",))

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from rich.live import Live
+from rich.markup import escape
 
 from heronbridge.runtime import control
 from heronbridge.runtime.errors import RuntimeKernelError
@@ -16,8 +17,15 @@ from heronbridge.runtime.metrics_manager.sink import latest_samples
 from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.statemgr import StateManager
 
+from .crash_watch import CrashWatch
 from .options import Parents, spark_of
-from .status import RateLine, totals_from_report, totals_from_samples, totals_table
+from .status import (
+    RateLine,
+    drops_before,
+    totals_from_report,
+    totals_from_samples,
+    totals_table,
+)
 from .terminal import console, out
 from .topology import load_plan, open_home
 from .ui import print_ui_address
@@ -40,6 +48,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     prepared = load_plan(args, home)
     plan = prepared.plan
     launch = Launch(plan, home, statemgr, prepared.install, spark=spark)
+    launch.sources.update(prepared.sources(home))
+    crashes = CrashWatch(launch)
     stop = []
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -47,35 +57,41 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     running_since = None
-    report = None
+    at_stop = None
     try:
         with console.status(f"starting {plan.name} ({launch.containers} containers)"):
-            took = launch.start(keep_waiting=lambda: not stop)
+            took = launch.start(keep_waiting=lambda: not stop, on_report=crashes.see)
         running_since = time.monotonic()
         console.print(f"[bold]{plan.name}[/] running: every task registered in "
                       f"{took:.1f}s; logs in {logs_of(launch)}")
         print_ui_address(home.root, plan.name)
-        _watch(statemgr, plan.name, launch, running_since, args.time, stop)
-        if spark is not None:  # the metrics files are on the workers: ask the master
-            with contextlib.suppress(RuntimeKernelError):
-                report = control.metrics(statemgr, plan.name)
+        _watch(statemgr, plan.name, launch, running_since, args.time, stop, crashes)
+        # What the run did, before the shutdown: frames dropped while the tasks stop
+        # are no fault of the run's.
+        with contextlib.suppress(RuntimeKernelError):
+            at_stop = control.metrics(statemgr, plan.name)
     finally:
         elapsed = time.monotonic() - running_since if running_since is not None else 0.0
         with console.status(f"stopping {plan.name}"):
             launch.stop()
         for s, handler in old.items():
             signal.signal(s, handler)
-    totals = totals_from_report(report) if spark is not None and report is not None \
+    totals = totals_from_report(at_stop) if spark is not None and at_stop is not None \
         else totals_from_samples(latest_samples(launch.workdir))
+    if at_stop is not None:
+        drops_before(totals, totals_from_report(at_stop))
     out.print(totals_table(f"{plan.name}: totals over {elapsed:.1f}s", totals, elapsed))
+    if at_stop is not None and (line := crashes.never_up(at_stop)):
+        console.print(f"[red]error:[/] {escape(line)}", highlight=False)
     return 0
 
 
 def _watch(statemgr: StateManager, name: str, launch: Launch, since: float,
-           duration: float | None, stop: list) -> None:
+           duration: float | None, stop: list, crashes: CrashWatch) -> None:
     line = RateLine()
     live = Live(console=console, refresh_per_second=4, transient=True) \
         if console.is_terminal else None
+    next_ask = 0.0
     next_print = 0.0 if live is not None else time.monotonic() + 5.0
     if live is not None:
         live.start()
@@ -86,16 +102,18 @@ def _watch(statemgr: StateManager, name: str, launch: Launch, since: float,
                 time.monotonic() - since))))
             launch.check()
             now = time.monotonic()
-            if now < next_print:
+            if now < next_ask:
                 continue
-            next_print = now + (1.0 if live is not None else 5.0)
+            next_ask = now + 1.0  # crashes are told within a second or two, even off a tty
             try:
                 report = control.metrics(statemgr, name, timeout=1.0)
             except RuntimeKernelError:
                 continue
+            crashes.see(report)
             totals = totals_from_report(report)
-            if not totals:
-                continue  # no task has published yet
+            if not totals or now < next_print:
+                continue  # no task has published yet, or not the status line's time
+            next_print = now + (1.0 if live is not None else 5.0)
             text = line.render(name, now - since, now, totals)
             if live is not None:
                 live.update(text)

@@ -7,6 +7,7 @@ from typing import Any
 
 from heronbridge.runtime import admin
 
+from .crash_watch import CrashWatch
 from .options import Parents, spark_of
 from .run import logs_of
 from .terminal import console, out
@@ -32,7 +33,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
     plan = prepared.plan
     with console.status(f"starting {plan.name}"):
         submitted = admin.submit(statemgr, home, plan, prepared.install, not args.deactivated,
-                                 spark)
+                                 spark, sources=prepared.sources(home),
+                                 watch=lambda launch: CrashWatch(launch).see)
     state_name = "deactivated" if args.deactivated else "running"
     on = "" if spark is None else f" on {spark.master}"
     out.print(f"submitted {plan.name} ({submitted.topology_id}){on}: {state_name}; logs in "

@@ -29,6 +29,13 @@ class Prepared:
         if self.project is not None:
             self.project.install_resources(resources)
 
+    def sources(self, home: Home) -> dict[str, str]:
+        """Where the tasks' copies of the user's files came from, so that errors name the
+        user's files: {copy folder: source}."""
+        if self.project is None:
+            return {}
+        return {str(home.workdir(self.plan.name) / "resources"): str(self.project.source)}
+
 
 def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
     """The topology a command names: a Python file (a heronpy Topology or TopologyBuilder

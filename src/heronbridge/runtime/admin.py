@@ -114,13 +114,19 @@ def _containers(statemgr: StateManager, name: str,
 
 def submit(statemgr: StateManager, home: Home, plan: LogicalPlan,
            install: Callable[[Path], object] | None = None, running: bool = True,
-           spark: SparkOptions | None = None, wait: bool = True) -> Submitted:
+           spark: SparkOptions | None = None, wait: bool = True,
+           sources: dict[str, str] | None = None,
+           watch: Callable[[Launch], Callable[[control_pb2.MetricsReport], None]] | None = None,
+           ) -> Submitted:
     """Publish a topology and start its detached scheduler (on this host, or on a Spark
-    cluster); with `wait`, return once every task has registered."""
+    cluster); with `wait`, return once every task has registered. `sources` maps the
+    tasks' copies of the user's files to the files (errors name those); `watch(launch)`
+    gives what sees each metrics report while the topology starts (Launch.start)."""
     initial = topology_pb2.RUNNING if running else topology_pb2.PAUSED
     launch = Launch(plan, home, statemgr, install, initial, detached=True, spark=spark)
+    launch.sources.update(sources or {})
     if wait:
-        launch.start()
+        launch.start(on_report=watch(launch) if watch is not None else None)
     return Submitted(plan.name, launch.topology_id, launch.workdir, launch)
 
 

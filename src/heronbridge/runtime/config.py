@@ -115,6 +115,11 @@ BACKPRESSURE_LOW_BYTES = key(
     "heronbridge.backpressure.low.watermark.bytes", INT, 1 << 20, "and that end it",
     counterpart="Heron's `heron.streammgr.network.backpressure.lowwatermark.mb`",
     minimum=0, expects="an integer >= 0", field="bp_low_bytes", shown="1 MiB")
+HELD_MAX_BYTES = key(
+    "heronbridge.held.max.bytes", INT, 16 << 20,
+    "frames a stream manager holds for tasks that are down (see [When a process dies]"
+    "(#when-a-process-dies)); 0: hold none, their trees fail at their timeout", minimum=0,
+    expects="an integer >= 0 (bytes)", field="held_max_bytes", shown="16 MiB")
 METRICS_INTERVAL_SECS = key(
     "heronbridge.metrics.interval.secs", NUMBER, 1.0, "how often every process reports",
     minimum=0.01,
@@ -238,6 +243,7 @@ class TopologyConfig:
     serializer: str
     bp_high_bytes: int
     bp_low_bytes: int
+    held_max_bytes: int
     metrics_interval_secs: float
     heartbeat_interval_secs: float
     xor_buckets: int

@@ -8,6 +8,7 @@ import ssl
 import time
 from collections.abc import Callable, Mapping
 
+from .addresses import MASTER
 from .config import TopologyConfig
 from .errors import SchedulerError, where
 from .plan.codec import topology_from_proto
@@ -35,11 +36,13 @@ def ask_master(statemgr: StateManager, name: str, request: control_pb2.Controlle
                                                    name).tls, name)
     request.topology_name = name
     deadline = time.monotonic() + timeout
+    expect = auth.Identity.tcp(topology.id, MASTER, location.host, location.server_port)
     try:
         with _connect(location, timeout, tls_dial) as sock:
-            auth.dial_sync(sock, secret, auth.CLI, timeout)
-            sock.sendall(control_frame(request))
-            assembler = FrameAssembler()
+            session = auth.dial_sync(sock, secret, auth.CLI, expect, timeout)
+            frame = control_frame(request)  # sealed on TCP (the master's is)
+            sock.sendall(session.sealer.seal_bytes(frame) if session.sealer else frame)
+            assembler = session.assembler or FrameAssembler()
             while time.monotonic() < deadline:
                 chunk = sock.recv(1 << 16)
                 if not chunk:
@@ -86,20 +89,27 @@ def metrics(statemgr: StateManager, name: str, timeout: float = 5.0) -> control_
 
 
 def wait_running(statemgr: StateManager, name: str, timeout: float = 60.0,
-                 alive: Callable[[], bool] = lambda: True) -> None:
-    """Wait until the topology master reports that every task has registered."""
+                 alive: Callable[[], bool] = lambda: True,
+                 watch: Callable[[control_pb2.MetricsReport], None] | None = None) -> None:
+    """Wait until the topology master reports that every task has registered. `watch`
+    sees each report on the way (it may raise to stop waiting)."""
     deadline = time.monotonic() + timeout
+    report = None
     while time.monotonic() < deadline:
         if not alive():
             msg = f"{where(name)}: its scheduler exited during start-up"
             raise SchedulerError(msg)
         try:
-            if metrics(statemgr, name, timeout=1.0).all_ready:
-                return
+            report = metrics(statemgr, name, timeout=1.0)
         except SchedulerError:
-            pass
+            report = None
+        if report is not None:
+            if watch is not None:
+                watch(report)
+            if report.all_ready:
+                return
         time.sleep(0.05)
-    msg = f"{where(name)}: not every task registered within {timeout:.0f}s; see its logs"
+    msg = f"{where(name)}: not every task registered within {timeout:.0f}s"
     raise SchedulerError(msg)
 
 

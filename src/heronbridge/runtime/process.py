@@ -1,7 +1,7 @@
 """What every process of a topology does first (task, stream manager, metrics manager,
 topology master, health manager, executor, schedulers): read its arguments, log in one
-format to stderr (its executor files the lines), take the topology's secret from its
-parent, and open the state manager. Then it runs, on an event loop or not."""
+format to stderr (its executor files the lines), take the topology's secret from the
+pipe its parent handed it, and open the state manager. Then it runs, on an event loop or not."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .wire.auth import secret_from_env
+from .wire.auth import inherited_keys
 
 if TYPE_CHECKING:
     from .statemgr import StateManager
@@ -27,8 +27,12 @@ class Start:
     args: argparse.Namespace
 
     def secret(self) -> bytes:
-        """The topology's secret its parent handed it (taken once: see secret_from_env)."""
-        return secret_from_env()
+        """The topology's secret its parent handed it (read once: see inherited_keys)."""
+        return inherited_keys()[0]
+
+    def keys(self) -> tuple[bytes, bytes | None]:
+        """The topology's secret and, for a task, its checkpoint key (read once)."""
+        return inherited_keys()
 
     def statemgr(self) -> StateManager:
         """The state manager `--state` names (imported here: a task needs none)."""

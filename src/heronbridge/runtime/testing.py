@@ -25,7 +25,6 @@ from .plan.logical import LogicalPlan
 from .plan.tasks import TaskLayout
 from .stream_manager.router import Router
 from .wire import frames
-from .wire.serde import make_serializer
 
 
 class _TaskEnd:
@@ -47,10 +46,9 @@ class InMemoryTopology:
         local = frozenset(layout.task_component)
         conf = TopologyConfig.read(plan.config, plan.name)
         self.plan = plan
-        self.router = Router(f"{plan.name}-in-memory", acking=conf.acking, gated=False,
-                             xor_buckets=conf.xor_buckets,
-                             decode=make_serializer(conf.serializer, plan.name).decode,
-                             on_control=lambda source, message: None)
+        self.router = Router.of(f"{plan.name}-in-memory", conf, plan.name,
+                                lambda source, message: None)
+        self.router.gated = False  # no rollbacks here
         self.in_flight: list[tuple[_TaskEnd, bytes]] = []  # sent and not yet routed
         self.tasks: dict[int, Task] = {}
         self.spouts: list[Task] = []

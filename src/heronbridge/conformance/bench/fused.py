@@ -199,8 +199,8 @@ def run_fused(settings: dict[str, Any]) -> dict[str, Any]:
     from heronbridge.compat.streamparse import load_project
     from heronbridge.runtime.api.context import TopologyContext
     from heronbridge.runtime.plan.logical import resolve_import_path
+    from heronbridge.shims.common.handshake import handshake
     from heronbridge.shims.storm import keys
-    from heronbridge.shims.storm.handshake import handshake
 
     workdir = Path(settings["workdir"])
     project = load_project(settings["project"], settings.get("topology"),

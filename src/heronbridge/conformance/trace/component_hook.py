@@ -21,7 +21,7 @@ from itertools import count
 from typing import Any
 
 from heronbridge.runtime.plan.logical import resolve_import_path
-from heronbridge.shims.storm.handshake import handshake
+from heronbridge.shims.common.handshake import handshake
 
 from .hook import TraceHook
 

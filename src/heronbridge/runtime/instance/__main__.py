@@ -27,8 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     # Tuples are short-lived and acyclic: the cyclic collector only costs time here.
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
+    secret, checkpoint_key = process.keys()
     task = Task(args.topology_id, args.task, args.container, _address(args.stmgr),
-                _address(args.metrics), process.secret(), args.incarnation)
+                _address(args.metrics), secret, args.incarnation, checkpoint_key)
     return run(task)
 
 

@@ -89,11 +89,18 @@ class BoltDriver:
         batch = task.decode(data, start, end)
         execute = task.user.execute
         t0 = time.perf_counter_ns()
-        if len(batch) <= EXECUTE_CHECK:
-            for tup in batch:
-                execute(tup)
-        else:
-            self._execute_long(batch, execute, t0)
+        tup = None
+        try:
+            if len(batch) <= EXECUTE_CHECK:
+                for tup in batch:
+                    execute(tup)
+            else:
+                self._execute_long(batch, execute, t0)
+        except BaseException as exc:
+            # The component died on a tuple: those before it and that one (pystorm
+            # failed it) were executed, as a multilang child's answered ones are.
+            task.counts[EXECUTE_COUNT] += _executed_through(batch, getattr(exc, "tup", tup))
+            raise
         task.counts[EXECUTE_TIME_NS] += time.perf_counter_ns() - t0
         task.counts[EXECUTE_COUNT] += len(batch)
 
@@ -105,9 +112,30 @@ class BoltDriver:
         limit = int(task.conf.execute_batch_secs * 1e9)
         mark = t0
         for i in range(0, len(batch), EXECUTE_CHECK):
-            for tup in batch[i:i + EXECUTE_CHECK]:
-                execute(tup)
+            tup = None
+            try:
+                for tup in batch[i:i + EXECUTE_CHECK]:
+                    execute(tup)
+            except BaseException as exc:
+                exc.tup = tup  # type: ignore[attr-defined]  # which one, for execute_frame
+                raise
             now = clock()
             if now - mark >= limit:
                 task.flush()
                 mark = now
+
+
+def _executed_through(batch: list[Tuple], last: Tuple | None) -> int:
+    """How many tuples of `batch` were handed to the component, up to `last`."""
+    for i, tup in enumerate(batch):
+        if tup is last:
+            return i + 1
+    return 0
+
+
+def _executed_through(batch: list[Tuple], last: Tuple | None) -> int:
+    """How many tuples of `batch` were handed to the component, up to `last`."""
+    for i, tup in enumerate(batch):
+        if tup is last:
+            return i + 1
+    return 0

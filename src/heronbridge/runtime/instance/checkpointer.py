@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from ..checkpoint import Aligner, CheckpointStorage
 from ..checkpoint.partitions import restored_state
+from ..errors import CheckpointError
 from ..plan.logical import FIELDS
 from ..proto import control_pb2, topology_pb2
 from ..wire import frames
@@ -36,7 +37,8 @@ class Checkpointer:
                                   for t in tasks[bolt]})
         inputs = frozenset(t for inp in spec.inputs for t in tasks[inp.component])
         self.aligner = Aligner(inputs, task.conf.checkpoint_buffer_bytes, task.loc())
-        self.storage = CheckpointStorage(task.conf.checkpoint_root, task.topology)
+        self.storage = CheckpointStorage(task.conf.checkpoint_root, task.topology,
+                                         task.checkpoint_key)
         task.checkpointer = self
 
     def await_restore(self) -> None:
@@ -82,7 +84,14 @@ class Checkpointer:
             ok, why = False, f"{type(exc).__name__}: {exc}"
             task.send([frames.control_frame(control_pb2.InstanceRestored(
                 txid=msg.txid, task_id=task.task, ok=False, message=why))])
-            raise
+            if not isinstance(exc, CheckpointError):
+                raise
+            # The checkpoint, not the component, is at fault: the master passes it over
+            # for an older one, which this task, still here, waits for.
+            log.error("%s: cannot restore from checkpoint %s: %s", task.loc(),
+                      msg.checkpoint_id, exc)
+            self.await_restore()
+            return
         task.send([frames.control_frame(control_pb2.InstanceRestored(
             txid=msg.txid, task_id=task.task, ok=ok, message=why))])
         log.info("%s: restored from %s in %.3fs", task.loc(), msg.checkpoint_id or "empty state",

@@ -10,7 +10,7 @@ import time
 import traceback
 
 from ..errors import ComponentError
-from ..telemetry import ERROR_COUNT
+from ..telemetry import CRASH_COUNT, ERROR_COUNT
 from .bolt_driver import BoltDriver
 from .checkpointer import Checkpointer
 from .connection import ConnectionLost
@@ -51,17 +51,24 @@ def run(task: Task) -> int:
         return 0
     except SystemExit as exc:  # the component chose to exit: what it sent goes first
         log.info("%s: the component exits with %s", task.loc(), exc.code)
-        task.finish()
-        return exc.code if isinstance(exc.code, int) else 1
+        code = exc.code if isinstance(exc.code, int) else 1
+        if code and not task.stopping:  # pystorm's exit after an exception it reported
+            task.counts[CRASH_COUNT] += 1
+        if task.conn is None or task.emitter is None:
+            task.salvage()
+        else:
+            task.finish()
+        return code
     except ConnectionLost as exc:
         log.error("%s: lost the stream manager (%s); exiting to be restarted",
                   task.loc(), exc)
         return EXIT_LOST_STREAM_MANAGER
     except Exception as exc:  # noqa: BLE001 - a component failure ends only this task
-        task.counts[ERROR_COUNT] += 1
+        task.counts[CRASH_COUNT] += 1
+        if not getattr(exc, "reported", False):  # else counted when it was reported
+            task.counts[ERROR_COUNT] += 1
+            task.exceptions.add(exc)
         log.error("%s: %s\n%s", task.loc(), _describe(exc), traceback.format_exc())
-        if task.emitter is not None:
-            task.emitter.exceptions.add(exc)
         task.salvage()
         return EXIT_COMPONENT_ERROR
 

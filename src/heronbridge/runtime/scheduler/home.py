@@ -41,7 +41,25 @@ class Home:
     def workdir(self, topology: str) -> Path:
         return self.root / "topologies" / topology / "current"
 
+    def ensure(self) -> Path:
+        """The home folder, made if missing, and its owner's only (0700: the topologies'
+        code, logs and metrics under it are nobody else's business)."""
+        try:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = self.root.stat()
+            if info.st_uid != os.getuid():
+                msg = (f"the heronbridge home {self.root} belongs to uid {info.st_uid}, not "
+                       f"to this user ({os.getuid()}); choose another (--home)")
+                raise SchedulerError(msg)
+            if info.st_mode & 0o077:
+                os.chmod(self.root, 0o700)
+        except OSError as exc:
+            msg = f"cannot make the heronbridge home {self.root}: {exc}"
+            raise SchedulerError(msg) from exc
+        return self.root
+
     def open_statemgr(self) -> StateManager:
+        self.ensure()
         credential = None
         if self.state_uri.startswith("zk://") and not os.environ.get(ZK_DIGEST_ENV):
             credential = self.zookeeper_identity()

@@ -29,7 +29,9 @@ from ..plan.packing import pack
 from ..procfs import pid_alive
 from ..proto import plans_pb2, topology_pb2
 from ..statemgr import (
+    CHECKPOINT_KEYS,
     EXECUTION_STATE,
+    KEY_BYTES,
     PACKING_PLANS,
     SCHEDULERS,
     STATEFUL_CHECKPOINTS,
@@ -77,20 +79,24 @@ def submit_plan(statemgr: StateManager, home: Home, plan: LogicalPlan,
     statemgr.clear(plan.name)
     if conf.stateful and conf.start_clean:
         statemgr.delete(STATEFUL_CHECKPOINTS, plan.name)
+        statemgr.delete(CHECKPOINT_KEYS, plan.name)
     topology_id = f"{plan.name}-{uuid.uuid4().hex[:12]}"
-    statemgr.put_secret(plan.name, secrets.token_bytes(32))  # proven by every connection
+    statemgr.put_secret(plan.name, secrets.token_bytes(KEY_BYTES))  # proven by every connection
+    if statemgr.get_checkpoint_key(plan.name) is None:  # kept across submits, as checkpoints
+        statemgr.put_checkpoint_key(plan.name, secrets.token_bytes(KEY_BYTES))
     packing = pack(plan, conf.containers)
     statemgr.put(TOPOLOGIES, plan.name, topology_to_proto(plan, topology_id, initial_state))
     statemgr.put(PACKING_PLANS, plan.name, packing_to_proto(packing))
     statemgr.put(EXECUTION_STATE, plan.name, plans_pb2.ExecutionState(
         topology_name=plan.name, topology_id=topology_id, submission_time=int(time.time()),
         submission_user=getpass.getuser(), cluster=cluster, environ="default"))
+    home.ensure()
     workdir = home.workdir(plan.name)
     if workdir.exists():
         previous = workdir.parent / "previous"
         shutil.rmtree(previous, ignore_errors=True)
         workdir.rename(previous)
-    workdir.mkdir(parents=True)
+    workdir.mkdir(mode=0o700, parents=True)
     return topology_id
 
 

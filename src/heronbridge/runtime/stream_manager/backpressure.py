@@ -2,9 +2,11 @@
 
 A cause is a connection whose unsent bytes passed the high watermark (a local task,
 `("instance", task)`, or a peer we send to, `("stmgr", id)`) until they drain below the
-low one. While any local cause holds, every peer is told (`announce`); while any local
-or remote cause holds, the local spouts are not read (`pause_spouts`). Time is counted
-in all (`paused_ms`) and per cause (`ms_by_cause`): the health manager reads who is slow.
+low one, or frames held for tasks that are down (`HELD`: the spouts' replays then wait in
+the spouts, untracked, instead of failing again). While any local cause holds, every
+peer is told (`announce`); while any local or remote cause holds, the local spouts are not
+read (`pause_spouts`). Time is counted in all (`paused_ms`) and per cause (`ms_by_cause`):
+the health manager reads who is slow.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from collections.abc import Callable
 
 log = logging.getLogger("heronbridge.runtime.stream_manager")
 
-Cause = tuple[str, object]  # ("instance", task) or ("stmgr", peer id)
+Cause = tuple[str, object]  # ("instance", task), ("stmgr", peer id) or HELD
+HELD: Cause = ("held", "frames")
 
 
 class Backpressure:
@@ -53,6 +56,10 @@ class Backpressure:
             log.info("%s: backpressure relieved", self.name)
             self.announce(False)
         self._update()
+
+    def held(self, active: bool) -> None:
+        """Frames started (or stopped) being held for tasks that are down."""
+        (self.start if active else self.stop)(HELD)
 
     def peer(self, peer: str, active: bool) -> None:
         """A peer said its backpressure started or ended (or it went away: ended)."""

@@ -14,9 +14,11 @@ from typing import Protocol
 
 from google.protobuf.message import Message
 
-from ..proto import control_pb2
+from ..proto import control_pb2, plans_pb2
 from ..wire import auth
-from ..wire.aio import FramedProtocol, spawn
+from ..wire.aio import FramedProtocol, listen_unix, spawn
+from .backpressure import Backpressure
+from .rollback import Rollback
 
 log = logging.getLogger("heronbridge.runtime.stream_manager")
 
@@ -27,14 +29,13 @@ class Hub(Protocol):
     id: str
     topology_id: str
     bp_limits: tuple[int, int]  # a link's write buffer: (high, low) watermarks
+    backpressure: Backpressure
+    rollback: Rollback  # told of every loss (a link gone)
 
     def on_frames(self, source: Link, data: bytes, found: list) -> None: ...
     def undeliverable(self, chunks: list) -> None: ...
-    def backpressure_changed(self, cause: tuple[str, object], active: bool) -> None: ...
     def instance_message(self, link: InstanceLink, message: Message) -> None: ...
     def instance_gone(self, link: InstanceLink) -> None: ...
-    def peer_backpressure(self, peer: str, active: bool) -> None: ...
-    def lost(self, reason: str) -> None: ...
 
 
 def is_open(link: FramedProtocol) -> bool:
@@ -65,11 +66,11 @@ class Link(FramedProtocol):
 
     def pause_writing(self) -> None:
         if self.cause is not None:
-            self.hub.backpressure_changed(self.cause, True)
+            self.hub.backpressure.start(self.cause)
 
     def resume_writing(self) -> None:
         if self.cause is not None:
-            self.hub.backpressure_changed(self.cause, False)
+            self.hub.backpressure.stop(self.cause)
 
     def frames_received(self, data: bytes, found: list) -> None:
         self.hub.on_frames(self, data, found)
@@ -83,7 +84,7 @@ class Link(FramedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         if self.cause is not None:
-            self.hub.backpressure_changed(self.cause, False)
+            self.hub.backpressure.stop(self.cause)
 
 
 class InstanceLink(Link):
@@ -122,15 +123,15 @@ class PeerServerLink(Link):
                 return
             self.peer = message.stmgr_id
         elif isinstance(message, control_pb2.BackPressureNotice):
-            self.hub.peer_backpressure(message.stmgr_id, message.active)
+            self.hub.backpressure.peer(message.stmgr_id, message.active)
         elif isinstance(message, control_pb2.ResumeFrom):
             self.epoch = message.txid
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         if self.peer is not None:
-            self.hub.peer_backpressure(self.peer, False)
-            self.hub.lost(f"the link from {self.peer} closed")
+            self.hub.backpressure.peer(self.peer, False)
+            self.hub.rollback.lost(f"the link from {self.peer} closed")
 
 
 class PeerClientLink(Link):
@@ -138,6 +139,22 @@ class PeerClientLink(Link):
 
     def who(self) -> str:
         return "a stream manager we send to"
+
+
+async def serve(hub: Hub, secret: bytes, path: str, bind: str, host: str,
+                tls_listen: ssl.SSLContext | None,
+                ) -> tuple[asyncio.AbstractServer, asyncio.AbstractServer, int]:
+    """Listen for local tasks on the Unix socket `path` and for peers on TCP at `bind`
+    (reached at `host`); a connection must prove the secret for this stream manager's
+    identity there (wire.auth) before its first frame. Both servers, and the TCP port."""
+    tasks = await listen_unix(auth.listen(
+        lambda: InstanceLink(hub), secret, {auth.TASK}, f"{hub.id} (tasks)",
+        auth.Identity.unix(hub.topology_id, hub.id, path)), path, hub.id)
+    peers = auth.listen(lambda: PeerServerLink(hub), secret, {auth.STMGR}, f"{hub.id} (peers)")
+    server = await asyncio.get_running_loop().create_server(peers, bind, 0, ssl=tls_listen)
+    port = server.sockets[0].getsockname()[1]
+    peers.identity = auth.Identity.tcp(hub.topology_id, hub.id, host, port)
+    return tasks, server, port
 
 
 class Peers:
@@ -155,9 +172,12 @@ class Peers:
         self.addresses: dict[str, tuple[str, int]] = {}
         self.dialers: dict[str, asyncio.Task] = {}
 
-    def follow(self, addresses: dict[str, tuple[str, int]], listed: set[str]) -> list[str]:
+    def follow(self, pplan: plans_pb2.PhysicalPlan) -> list[str]:
         """Dial every peer at the address the plan gives; forget those the plan no longer
         lists. Returns the peers forgotten (containers an update removed)."""
+        listed = {info.id for info in pplan.stmgrs} | {i.stmgr_id for i in pplan.instances}
+        addresses = {info.id: (info.host, info.data_port) for info in pplan.stmgrs
+                     if info.id != self.hub.id}
         gone = [peer for peer in self.links if peer not in listed]
         for peer in gone:
             dialer = self.dialers.pop(peer, None)
@@ -197,9 +217,10 @@ class Peers:
     async def _connect(self, peer: str, address: tuple[str, int]) -> None:
         while True:
             try:
-                _, link = await auth.dial(lambda: PeerClientLink(self.hub), self.secret,
-                                          auth.STMGR, host=address[0], port=address[1],
-                                          ssl_context=self.tls_dial)
+                _, link = await auth.dial(
+                    lambda: PeerClientLink(self.hub), self.secret, auth.STMGR,
+                    auth.Identity.tcp(self.hub.topology_id, peer, *address),
+                    ssl_context=self.tls_dial)
             except (OSError, auth.AuthError) as exc:
                 if isinstance(exc, auth.AuthError):
                     log.warning("%s: peer %s at %s:%d: %s", self.hub.id, peer, *address, exc)
@@ -212,4 +233,4 @@ class Peers:
             self.changed()
             await link.closed
             log.warning("%s: lost peer %s at %s:%d; reconnecting", self.hub.id, peer, *address)
-            self.hub.lost(f"the link to {peer} closed")
+            self.hub.rollback.lost(f"the link to {peer} closed")

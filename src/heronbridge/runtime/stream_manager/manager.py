@@ -22,21 +22,21 @@ import asyncio
 import logging
 import os
 import signal
+import time
 
 from google.protobuf.message import Message
 
-from ..addresses import host_address, metrics_address, stmgr_address, stmgr_id
+from ..addresses import host_address, stmgr_address, stmgr_id
 from ..config import TopologyConfig
 from ..errors import SchedulerError
 from ..plan.codec import packing_from_proto, topology_from_proto
 from ..proto import control_pb2, plans_pb2, topology_pb2
 from ..statemgr import PACKING_PLANS, TOPOLOGIES, StateManager
-from ..wire import auth, tls
-from ..wire.aio import cancel, spawn
-from ..wire.serde import make_serializer
-from . import metrics
+from ..wire import tls
+from ..wire.aio import cancel, every, spawn
+from . import links, metrics
 from .backpressure import Backpressure
-from .links import InstanceLink, Link, Peers, PeerServerLink
+from .links import InstanceLink, Link, Peers, is_open
 from .master_session import MasterSession, Status
 from .registry import Registry
 from .rollback import Rollback
@@ -68,13 +68,11 @@ class StreamManager:
         self.state: int | None = None
         self.owner: dict[int, str] = {}  # task -> stream manager id
         self._stopping = asyncio.Event()
-        self.router = Router(self.id, acking=conf.acking, gated=conf.stateful,
-                             xor_buckets=conf.xor_buckets,
-                             decode=make_serializer(conf.serializer, self.name).decode,
-                             on_control=self._control)
+        # The parts call back into each other: a lambda reaches a part made after it.
+        self.router = Router.of(self.id, conf, self.name, self._control,
+                                lambda held: self.backpressure.held(held))  # noqa: PLW0108
         self.registry = Registry(self.id, self.topology_id, self.router, self._welcome,
-                                 self._tasks_changed,
-                                 lambda: self.backpressure.spouts_paused)
+                                 self._tasks_changed, lambda: self.backpressure.spouts_paused)
         self.backpressure = Backpressure(self.id, self._announce, self.registry.pause_spouts)
         self.registry.place(self.plan, {i.task_id for c in packing_plan.containers
                                         if c.id == container for i in c.instances})
@@ -92,39 +90,34 @@ class StreamManager:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
-        instance_server = await loop.create_unix_server(
-            auth.listen(lambda: InstanceLink(self), self.secret, {auth.TASK},
-                        f"{self.id} (tasks)"),
-            stmgr_address(self.topology_id, self.container))
         bind, self.host = host_address(self.conf.host)
-        peer_server = await loop.create_server(
-            auth.listen(lambda: PeerServerLink(self), self.secret, {auth.STMGR},
-                        f"{self.id} (peers)"), bind, 0, ssl=self.tls_listen)
-        self.data_port = peer_server.sockets[0].getsockname()[1]
+        servers = await links.serve(self, self.secret,
+                                    stmgr_address(self.topology_id, self.container), bind,
+                                    self.host, self.tls_listen)
+        self.data_port = servers[2]
         log.info("%s of topology %r: local tasks %s, peers reach it at %s:%d", self.id,
                  self.name, sorted(self.registry.local_tasks), self.host, self.data_port)
         tasks = [spawn(self.master.run(), "master session"),
-                 spawn(metrics.publish(metrics_address(self.topology_id, self.container),
-                                       self.secret, self.conf.metrics_interval_secs,
-                                       self.metrics), "metrics")]
-        if self.conf.acking and self.conf.message_timeouts:
-            tasks.append(spawn(self._expire_loop(), "expiry"))
+                 spawn(metrics.publish(self.topology_id, self.container, self.secret,
+                                       self.conf.metrics_interval_secs, self.metrics), "metrics")]
+        if self.conf.acking:
+            # Held frames given up and their trees failed when their time comes; with
+            # timeouts, a root expires between T and T * n/(n-1) after it was emitted.
+            timeout, buckets = self.conf.message_timeout_secs, self.conf.xor_buckets
+            tasks.append(spawn(every(min(0.1, timeout / 10), lambda: self._write(
+                self.router.settle(time.monotonic()))), "undelivered frames"))
+            if self.conf.message_timeouts:
+                tasks.append(spawn(every(timeout / (buckets - 1), lambda: self._write(
+                    self.router.expire())), "expiry"))
         await self._stopping.wait()
         for task in [*tasks, *self.peers.tasks()]:
             await cancel(task)
-        instance_server.close()
-        peer_server.close()
+        servers[0].close()
+        servers[1].close()
         for link in list(self.registry.instances.values()):
             link.transport.close()
         log.info("%s: stopped", self.id)
         return 0
-
-    async def _expire_loop(self) -> None:
-        # A root expires between T and T * n/(n-1) after its spout emitted it.
-        period = self.conf.message_timeout_secs / (self.conf.xor_buckets - 1)
-        while True:
-            await asyncio.sleep(period)
-            self._write(self.router.expire())
 
     def metrics(self) -> control_pb2.TaskMetrics:
         return metrics.sample(self.container, self.router, self.backpressure,
@@ -136,7 +129,7 @@ class StreamManager:
         self._write(self.router.receive(source, data, found))
 
     def undeliverable(self, chunks: list) -> None:
-        self._write(self.router.undeliverable(chunks))
+        self.router.undeliverable(chunks)
 
     @staticmethod
     def _write(outgoing: Outgoing) -> None:
@@ -148,14 +141,19 @@ class StreamManager:
         source.message_received(message)  # type: ignore[attr-defined]
 
     def _rebuild_routes(self) -> None:
-        route: dict[int, Endpoint] = dict(self.registry.instances)
-        for task, owner in self.owner.items():
-            if owner != self.id and owner in self.peers.links:
-                route[task] = self.peers.links[owner]
-        self.router.route = route
+        peers: dict[str, Endpoint] = dict(self.peers.links)
+        self.router.route = {**self.registry.routable(self.conf.acking), **{
+            task: peers[owner] for task, owner in self.owner.items() if owner in peers}}
+
+    def _release(self) -> None:
+        """Deliver the frames held for tasks that can be reached again."""
+        if self.pplan is not None:
+            self._write(self.router.release(
+                lambda link: is_open(link) and link not in self.registry.waiting))
 
     def _tasks_changed(self) -> None:
         self._rebuild_routes()
+        self._release()
         self.master.heartbeat()
 
     # -- what links, the master and the parts report ------------------------------
@@ -167,7 +165,7 @@ class StreamManager:
             return
         elif isinstance(message, control_pb2.InstanceStarted):
             if self.registry.started_task(link):
-                self.master.heartbeat()
+                self._tasks_changed()
         elif isinstance(message, control_pb2.InstanceStateStored):
             self.master.send(message)
         elif isinstance(message, control_pb2.InstanceRestored):
@@ -177,17 +175,8 @@ class StreamManager:
         if self.registry.gone(link):
             self._rebuild_routes()
             self.rollback.forget(link.task)
-            self.lost(f"task {link.task} disconnected")
+            self.rollback.lost(f"task {link.task} disconnected")
             self.master.heartbeat()
-
-    def backpressure_changed(self, cause: tuple[str, object], active: bool) -> None:
-        (self.backpressure.start if active else self.backpressure.stop)(cause)
-
-    def peer_backpressure(self, peer: str, active: bool) -> None:
-        self.backpressure.peer(peer, active)
-
-    def lost(self, reason: str) -> None:
-        self.rollback.lost(reason)
 
     def _from_master(self, message: Message) -> None:
         if isinstance(message, (control_pb2.RegisterStreamManagerResponse,
@@ -198,34 +187,25 @@ class StreamManager:
             self.set_state(message.state)
         elif isinstance(message, control_pb2.RestartTask):
             self.registry.restart(message)
-        elif isinstance(message, control_pb2.StartCheckpoint):
-            self.rollback.start_checkpoint(message)
-        elif isinstance(message, control_pb2.RestoreState):
-            self.rollback.restore_state(message)
-        elif isinstance(message, control_pb2.StartProcessing):
-            self.rollback.start_processing(message)
+        else:  # effectively-once: checkpoints and rollbacks
+            self.rollback.from_master(message)
 
     # -- the master session -----------------------------------------------------
 
     def _registration(self) -> control_pb2.RegisterStreamManagerRequest:
-        info = plans_pb2.StreamManagerInfo(id=self.id, container=self.container,
-                                           host=self.host, data_port=self.data_port,
-                                           pid=os.getpid())
         return control_pb2.RegisterStreamManagerRequest(
-            topology_id=self.topology_id, stmgr=info,
-            task_ids=sorted(self.registry.local_tasks))
+            topology_id=self.topology_id, task_ids=sorted(self.registry.local_tasks),
+            stmgr=plans_pb2.StreamManagerInfo(id=self.id, container=self.container,
+                                              host=self.host, data_port=self.data_port,
+                                              pid=os.getpid()))
 
     def _status(self) -> Status:
-        paused = self.state == topology_pb2.PAUSED
-        return Status(self.ready, self.packing_id, paused,
-                      len(self.router.tracker) if paused else 0)
-
-    @property
-    def ready(self) -> bool:
         # Under effectively-once the first rollback builds the components: registered is
         # ready. Otherwise a task is ready once its component is set up.
-        return (self.pplan is not None and self.registry.ready(self.conf.stateful)
-                and self.peers.all_connected())
+        ready = self.pplan is not None and self.registry.ready(self.conf.stateful) \
+            and self.peers.all_connected()
+        paused = self.state == topology_pb2.PAUSED
+        return Status(ready, self.packing_id, paused, len(self.router.tracker) if paused else 0)
 
     # -- plans, state and tasks -------------------------------------------------
 
@@ -235,31 +215,19 @@ class StreamManager:
             self._replan(pplan)
         self.pplan = pplan
         self.owner = {i.task_id: i.stmgr_id for i in pplan.instances}
-        listed = {info.id for info in pplan.stmgrs} | set(self.owner.values())
-        addresses = {info.id: (info.host, info.data_port) for info in pplan.stmgrs
-                     if info.id != self.id}
-        for gone in self.peers.follow(addresses, listed):
+        for gone in self.peers.follow(pplan):
             self.backpressure.peer(gone, False)
-        self._rebuild_routes()
+        self.router.follow_plan(frozenset(self.owner) | self.registry.local_tasks)
         self.registry.plan_came(first)
-        self.master.heartbeat()
+        self._tasks_changed()
 
     def _replan(self, pplan: plans_pb2.PhysicalPlan) -> None:
-        """An update: the new topology and our tasks in it. Tasks that are no longer ours
-        (or are ours under another identity) are let go; their executor stops them. Their
-        links stay open until it does: a task that lost its stream manager would exit and
-        be restarted, under its old identity, before the executor saw the new plan."""
+        """An update: the new topology and our tasks in it (registry.replan)."""
         self.plan = topology_from_proto(pplan.topology)
         self.packing_id = pplan.packing_id
         mine = {i.task_id: i.component for i in pplan.instances if i.stmgr_id == self.id}
-        let_go = self.registry.not_ours(mine)
-        self.registry.place(self.plan, set(mine))
-        for link in let_go:
-            log.info("%s: task %d is not ours under packing %s; letting it go", self.id,
-                     link.task, self.packing_id)
+        for link in self.registry.replan(self.plan, mine, self.packing_id):
             self.instance_gone(link)
-        log.info("%s: packing %s, local tasks %s", self.id, self.packing_id,
-                 sorted(self.registry.local_tasks))
 
     def set_state(self, state: int) -> None:
         was, self.state = self.state, state
@@ -280,7 +248,10 @@ class StreamManager:
 
     def _greetings(self) -> list[Message]:
         hello = control_pb2.StreamManagerHello(topology_id=self.topology_id, stmgr_id=self.id)
-        return [hello, *self.rollback.greetings()]
+        paused = [control_pb2.BackPressureNotice(stmgr_id=self.id, active=True)]
+        # A peer that restarted pauses its spouts too.
+        return [hello, *(paused if self.backpressure.local_causes else []),
+                *self.rollback.greetings()]
 
     def _announce(self, active: bool) -> None:
         self.peers.send(control_pb2.BackPressureNotice(stmgr_id=self.id, active=active))

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from google.protobuf.message import Message
 
+from ..addresses import MASTER
 from ..proto import control_pb2, plans_pb2, topology_pb2
 from ..statemgr import TMASTERS, StateManager
 from ..statemgr.follow import Follower
@@ -99,10 +100,10 @@ class MasterSession:
                     await master.changed()
                     continue
                 try:
-                    _, link = await auth.dial(lambda: MasterLink(self), self.secret,
-                                              auth.STMGR, host=location.host,
-                                              port=location.server_port,
-                                              ssl_context=self.tls_dial)
+                    _, link = await auth.dial(
+                        lambda: MasterLink(self), self.secret, auth.STMGR,
+                        auth.Identity.tcp(self.topology_id, MASTER, location.host,
+                                          location.server_port), ssl_context=self.tls_dial)
                 except (OSError, auth.AuthError) as exc:
                     if isinstance(exc, auth.AuthError):
                         log.warning("%s: topology master at %s:%d: %s", self.name,

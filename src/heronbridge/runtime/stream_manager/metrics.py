@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from ..addresses import METRICS, metrics_address
 from ..procfs import rss_bytes
 from ..proto import control_pb2
 from ..telemetry import (
@@ -18,6 +19,8 @@ from ..telemetry import (
     BYTES_ROUTED,
     DISCARDED_FRAMES,
     DROPPED_FRAMES,
+    HELD_BYTES,
+    HELD_FRAMES,
     MALFORMED_FRAMES,
     MAX_CONNECTION_BUFFER,
     RSS_BYTES,
@@ -54,25 +57,29 @@ def sample(container: int, router: Router, backpressure: Backpressure,
         timestamp_ms=int(time.time() * 1000),
         counters={TUPLES_ROUTED: router.routed, BYTES_ROUTED: router.bytes_routed,
                   DROPPED_FRAMES: router.dropped, MALFORMED_FRAMES: router.malformed,
-                  DISCARDED_FRAMES: router.discarded, TREES_ACKED: router.acked,
+                  DISCARDED_FRAMES: router.discarded, HELD_FRAMES: router.undelivered.held,
+                  TREES_ACKED: router.acked,
                   TREES_FAILED: router.failed, TREES_EXPIRED: router.expired,
                   BACKPRESSURE_MS: backpressure.paused_ms()},
         gauges={TREES_PENDING: len(router.tracker), MAX_CONNECTION_BUFFER: buffered,
-                RSS_BYTES: rss_bytes()})
+                HELD_BYTES: router.undelivered.bytes, RSS_BYTES: rss_bytes()})
     metrics.counters.update(counters)
     metrics.gauges.update(gauges)
     return metrics
 
 
-async def publish(address: str, secret: bytes, interval: float,
+async def publish(topology_id: str, container: int, secret: bytes, interval: float,
                   collect: Callable[[], control_pb2.TaskMetrics]) -> None:
-    """Every interval, send a sample to the metrics manager (dialled again if it went)."""
+    """Every interval, send a sample to the container's metrics manager (dialled again if
+    it went)."""
     link: FramedProtocol | None = None
+    metrics_manager = auth.Identity.unix(topology_id, METRICS,
+                                         metrics_address(topology_id, container))
     while True:
         await asyncio.sleep(interval)
         if link is None or link.closed.done():
             try:
-                _, link = await auth.dial(FramedProtocol, secret, auth.STMGR, path=address)
+                _, link = await auth.dial(FramedProtocol, secret, auth.STMGR, metrics_manager)
             except (OSError, auth.AuthError):
                 link = None
                 continue

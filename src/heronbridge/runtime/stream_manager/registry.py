@@ -63,6 +63,15 @@ class Registry:
         return set(self.instances) == self.local_tasks and (
             registered_will_do or self.started >= self.local_tasks)
 
+    def routable(self, acking: bool) -> dict[int, InstanceLink]:
+        """The local tasks frames may be written to. Under at-least-once a task is routed
+        to once its component is set up: until then its frames are held (undelivered.py),
+        so that the trees they carry do not time out in its socket while it imports and
+        opens."""
+        if not acking:
+            return dict(self.instances)
+        return {t: link for t, link in self.instances.items() if t in self.started}
+
     def register(self, link: InstanceLink, req: control_pb2.RegisterInstanceRequest) -> None:
         task = req.task_id
         if req.topology_id == self.topology_id and task not in self.local_tasks \
@@ -92,6 +101,7 @@ class Registry:
         if link.is_spout:  # a new life: the trees of the last are nobody's now
             self.router.forget_spout(task)
         self.instances[task] = link
+        self.started.discard(task)  # this incarnation has not set its component up
         if link.is_spout and self.spouts_paused():
             link.transport.pause_reading()
         if self.has_pplan:
@@ -121,11 +131,22 @@ class Registry:
                 del self.parked[link]
                 self.register(link, req)
 
-    def not_ours(self, mine: dict[int, str]) -> list[InstanceLink]:
-        """The links of tasks the new plan (`mine`: task -> component) does not give us,
-        or gives us under another identity."""
-        return [link for task, link in self.instances.items()
-                if mine.get(task) != link.component]
+    def replan(self, plan: LogicalPlan, mine: dict[int, str],
+               packing_id: str) -> list[InstanceLink]:
+        """An update: `mine` (task -> component) are our tasks under the new plan. Returns
+        the links of the tasks it does not give us, or gives us under another identity, to
+        let go; their executor stops them. Their links stay open until it does: a task that
+        lost its stream manager would exit and be restarted, under its old identity, before
+        the executor saw the new plan."""
+        let_go = [link for task, link in self.instances.items()
+                  if mine.get(task) != link.component]
+        self.place(plan, set(mine))
+        for link in let_go:
+            log.info("%s: task %d is not ours under packing %s; letting it go", self.name,
+                     link.task, packing_id)
+        log.info("%s: packing %s, local tasks %s", self.name, packing_id,
+                 sorted(self.local_tasks))
+        return let_go
 
     def started_task(self, link: InstanceLink) -> bool:
         if self.instances.get(link.task) is link:

@@ -56,6 +56,14 @@ class Rollback:
     def forget(self, task: int) -> None:
         self.restored.pop(task, None)
 
+    def from_master(self, message: Message) -> None:
+        if isinstance(message, control_pb2.StartCheckpoint):
+            self.start_checkpoint(message)
+        elif isinstance(message, control_pb2.RestoreState):
+            self.restore_state(message)
+        elif isinstance(message, control_pb2.StartProcessing):
+            self.start_processing(message)
+
     def start_checkpoint(self, msg: control_pb2.StartCheckpoint) -> None:
         if self.processing_txid != self.txid:
             return  # mid-rollback: the master gives this checkpoint up

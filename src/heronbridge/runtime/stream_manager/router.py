@@ -11,28 +11,37 @@ returns what is to be written, `{endpoint: [chunks]}`, for the caller to write:
 - control frames go to `on_control` in their place in the stream, so that what they
   change (a rollback's epoch) holds for the frames after them.
 
-The drop policy: a frame whose destination task is not connected is counted and dropped,
-and the trees of its tracked tuples fail back to their spouts at once, rather than at
-their timeout (never, with timeouts off). The rollback gate (effectively-once): a frame
-that its source sent before the current rollback (`epoch`) is discarded.
+The policy for a frame whose destination cannot be reached now (undelivered.py): under
+at-least-once a data frame for a task the physical plan still has is held until the task
+can be reached (`release`), and `on_held` says when frames start and stop being held (the
+caller pauses the spouts meanwhile); the trees of a frame given up (held too long, too
+many bytes held, or for a task no plan has) fail back to their spouts no sooner than the
+message timeout (`settle`). Other frames are counted and dropped. The rollback gate
+(effectively-once): a frame that its source sent before the current rollback (`epoch`)
+is discarded.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from google.protobuf.message import Message
 
 from ..api.tuple import MULTI
+from ..config import TopologyConfig
 from ..wire import frames
+from ..wire.serde import make_serializer
 from .acking import XorTracker
+from .undelivered import Undelivered
 
 log = logging.getLogger("heronbridge.runtime.stream_manager")
 
 SHIFT = frames.ROOT_TASK_SHIFT
+HOLD_SECS = 30.0  # at least; the executor's longest restart back-off (scheduler/restarts.py)
 
 
 class Endpoint(Protocol):
@@ -49,12 +58,19 @@ Outgoing = dict[Endpoint, list[bytes | memoryview]]
 class Router:
     def __init__(self, name: str, *, acking: bool, gated: bool, xor_buckets: int,
                  decode: Callable[[bytes], list],
-                 on_control: Callable[[Endpoint, Message], None]) -> None:
+                 on_control: Callable[[Endpoint, Message], None],
+                 undelivered: Undelivered | None = None,
+                 on_held: Callable[[bool], None] = lambda held: None) -> None:
         self.name = name  # for logs: the stream manager's id
         self.acking = acking
         self.gated = gated
         self.decode = decode  # a data frame's records (the topology's serializer)
         self.on_control = on_control
+        self.undelivered = undelivered if undelivered is not None \
+            else Undelivered(HOLD_SECS, 30.0, 16 << 20)
+        self.on_held = on_held  # frames started (True) or stopped being held
+        self.holding = False
+        self.planned: frozenset[int] | None = None  # the physical plan's tasks, once known
         self.route: dict[int, Endpoint] = {}  # destination task -> endpoint
         self.local_spouts: frozenset[int] = frozenset()
         self.all_spouts_local = True
@@ -63,6 +79,18 @@ class Router:
         self.routed = self.bytes_routed = self.dropped = self.malformed = 0
         self.discarded = 0  # frames sent before the current rollback, not forwarded
         self.acked = self.failed = self.expired = 0
+
+    @classmethod
+    def of(cls, name: str, conf: TopologyConfig, topology: str,
+           on_control: Callable[[Endpoint, Message], None],
+           on_held: Callable[[bool], None] = lambda held: None) -> Router:
+        """The router a topology's config asks for (`topology` names it in errors)."""
+        timeout = conf.message_timeout_secs
+        return cls(name, acking=conf.acking, gated=conf.stateful, xor_buckets=conf.xor_buckets,
+                   decode=make_serializer(conf.serializer, topology).decode,
+                   on_control=on_control, on_held=on_held,
+                   undelivered=Undelivered(max(timeout, HOLD_SECS), timeout,
+                                           conf.held_max_bytes))
 
     def place(self, local_spouts: Iterable[int], all_spouts_local: bool) -> None:
         """Which spout tasks this stream manager tracks the trees of."""
@@ -86,7 +114,7 @@ class Router:
                         continue
                     link = route.get(dest)
                     if link is None:
-                        self._drop(view[start:end], outgoing)
+                        self._drop(view[start:end])
                         continue
                     chunks = outgoing.get(link)
                     if chunks is None:
@@ -113,12 +141,10 @@ class Router:
         self.bytes_routed += len(data)
         return outgoing
 
-    def undeliverable(self, chunks: list) -> Outgoing:
+    def undeliverable(self, chunks: list) -> None:
         """Frames for an endpoint that closed before they could be written."""
-        outgoing: Outgoing = {}
         for chunk in chunks:
-            self._drop(chunk, outgoing)
-        return outgoing
+            self._drop(chunk)
 
     def expire(self) -> Outgoing:
         """Age the tracked trees by one bucket; those that timed out go to their spouts."""
@@ -126,16 +152,69 @@ class Router:
         self._notify(frames.EXPIRED, self.tracker.rotate(), outgoing)
         return outgoing
 
-    def _drop(self, frame: memoryview, outgoing: Outgoing) -> None:
-        self.dropped += 1
+    def follow_plan(self, tasks: frozenset[int]) -> None:
+        """The physical plan's tasks: frames held for a task it no longer has are given up."""
+        self.planned = tasks
+        for task in self.undelivered.tasks():
+            if task not in tasks:
+                self._give_up(self.undelivered.forget(task))
+        self._held_changed()
+
+    def release(self, reachable: Callable[[Endpoint], bool]) -> Outgoing:
+        """The frames held for tasks whose endpoint is `reachable` again, to deliver."""
+        outgoing: Outgoing = {}
+        for task in self.undelivered.tasks():
+            link = self.route.get(task)
+            if link is not None and reachable(link):
+                outgoing.setdefault(link, []).extend(self.undelivered.release(task))
+        self._held_changed()
+        return outgoing
+
+    def settle(self, now: float) -> Outgoing:
+        """Give up the frames held too long; fail the trees whose time has come."""
+        outgoing: Outgoing = {}
+        if self.undelivered:
+            self._give_up(self.undelivered.expired(now))
+            self._held_changed()
+            self._fails(self.undelivered.fails_due(now), outgoing)
+        return outgoing
+
+    def _drop(self, frame: memoryview | bytes) -> None:
+        """A frame for a task that cannot be reached now: held for it while the plan has
+        it (under at-least-once), its trees failed back no sooner than their timeout
+        otherwise."""
         if frame[4] != frames.DATA or not self.acking:
+            self.dropped += 1
             return
+        now = time.monotonic()
+        task = frames.HEADER.unpack_from(frame)[2]
+        if self.planned is None or task in self.planned:
+            self._give_up(self.undelivered.hold(task, bytes(frame), now))
+            self._held_changed()
+        else:
+            self._give_up([(now, frame)])
+
+    def _give_up(self, lost: Sequence[tuple[float, bytes | memoryview]]) -> None:
+        """Frames that will not be delivered: their trees fail a message timeout after
+        they were held (or dropped)."""
+        for since, frame in lost:
+            self.dropped += 1
+            self.undelivered.fail_later(self._roots(frame), since)
+
+    def _held_changed(self) -> None:
+        held = bool(self.undelivered.tasks())
+        if held != self.holding:
+            self.holding = held
+            self.on_held(held)
+
+    def _roots(self, frame: memoryview | bytes) -> list[int]:
+        """The roots of a data frame's tracked tuples."""
         try:
             records = self.decode(bytes(frame[frames.DATA_HEADER_SIZE:]))
         except Exception as exc:  # noqa: BLE001 - e.g. a pickled class not importable here
             log.warning("%s: cannot read the roots of a dropped frame (%s: %s); its trees "
                         "fail at their timeout", self.name, type(exc).__name__, exc)
-            return
+            return []
         roots: set[int] = set()
         for record in records:
             if len(record) == 3:
@@ -144,8 +223,7 @@ class Router:
                     roots.add(root)
                 elif root == MULTI:
                     roots.update(record[2][1::2])
-        if roots:
-            self._fails(roots, outgoing)
+        return list(roots)
 
     def _acks(self, acks: array, outgoing: Outgoing) -> None:
         pairs = acks.tolist()

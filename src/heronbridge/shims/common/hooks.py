@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from heronbridge.runtime.plan.logical import resolve_import_path
+
+from .. import ShimError
+from . import keys
+
 
 class MessageHook(Protocol):
     """Sees every multilang message between Storm's side and one component (the
@@ -43,3 +48,18 @@ class Probe(MessageHook, Protocol):
 
     def close(self) -> None:
         """The component stops: write out what was measured."""
+
+
+def message_hook(config: dict[str, Any], loc: str,
+                 error: type[ShimError] = ShimError) -> MessageHook | None:
+    """The hook the config names (`keys.HOOK`: "module:factory", called with the config),
+    or None; `error` (naming `loc`) if it cannot be set up."""
+    path = config.get(keys.HOOK)
+    if not path:
+        return None
+    try:
+        return resolve_import_path(path)(config)
+    except Exception as exc:
+        msg = (f"{loc}: cannot set up the message hook {keys.HOOK}={path!r}: "
+               f"{type(exc).__name__}: {exc}")
+        raise error(msg) from exc

@@ -60,7 +60,7 @@ def storm_conf(context: Any, spout: bool = False) -> dict[str, Any]:
     """pystorm's `storm_conf`: the component's conf as Storm merges it."""
     runtime = getattr(context, "runtime", None)
     if runtime is not None:  # heronbridge's context: the shim's own answer
-        from heronbridge.shims.storm.handshake import storm_conf as shim_conf
+        from heronbridge.shims.common.handshake import storm_conf as shim_conf
 
         return shim_conf(runtime, spout)
     conf = {_DEBUG: False, **context.get_cluster_config()}
@@ -72,7 +72,7 @@ def storm_context(context: Any) -> dict[str, Any]:
     """pystorm's `context`: Storm's TopologyContext as its multilang handshake sends it."""
     runtime = getattr(context, "runtime", None)
     if runtime is not None:
-        from heronbridge.shims.storm.handshake import storm_context as shim_context
+        from heronbridge.shims.common.handshake import storm_context as shim_context
 
         return shim_context(runtime)
     me, task = context.get_component_id(), context.get_task_id()

@@ -4,7 +4,7 @@ A streamparse component talks Storm's multilang protocol, and the hook sees thos
 messages. A heronpy component talks to its delegate instead; when a hook is configured,
 the host puts what the component does into the same messages (a handshake, input
 tuples, spout commands; emits, acks, fails, errors) and carries them out with Storm's
-side of the protocol (the shim's StormPeer), so a tracing hook records a heronpy
+side of the protocol (common/peer.py's StormPeer), so a tracing hook records a heronpy
 component exactly as it records a streamparse one. Without a hook none of this runs.
 """
 
@@ -14,25 +14,15 @@ import os
 from types import SimpleNamespace
 from typing import Any
 
-from heronbridge.runtime.plan.logical import resolve_import_path
-
+from ..common import hooks
 from ..common.hooks import MessageHook
-from ..storm import keys as storm_keys
-from ..storm.peer import StormPeer
+from ..common.peer import StormPeer
 from . import HeronpyError
 
 
 def message_hook(config: dict[str, Any], loc: str) -> MessageHook | None:
     """The hook the config names ("module:factory", called with the config), or None."""
-    path = config.get(storm_keys.HOOK)
-    if not path:
-        return None
-    try:
-        return resolve_import_path(path)(config)
-    except Exception as exc:
-        msg = (f"{loc}: cannot set up the message hook {storm_keys.HOOK}={path!r}: "
-               f"{type(exc).__name__}: {exc}")
-        raise HeronpyError(msg) from exc
+    return hooks.message_hook(config, loc, HeronpyError)
 
 
 class Tracer:

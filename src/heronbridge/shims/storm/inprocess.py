@@ -26,10 +26,10 @@ from pystorm.serializers.serializer import Serializer
 from heronbridge.runtime.api import LoopOwner, Tuple
 from heronbridge.runtime.config import EFFECTIVELY_ONCE, RELIABILITY_MODE
 from heronbridge.runtime.errors import where
-from heronbridge.runtime.plan.logical import resolve_import_path
 
-from ..common.hooks import MessageHook, Probe
+from ..common.hooks import MessageHook, Probe, message_hook
 from ..common.logs import prefixed_log
+from ..common.peer import StormPeer
 from . import ShimError, keys
 from .lean import (
     STORM_WENT_AWAY,
@@ -40,7 +40,6 @@ from .lean import (
     lean_capable,
     load_class,
 )
-from .peer import StormPeer
 from .state import before_save, is_stateful
 
 
@@ -255,15 +254,7 @@ class PystormComponent(LoopOwner):
 
 
 def _hook(config: dict, component: str, task: int) -> MessageHook | None:
-    path = config.get(keys.HOOK)
-    if not path:
-        return None
-    try:
-        return resolve_import_path(path)(config)
-    except Exception as exc:
-        msg = (f"{component!r} (task {task}): cannot set up the message hook "
-               f"{keys.HOOK}={path!r}: {type(exc).__name__}: {exc}")
-        raise ShimError(msg) from exc
+    return message_hook(config, f"{component!r} (task {task})")
 
 
 def _keep_runtime_logs_apart(context: Any) -> None:

@@ -9,15 +9,15 @@ CLASS = "heronbridge.storm.class"  # "module.Class" of a Python component, hoste
 COMMAND = "heronbridge.storm.command"  # a shell component's command ...
 SCRIPT = "heronbridge.storm.script"  # ... and its script (run in the resources folder)
 SERIALIZER = "heronbridge.storm.serializer"  # the project's multilang serializer
-RESOURCES = "heronbridge.storm.resources"  # the topology's copy of the project's src/
+RESOURCES = common_keys.RESOURCES  # the topology's copy of the project's src/
 
 ALL = (CLASS, COMMAND, SCRIPT, SERIALIZER, RESOURCES)
 
 STREAMPARSE_RUN = "streamparse_run"  # the COMMAND sparse gives its Python components
 
 # Topology-level and visible to components (as any option): "module:factory" of a
-# message hook for in-process components; see inprocess.MessageHook.
-HOOK = "heronbridge.storm.hook"
+# message hook (common/hooks.py).
+HOOK = common_keys.HOOK
 
 # Topology-level (or a component's): false hosts every in-process component under
 # pystorm's own loop (inprocess.py) instead of the lean host (lean.py); for comparison.

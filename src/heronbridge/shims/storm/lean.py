@@ -39,8 +39,8 @@ from heronbridge.runtime.plan.logical import resolve_import_path
 
 from ..common.hooks import Probe
 from ..common.logs import prefixed_log
+from ..common.peer import StormPeer
 from . import ShimError, keys
-from .peer import StormPeer
 from .state import is_stateful
 
 STORM_WENT_AWAY = 2

@@ -20,8 +20,7 @@ from heronbridge.runtime.plan.logical import (
     Grouping,
 )
 
-from ..common import logs
-from . import keys
+from . import keys, logs
 
 # Storm's Grouping thrift union member names, as its JSON context spells them (the
 # partial key grouping is a serialized Java object there).
@@ -51,7 +50,7 @@ def storm_conf(context: TopologyContext, is_spout: bool = False) -> dict[str, An
     """The component's conf as Storm merges it: defaults, topology conf, component conf."""
     conf = dict(_STORM_DEFAULTS)
     conf.update((k, v) for k, v in context.config.items()
-                if k not in keys.ALL and not k.startswith("heronbridge."))
+                if not k.startswith("heronbridge."))
     conf["topology.name"] = context.topology_name
     conf["storm.id"] = context.topology_id
     folder = logs.log_folder(context.config, context.config.get(keys.RESOURCES) or os.getcwd(),
