@@ -47,7 +47,7 @@ public final class Link implements AutoCloseable {
         public final int count;
         public final String lost;
 
-        Batch(byte[] data, int[] offsets, int count, String lost) {
+        public Batch(byte[] data, int[] offsets, int count, String lost) {
             this.data = data;
             this.offsets = offsets;
             this.count = count;
