@@ -108,7 +108,7 @@ public final class ComponentSpec {
             cls = Class.forName(className, true, loader);
         } catch (ClassNotFoundException | NoClassDefFoundError e) {
             throw new HostError(where + ": expected a class on the task's classpath, received '" + className
-                + "', which is not on it (" + e + "); classpath: " + System.getProperty("java.class.path"), e);
+                + "', which is not on it (" + e + "); classpath: " + classpath(), e);
         }
         Constructor<?> cons;
         try {
@@ -151,6 +151,15 @@ public final class ComponentSpec {
         } catch (IOException e) {
             throw new HostError(where + ": cannot read the serialized component " + serialized + ": " + e, e);
         }
+    }
+
+    /** The task's classpath, its jars by file name (the folders are the runtime's). */
+    static String classpath() {
+        StringJoiner out = new StringJoiner(":");
+        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            out.add(Path.of(entry).getFileName() == null ? entry : Path.of(entry).getFileName().toString());
+        }
+        return out.toString();
     }
 
     private static String signature(List<Class<?>> types) {
