@@ -151,6 +151,53 @@ class TaskTest {
     }
 
     @Test
+    void aWindowedBoltRunsThroughStormsWindowedBoltExecutor() throws Exception {
+        Task[] task = new Task[1];
+        Future<Integer> done = run(2, task);
+        register(2, topology(SPOUT, javaSpec(PairWindowBolt.class.getName(), ""), "ATLEAST_ONCE"));
+        stmgr.frame(Frames.CONTROL);  // InstanceStarted
+        Codec codec = new MsgpackCodec();
+        Codec.Batch batch = codec.batch();
+        long root = (4L << Frames.ROOT_TASK_SHIFT) | 7;
+        long[] edges = {0x10L, 0x20L, 0x30L, 0x40L};
+        for (int i = 0; i < 4; i++) {
+            batch.add(List.of("w" + i), root + i, edges[i], null);
+        }
+        byte[] records = batch.take();
+        stmgr.write(Frames.dataFrame(2, 4, 1, records, records.length));
+        List<Record> out = new ArrayList<>();
+        while (out.size() < 2) {
+            byte[] data = stmgr.frame(Frames.DATA);
+            out.addAll(codec.decode(data, Frames.DATA_HEADER_SIZE, data.length - Frames.DATA_HEADER_SIZE));
+        }
+        assertEquals(List.of("w0+w1", 2), out.get(0).values);
+        assertEquals(List.of("w2+w3", 2), out.get(1).values);
+        for (int w = 0; w < 2; w++) {
+            Record r = out.get(w);
+            assertEquals(Record.MULTI, r.root, "anchored to both tuples of its window: two roots");
+            assertEquals(List.of(root + 2 * w, root + 2 * w + 1), List.of(r.pairs[1], r.pairs[3]));
+        }
+        // Each input's ack cancels its spout edge and the window's emit (Storm's XOR rule).
+        java.util.Map<Long, Long> child = new java.util.HashMap<>();
+        for (Record r : out) {
+            child.put(r.pairs[1], r.pairs[2]);
+            child.put(r.pairs[3], r.pairs[4]);
+        }
+        java.util.Set<Long> acked = new java.util.HashSet<>();
+        while (!acked.containsAll(List.of(root, root + 1))) {
+            byte[] acks = stmgr.frame(Frames.ACK);
+            for (int at = Frames.HEADER_SIZE; at < acks.length; at += 16) {
+                long r = Frames.i64(acks, at);
+                int i = (int) (r - root);
+                assertEquals(0, edges[i] ^ Frames.i64(acks, at + 8) ^ child.get(r), "root +" + i);
+                acked.add(r);
+            }
+        }
+        task[0].stop();
+        assertEquals(0, done.get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
     void stormsTestWordSpoutEmitsOnceActivated() throws Exception {
         Task[] task = new Task[1];
         Future<Integer> done = run(4, task);
