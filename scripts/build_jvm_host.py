@@ -37,8 +37,8 @@ def main() -> int:
         command.append(f"-Dheronbridge.vectors={Path(args.vectors).resolve()}")
     done = subprocess.run(command, stdin=subprocess.DEVNULL, check=False)
     if done.returncode != 0 or not JAR.is_file():
-        print(f"building the JVM task host failed (exit code {done.returncode}): {' '.join(command)}",
-              file=sys.stderr)
+        print(f"building the JVM task host failed (exit code {done.returncode}): "
+              f"{' '.join(command)}", file=sys.stderr)
         return done.returncode or 1
     print(JAR)
     return 0

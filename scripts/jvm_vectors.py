@@ -16,7 +16,8 @@ from heronbridge.runtime.proto import control_pb2, topology_pb2
 from heronbridge.runtime.wire import frames
 from heronbridge.runtime.wire.serde import make_serializer
 
-OUT = Path(__file__).resolve().parent.parent / "jvm" / "src" / "test" / "resources" / "frame_vectors.json"
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "jvm" / "src" / "test" / "resources" / "frame_vectors.json"
 
 # Values a Java component may send or receive (no floats whose text differs between the
 # languages' shortest forms, no maps of more than one key: their order is the encoder's).
@@ -37,8 +38,10 @@ def vectors() -> dict:
         encode = make_serializer(name).encode
         for i in range(len(RECORDS)):
             batch = RECORDS[i:i + 1]
-            out["records"].append({"serializer": name, "records": batch, "bytes": encode(batch).hex()})
-        out["records"].append({"serializer": name, "records": RECORDS, "bytes": encode(RECORDS).hex()})
+            out["records"].append({"serializer": name, "records": batch,
+                                   "bytes": encode(batch).hex()})
+        out["records"].append({"serializer": name, "records": RECORDS,
+                               "bytes": encode(RECORDS).hex()})
     blob = make_serializer("msgpack").encode(RECORDS[:1])
     cases = [
         ("data", frames.data_frame(12, 3, 5, blob)),
@@ -49,7 +52,8 @@ def vectors() -> dict:
         ("register", frames.control_frame(control_pb2.RegisterInstanceRequest(
             topology_id="wordcount-0123456789ab", task_id=3, pid=4242))),
         ("started", frames.control_frame(control_pb2.InstanceStarted(task_id=3))),
-        ("state", frames.control_frame(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))),
+        ("state", frames.control_frame(
+            control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))),
     ]
     for name, frame in cases:
         out["frames"].append({"name": name, "bytes": frame.hex()})
