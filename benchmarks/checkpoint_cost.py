@@ -333,7 +333,7 @@ def big_state(folder: Path, keys: int) -> dict:
         launch.stop()
     # The same dict through the runtime's own storage, in this process, for reference.
     data = {f"word{i:07d}": i for i in range(keys)}
-    storage = CheckpointStorage(str(folder / "reference"), name)
+    storage = CheckpointStorage(str(folder / "reference"), name, os.urandom(32))
     began = time.perf_counter()
     blob = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
     pickled = time.perf_counter()

@@ -27,12 +27,13 @@ class Running(Launch):
     """A topology running for the duration of a `with` block (its tasks' logs at hand)."""
 
     def __init__(self, plan: LogicalPlan, home: Home, state: StateManager,
-                 project: object = None) -> None:
+                 project: object = None, spark: object = None) -> None:
         super().__init__(plan, home, state,
-                         project.install_resources if project is not None else None)
+                         project.install_resources if project is not None else None,
+                         spark=spark)
 
     def __enter__(self) -> Running:
-        self.start(timeout=90)
+        self.start(timeout=90 if self.spark is None else None)  # Spark: its own default
         return self
 
     def logs(self) -> str:

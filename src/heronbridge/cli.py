@@ -41,6 +41,7 @@ from heronbridge.runtime.state import (
 from . import __version__
 from .bench_verb import add_verb as add_bench_verb
 from .conform_verbs import add_verbs as add_conformance_verbs
+from .crash_watch import CrashWatch
 from .errors import HeronbridgeError
 from .migrate_verb import add_verb as add_migrate_verb
 from .nimbus_verb import add_verb as add_nimbus_verb
@@ -48,6 +49,7 @@ from .scheduling import scheduler_options, spark_of
 from .status import (
     RateLine,
     actions_table,
+    drops_before,
     totals_from_report,
     totals_from_samples,
     totals_table,
@@ -72,6 +74,12 @@ class Prepared:
         """Put the project's files in the topology's resources folder (its tasks' cwd)."""
         if self.project is not None:
             self.project.install_resources(resources)
+
+    def launch(self, home: Home, state: StateManager, **kwargs: Any) -> Launch:
+        launch = Launch(self.plan, home, state, self.install, **kwargs)
+        if self.project is not None:  # errors name the user's files, not the tasks' copies
+            launch.sources[str(launch.workdir / "resources")] = str(self.project.source)
+        return launch
 
 
 def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
@@ -121,7 +129,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     state, home = _state(args)
     prepared = load_plan(args, home)
     plan = prepared.plan
-    launch = Launch(plan, home, state, prepared.install, spark=spark)
+    launch = prepared.launch(home, state, spark=spark)
+    crashes = CrashWatch(launch)
     stop = []
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -129,35 +138,41 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     running_since = None
-    report = None
+    at_stop = None
     try:
         with console.status(f"starting {plan.name} ({launch.containers} containers)"):
-            took = launch.start(keep_waiting=lambda: not stop)
+            took = launch.start(keep_waiting=lambda: not stop, on_report=crashes.see)
         running_since = time.monotonic()
         console.print(f"[bold]{plan.name}[/] running: every task registered in "
                       f"{took:.1f}s; logs in {_logs(launch)}")
         print_ui_address(home.root, plan.name)
-        _watch(state, plan.name, launch, running_since, args.time, stop)
-        if spark is not None:  # the metrics files are on the workers: ask the master
-            with contextlib.suppress(RuntimeKernelError):
-                report = control.metrics(state, plan.name)
+        _watch(state, plan.name, launch, running_since, args.time, stop, crashes)
+        # What the run did, before the shutdown: frames dropped while the tasks stop
+        # are no fault of the run's.
+        with contextlib.suppress(RuntimeKernelError):
+            at_stop = control.metrics(state, plan.name)
     finally:
         elapsed = time.monotonic() - running_since if running_since is not None else 0.0
         with console.status(f"stopping {plan.name}"):
             launch.stop()
         for s, handler in old.items():
             signal.signal(s, handler)
-    totals = totals_from_report(report) if spark is not None and report is not None \
+    totals = totals_from_report(at_stop) if spark is not None and at_stop is not None \
         else totals_from_samples(latest_samples(launch.workdir))
+    if at_stop is not None:
+        drops_before(totals, totals_from_report(at_stop))
     out.print(totals_table(f"{plan.name}: totals over {elapsed:.1f}s", totals, elapsed))
+    if at_stop is not None and (line := crashes.never_up(at_stop)):
+        console.print(f"[red]error:[/] {escape(line)}", highlight=False)
     return 0
 
 
 def _watch(state: StateManager, name: str, launch: Launch, since: float,
-           duration: float | None, stop: list) -> None:
+           duration: float | None, stop: list, crashes: CrashWatch) -> None:
     line = RateLine()
     live = Live(console=console, refresh_per_second=4, transient=True) \
         if console.is_terminal else None
+    next_ask = 0.0
     next_print = 0.0 if live is not None else time.monotonic() + 5.0
     if live is not None:
         live.start()
@@ -168,16 +183,18 @@ def _watch(state: StateManager, name: str, launch: Launch, since: float,
                 time.monotonic() - since))))
             launch.check()
             now = time.monotonic()
-            if now < next_print:
+            if now < next_ask:
                 continue
-            next_print = now + (1.0 if live is not None else 5.0)
+            next_ask = now + 1.0  # crashes are told within a second or two, even off a tty
             try:
                 report = control.metrics(state, name, timeout=1.0)
             except RuntimeKernelError:
                 continue
+            crashes.see(report)
             totals = totals_from_report(report)
-            if not totals:
-                continue  # no task has published yet
+            if not totals or now < next_print:
+                continue  # no task has published yet, or not the status line's time
+            next_print = now + (1.0 if live is not None else 5.0)
             text = line.render(name, now - since, now, totals)
             if live is not None:
                 live.update(text)
@@ -202,9 +219,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
     prepared = load_plan(args, home)
     plan = prepared.plan
     initial = topology_pb2.PAUSED if args.deactivated else topology_pb2.RUNNING
-    launch = Launch(plan, home, state, prepared.install, initial, detached=True, spark=spark)
+    launch = prepared.launch(home, state, initial_state=initial, detached=True, spark=spark)
     with console.status(f"starting {plan.name}"):
-        launch.start()
+        launch.start(on_report=CrashWatch(launch).see)
     state_name = "deactivated" if args.deactivated else "running"
     on = "" if spark is None else f" on {spark.master}"
     out.print(f"submitted {plan.name} ({launch.topology_id}){on}: {state_name}; logs in "

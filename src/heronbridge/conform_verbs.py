@@ -7,6 +7,7 @@ runs, so the other verbs start fast and work without it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from rich.table import Table
 
 from . import extras
 from .errors import HeronbridgeError
-from .terminal import console, out
+from .terminal import console, out, parse_options
 
 
 def add_verbs(verbs: Any, home: argparse.ArgumentParser) -> None:
@@ -58,6 +59,10 @@ def add_verbs(verbs: Any, home: argparse.ArgumentParser) -> None:
     conform.add_argument("--seconds", type=float, metavar="S",
                          help="... or for S seconds (Storm's; the runtime's spouts then stop "
                               "at the emits Storm's made)")
+    conform.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
+                         help="set a topology config key on both systems, over the "
+                              "project's and the scenario's (value read as JSON if it "
+                              "parses), e.g. -o pystorm.log.path=DIR")
     conform.add_argument("--storm-from", metavar="DIR",
                          help="take Storm's side from an earlier run dir of the same "
                               "scenario instead of running Storm again")
@@ -91,6 +96,9 @@ def cmd_conform(args: argparse.Namespace) -> int:
     else:
         scenario = scenarios.default(args.project or ".", args.name)
     scenario = scenarios.bounded(scenario, args.tuples, args.seconds)
+    if args.option:
+        scenario = dataclasses.replace(scenario, config={**scenario.config,
+                                                         **parse_options(args.option)})
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_dir = Path(args.out) if args.out else \
         Path(args.home) / "conformance" / f"{scenario.name}-{stamp}"

@@ -19,6 +19,7 @@ from heronbridge.runtime.telemetry import (
     ERROR_COUNT,
     EXECUTE_COUNT,
     FAIL_COUNT,
+    PEAK_RSS_BYTES,
     RSS_BYTES,
     TIMEOUT_COUNT,
     Histogram,
@@ -41,7 +42,8 @@ class ComponentTotals:
         self.tasks += 1
         for name, value in counters.items():
             self.counters[name] += value
-        self.max_rss = max(self.max_rss, gauges.get(RSS_BYTES, 0))
+        self.max_rss = max(self.max_rss, gauges.get(RSS_BYTES, 0),
+                           gauges.get(PEAK_RSS_BYTES, 0))
         hist = histograms.get(COMPLETE_LATENCY)
         if hist:
             self.latency.merge(hist)
@@ -80,6 +82,15 @@ def dropped(totals: dict[str, ComponentTotals]) -> int:
     """Frames the stream managers dropped because their task was not connected."""
     stmgr = totals.get(STMGR)
     return int(stmgr.counters.get(DROPPED_FRAMES, 0)) if stmgr is not None else 0
+
+
+def drops_before(totals: dict[str, ComponentTotals], at_stop: dict[str, ComponentTotals]) -> None:
+    """Count only the frames dropped before the shutdown began (`at_stop`): tasks
+    stopping one after another drop what is still on its way to them, which says
+    nothing about the run."""
+    stmgr = totals.get(STMGR)
+    if stmgr is not None:
+        stmgr.counters[DROPPED_FRAMES] = min(dropped(totals), dropped(at_stop))
 
 
 def totals_table(title: str, totals: dict[str, ComponentTotals], seconds: float) -> Table:

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from heronbridge.errors import HeronbridgeError
 from heronbridge.runtime.scheduler import Home, pid_alive
 
 from .terminal import console
@@ -33,8 +34,9 @@ def add_verb(verbs: Any, parents: list[argparse.ArgumentParser]) -> None:
                     "0 picks a free one)")
     ui.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default: %(default)s)")
-    ui.add_argument("--token", default=os.environ.get(TOKEN_ENV),
-                    help=f"the token requests must carry [env: {TOKEN_ENV}] "
+    ui.add_argument("--token-file", metavar="FILE",
+                    help=f"read the token requests must carry from FILE (first line), or set "
+                         f"${TOKEN_ENV}; never on the command line, where `ps` shows it "
                          "(default: a new random one, printed and kept in HOME/ui.json)")
     ui.add_argument("--interval", type=float, default=3.0,
                     help="seconds between two samples of each topology's metrics "
@@ -46,10 +48,11 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from heronbridge.ui.server import UIServer
     from heronbridge.ui.tracker import Tracker
 
+    token = read_token(args.token_file)
     home = Home(Path(args.home), args.state)
     state = home.open_state()
     tracker = Tracker(state, args.interval)
-    server = UIServer(tracker, home.root, args.host, args.port, args.token)
+    server = UIServer(tracker, home.root, args.host, args.port, token)
     tracker.start()
     server.publish()
     stop = threading.Event()
@@ -67,6 +70,22 @@ def cmd_ui(args: argparse.Namespace) -> int:
         tracker.stop()
         state.close()
     return 0
+
+
+def read_token(path: str | None) -> str | None:
+    """The token from --token-file, else $HERONBRIDGE_UI_TOKEN, else None (a new one)."""
+    if path is None:
+        return os.environ.get(TOKEN_ENV) or None
+    try:
+        token = Path(path).read_text().splitlines()[0].strip() if Path(path).stat().st_size \
+            else ""
+    except OSError as exc:
+        msg = f"--token-file: cannot read {path}: {exc.strerror or exc}"
+        raise HeronbridgeError(msg) from exc
+    if not token:
+        msg = f"--token-file: expected a token on the first line of {path}, received none"
+        raise HeronbridgeError(msg)
+    return token
 
 
 def ui_address(home: Path | str) -> str | None:

@@ -3,6 +3,7 @@ and a crashing task never takes the others down."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -173,3 +174,68 @@ class BadConf(Topology):
     assert "topology 'badconf', component 'numbers': config 'topology.max.spout.pending' " \
            "expects" in result.stderr and "received 'lots'" in result.stderr
     assert not (tmp_path / "topologies" / "badconf").exists()  # refused before submit
+
+
+def _set(path: str, value: object):
+    def change(config: dict) -> None:
+        *parents, last = path.split(".")
+        node = config
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[last] = value
+    return change
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    (_set("envs.test.options", "oops"),
+     "environment 'test': expected 'options' to be an object of Storm options, received "
+     '"oops"'),
+    (_set("topology_specs", 5),
+     "expected 'topology_specs' to be the folder of the topology definitions (a path, e.g. "
+     '"topologies/"), received 5'),
+    (_set("envs.test.log", "logs/"),
+     "environment 'test': expected 'log' to be an object (path, file, max_bytes, "
+     'backup_count, level), received "logs/"'),
+    (_set("envs.test.log.path", 5),
+     "environment 'test': expected 'log.path' to be a string (a folder or file name), "
+     "received 5"),
+    (_set("envs.test.log.level", "loud"),
+     "environment 'test': expected 'log.level' to be one of ['critical', 'debug', 'error', "
+     "'info', 'trace', 'warn', 'warning'], received \"loud\""),
+    (_set("envs.test.log.max_bytes", "1MB"),
+     "environment 'test': expected 'log.max_bytes' to be an integer >= 0, received \"1MB\""),
+    (_set("envs.test.log.backup_count", -1),
+     "environment 'test': expected 'log.backup_count' to be an integer >= 0, received -1"),
+], ids=["options", "topology_specs", "log", "log.path", "log.level", "log.max_bytes",
+        "log.backup_count"])
+def test_a_bad_config_json_value_is_named_as_written_without_a_traceback(tmp_path, change,
+                                                                         expected):
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT, project)
+    config = json.loads((project / "config.json").read_text())
+    change(config)
+    (project / "config.json").write_text(json.dumps(config))
+    result = run(tmp_path, "--project", str(project), "-n", "acking")
+    assert result.returncode == 1
+    assert f"{str(project / 'config.json')!r}" in result.stderr and expected in result.stderr, \
+        result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "topologies").exists()  # refused before anything started
+
+
+def test_an_unknown_serializer_option_is_refused_for_a_streamparse_project(tmp_path):
+    result = run(tmp_path, "--project", str(PROJECT), "-n", "acking",
+                 "-o", "heronbridge.serializer=yaml")
+    assert result.returncode == 1
+    assert "topology 'acking': config 'heronbridge.serializer' expects 'json', the serializer" \
+           in result.stderr and "received 'yaml'" in result.stderr, result.stderr
+
+
+def test_a_syntax_error_in_src_names_its_own_file_and_line(tmp_path):
+    project = project_with(tmp_path, "syntax", "from parts.broken import Bolt\n")
+    (project / "src" / "parts" / "broken.py").write_text("X = 1\n\ndef broken(:\n    pass\n")
+    result = run(tmp_path, "--project", str(project), "-n", "syntax")
+    assert result.returncode == 1
+    assert "SyntaxError" in result.stderr, result.stderr
+    assert f"(in {project / 'src' / 'parts' / 'broken.py'}:3)" in result.stderr, result.stderr
+    assert "raised at" not in result.stderr and "Traceback" not in result.stderr

@@ -9,19 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from zkserver import ZooKeeperServer
+from zkserver import ZooKeeperServer, running_zookeeper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
 
 
 @pytest.fixture(scope="module")
 def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> ZooKeeperServer:
-    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper"))
-    server.start()
-    try:
+    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

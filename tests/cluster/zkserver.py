@@ -5,6 +5,7 @@ same port with the same data, as a crashed server would come back."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -77,3 +78,14 @@ class ZooKeeperServer:
             os.killpg(self.process.pid, sig)
             self.process.wait(30)
         self.process = None
+
+
+@contextlib.contextmanager
+def running_zookeeper(folder: Path):
+    """A server started in `folder`, stopped when the block ends."""
+    server = ZooKeeperServer(folder)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

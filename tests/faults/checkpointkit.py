@@ -34,6 +34,7 @@ from testkit import Running
 from heronbridge.runtime import config as rt
 from heronbridge.runtime import control
 from heronbridge.runtime.checkpoint.coordinator import COMPONENT
+from heronbridge.runtime.checkpoint.storage import CheckpointStorage
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.plan.packing import round_robin
@@ -182,9 +183,18 @@ class ExactRun:
         return node.checkpoint_ids[0] if node is not None and node.checkpoint_ids else None
 
     def saved(self, checkpoint: str, component: str) -> dict[int, dict]:
-        """{task: its state} in a checkpoint, for every task of a component."""
-        return {t: pickle.loads((self.root / checkpoint / component / str(t)).read_bytes())  # noqa: S301
-                for t in self.layout.component_tasks[component]}
+        """{task: its state} in a checkpoint, for every task of a component (read as the
+        runtime reads it: checked against the topology's checkpoint key)."""
+        name = self.count.plan.name
+        storage = CheckpointStorage(str(self.root.parent), name,
+                                    self.state.get_checkpoint_key(name))
+        found = {}
+        for t in self.layout.component_tasks[component]:
+            blob = storage.load(checkpoint, component, t)
+            if blob is None:
+                raise FileNotFoundError(self.root / checkpoint / component / str(t))
+            found[t] = pickle.loads(blob)  # noqa: S301 - checked against the key above
+        return found
 
     def offset(self) -> tuple[str | None, int]:
         """The newest consistent checkpoint and the spout's offset in it."""

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 RESULTS: list[dict] = []
+ROWS: list = []  # suite.Row: the nemeses' table (what came out of each run)
 LOAD: list[float] = []  # the host's 1-minute load average when the session began and ended
 
 
@@ -21,6 +22,19 @@ def pytest_sessionstart(session):
 @pytest.fixture
 def record_recovery():
     return RESULTS.append
+
+
+@pytest.fixture
+def record_row():
+    return ROWS.append
+
+
+def rows_markdown(rows: list) -> str:
+    from suite import HEAD
+
+    lines = ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+    lines += ["| " + " | ".join(r.cells()) + " |" for r in rows]
+    return "\n".join(lines)
 
 
 def markdown(results: list[dict]) -> str:
@@ -47,6 +61,16 @@ def markdown(results: list[dict]) -> str:
 
 
 def pytest_terminal_summary(terminalreporter):
+    if ROWS:
+        table = rows_markdown(ROWS)
+        terminalreporter.section("what came out, per nemesis (recovery: seconds from the heal)")
+        terminalreporter.write_line(table)
+        for row in ROWS:
+            if row.seed is not None:
+                terminalreporter.write_line(f"seed {row.seed}: {row.detail}")
+        target = os.environ.get("HERONBRIDGE_NEMESES_TABLE")
+        if target:
+            Path(target).write_text(table + "\n")
     if not RESULTS:
         return
     table = markdown(RESULTS)

@@ -11,12 +11,14 @@ from heronbridge.runtime.checkpoint import Aligner, CheckpointStorage
 from heronbridge.runtime.checkpoint.partitions import key_partition, restored_state
 from heronbridge.runtime.errors import CheckpointError
 
+KEY = b"k" * 32
+
 
 def test_storage_layout_is_herons_and_owner_only(tmp_path):
-    storage = CheckpointStorage(str(tmp_path / "no" / "such" / "root"), "t")
+    storage = CheckpointStorage(str(tmp_path / "no" / "such" / "root"), "t", KEY)
     storage.save("0001", "count", 3, b"state")
     path = tmp_path / "no" / "such" / "root" / "t" / "0001" / "count" / "3"
-    assert path.read_bytes() == b"state"
+    assert path.read_bytes().endswith(b"state") and storage.load("0001", "count", 3) == b"state"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert storage.load("0001", "count", 4) is None
@@ -53,14 +55,14 @@ def save(storage, checkpoint, tasks_states):
 
 
 def test_a_task_finds_its_state_by_index_when_ids_shift(tmp_path):
-    storage = CheckpointStorage(str(tmp_path), "t")
+    storage = CheckpointStorage(str(tmp_path), "t", KEY)
     save(storage, "c", {3: {"a": 1}, 4: {"b": 2}})
     assert restored_state(storage, "c", "count", 1, 2, keyed=False) == {"b": 2}
     assert restored_state(storage, "c", "sink", 0, 1, keyed=False) is None
 
 
 def test_a_new_parallelism_repartitions_by_the_fields_groupings_key(tmp_path):
-    storage = CheckpointStorage(str(tmp_path), "t")
+    storage = CheckpointStorage(str(tmp_path), "t", KEY)
     words = {f"w{i}": i for i in range(200)}
     save(storage, "c", {1: dict(list(words.items())[:100]), 2: dict(list(words.items())[100:])})
     parts = [restored_state(storage, "c", "count", i, 3, keyed=True) for i in range(3)]

@@ -1,6 +1,7 @@
-"""Frames dropped for a task that is down: the trees of their tuples fail back to their
-spouts at once (with message timeouts off they would otherwise stay pending forever),
-and `run` shows how many were dropped."""
+"""Frames for a task that is down: held until it is back; or, when they cannot be held,
+dropped, their trees failing back to their spouts a message timeout later (with message
+timeouts off they would otherwise stay pending forever); `run` shows how many were
+dropped."""
 
 from __future__ import annotations
 
@@ -34,18 +35,31 @@ def test_run_shows_the_frames_the_stream_managers_dropped():
 
 
 @pytest.mark.integration
-def test_trees_of_dropped_frames_fail_back_even_without_message_timeouts(tmp_path):
+@pytest.mark.parametrize("held", ["held", "dropped"])
+def test_frames_for_a_task_that_is_down_are_held_or_fail_back_without_message_timeouts(
+        tmp_path, held):
+    # Held (the default): the restarted task gets them, and only the tuple the dying task
+    # failed is failed. Not held (held.max.bytes 0): their trees fail back a message
+    # timeout (2 s here) after they were dropped, although message timeouts are off.
     out = tmp_path / "out"
-    done = subprocess.run([HERONBRIDGE, "run", str(TOPOLOGY), "-t", "8", "--home",
-                           str(tmp_path / "hb"), "-o", f"test.out={out}"],
+    options = ["-o", f"test.out={out}", "-o", "topology.message.timeout.secs=2"]
+    if held == "dropped":
+        options += ["-o", "heronbridge.held.max.bytes=0"]
+    done = subprocess.run([HERONBRIDGE, "run", str(TOPOLOGY), "-t", "20", "--home",
+                           str(tmp_path / "hb"), *options],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     events = [r for rs in read_jsonl(out, "spout-*.jsonl").values() for r in rs]
     acked = {r["seq"] for r in events if r["event"] == "ack"}
     failed = {r["seq"] for r in events if r["event"] == "fail"}
     assert (out / "died").exists()  # the bolt task died and was restarted
-    assert len(failed) > 1  # seq 100, failed by the dying task, and dropped ones
     assert acked == set(range(COUNT)), f"never acked: {sorted(set(range(COUNT)) - acked)}"
     row = next(line for line in done.stdout.splitlines() if STMGR in line)
-    assert int(row.split("│")[-3].strip().replace(",", "")) > 0, done.stdout
-    assert "frames for tasks that were down" in done.stdout
+    dropped = int(row.split("│")[-3].strip().replace(",", ""))
+    if held == "held":
+        assert failed == {100}, sorted(failed)  # failed by the dying task
+        assert dropped == 0, done.stdout
+    else:
+        assert len(failed) > 1  # seq 100, and the dropped ones
+        assert dropped > 0, done.stdout
+        assert "frames for tasks that were down" in done.stdout

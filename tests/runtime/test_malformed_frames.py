@@ -70,12 +70,15 @@ def test_a_peer_sending_malformed_frames_is_named_and_its_good_frames_delivered(
         # is not a whole number of pairs, a data frame the task cannot decode, two good
         # ones, then a header that breaks the framing.
         with socket.create_connection((stmgr.host, stmgr.data_port), 10) as sock:
-            auth.dial_sync(sock, state.get_secret(plan.name), auth.STMGR)
+            session = auth.dial_sync(sock, state.get_secret(plan.name), auth.STMGR,
+                                     auth.Identity.tcp(tid, stmgr.id, stmgr.host,
+                                                       stmgr.data_port))
             odd_ack = frames.HEADER.pack(frames.HEADER_SIZE - 4 + 9, frames.ACK, 0) + bytes(9)
             undecodable = frames.data_frame(bolt, spout, 0, b"\xc1\xc1")
-            sock.sendall(frames.control_frame(control_pb2.StreamManagerHello(
-                topology_id=tid, stmgr_id="stmgr-9")) + odd_ack + undecodable
-                + data(bolt, spout, 100) + data(bolt, spout, 101) + GARBAGE)
+            sock.sendall(session.sealer.seal_bytes(frames.control_frame(
+                control_pb2.StreamManagerHello(topology_id=tid, stmgr_id="stmgr-9"))
+                + odd_ack + undecodable + data(bolt, spout, 100) + data(bolt, spout, 101)
+                + GARBAGE))
             assert sock.recv(100) == b""  # closed after the bad header
         wait_until(lambda: received(tmp_path, bolt)[-2:] == [100, 101], 30,
                    "the good frames to reach the task", on_timeout=running.logs)

@@ -49,7 +49,7 @@ def test_list_shows_a_corrupt_node_and_kill_removes_it(tmp_path, capsys):
     home = tmp_path / "hb"
     state = LocalFileStateManager(home / "state")
     state.put(TOPOLOGIES, "good", topology_pb2.Topology(id="good-1", name="good"))
-    state.put(PACKING_PLANS, "good", plans_pb2.PackingPlan())
+    state.put(PACKING_PLANS, "good", plans_pb2.PackingPlan(id="good-packing"))
     state.put(TOPOLOGIES, "bad", topology_pb2.Topology(id="bad-1", name="bad"))
     state.put(SCHEDULERS, "bad", plans_pb2.SchedulerLocation(topology_name="bad", pid=1))
     (home / "state" / PACKING_PLANS / "bad").write_bytes(b"\xff\xff\xff")  # cut short

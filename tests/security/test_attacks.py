@@ -15,7 +15,6 @@ from rt_components import KeySpout, RecordingBolt
 from testkit import Running, read_jsonl, wait_until
 
 from heronbridge.runtime import Grouping, TopologyBuilder
-from heronbridge.runtime.addresses import metrics_address, stmgr_address
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.plan.packing import round_robin
 from heronbridge.runtime.proto import control_pb2, plans_pb2
@@ -48,6 +47,18 @@ def outcome(out):
 def finished(out):
     acked, _, received = outcome(out)
     return len(acked) == COUNT and sum(map(len, received.values())) >= COUNT
+
+
+def task_sockets(tid, container):
+    """(stream manager, metrics manager) sockets of a container, from a task's command
+    line (the container's socket folder is its executor's, made afresh)."""
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if "heronbridge.runtime.instance" in cmd and tid in cmd \
+                and cmd[cmd.index("--container") + 1] == str(container):
+            return cmd[cmd.index("--stmgr") + 1], cmd[cmd.index("--metrics") + 1]
+    msg = f"no task of container {container} running"
+    raise AssertionError(msg)
 
 
 def attack(address, payload: bytes) -> bytes:
@@ -84,28 +95,29 @@ def test_unauthenticated_clients_are_refused_and_change_nothing(home, state, tmp
         peers = {s.container: (s.host, s.data_port) for s in pplan.stmgrs}
         master = state.get(TMASTERS, "attacked")
         master_at = (master.host, master.server_port)
+        sockets = {c: task_sockets(tid, c) for c in (0, bolt_container)}
         root = (spout_task << frames.ROOT_TASK_SHIFT) | 1
         data = frames.data_frame(bolt_task, spout_task, 0,
                                  msgspec.msgpack.encode([[["k0", 10**6]]]))
         # what: (where, the listener's name in its log, the frame)
         attacks = {
             "data frame to a peer port": (peers[1], "stmgr-1 (peers)", data),
-            "data frame to a task socket": (stmgr_address(tid, 0), "stmgr-0 (tasks)", data),
+            "data frame to a task socket": (sockets[0][0], "stmgr-0 (tasks)", data),
             "forged ack": (peers[0], "stmgr-0 (peers)",
                            frames.int_frame(frames.ACK, 0, [root, 0])),
-            "forged ack from a task": (stmgr_address(tid, 0), "stmgr-0 (tasks)",
+            "forged ack from a task": (sockets[0][0], "stmgr-0 (tasks)",
                                        frames.int_frame(frames.ACK, 0, [root, 0])),
             "forged backpressure": (peers[0], "stmgr-0 (peers)", frames.control_frame(
                 control_pb2.BackPressureNotice(stmgr_id="stmgr-1", active=True))),
             "registers as a task": (
-                stmgr_address(tid, bolt_container), f"stmgr-{bolt_container} (tasks)",
+                sockets[bolt_container][0], f"stmgr-{bolt_container} (tasks)",
                 frames.control_frame(control_pb2.RegisterInstanceRequest(
                     topology_id=tid, task_id=bolt_task))),
             "registers as a stream manager": (master_at, "topology master", frames.control_frame(
                 control_pb2.RegisterStreamManagerRequest(
                     topology_id=tid, task_ids=[bolt_task], stmgr=plans_pb2.StreamManagerInfo(
                         id="stmgr-1", container=1, host="127.0.0.1", data_port=1)))),
-            "fake metrics": (metrics_address(tid, 0), "metrics manager 0", frames.control_frame(
+            "fake metrics": (sockets[0][1], "metrics manager 0", frames.control_frame(
                 control_pb2.MetricsPublish(tasks=[control_pb2.TaskMetrics(
                     component="keys", task_id=spout_task, counters={"ack-count": 10**9})]))),
         }

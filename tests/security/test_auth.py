@@ -39,14 +39,23 @@ def hello() -> control_pb2.StreamManagerHello:
     return control_pb2.StreamManagerHello(topology_id="t", stmgr_id="stmgr-1")
 
 
-async def serve(roles=frozenset({auth.STMGR}), secret=SECRET, unix=None, context=None):
+def me(port, name="stmgr-1"):
+    return auth.Identity.tcp("t-1", name, "127.0.0.1", port)
+
+
+async def serve(roles=frozenset({auth.STMGR}), secret=SECRET, unix=None, context=None,
+                name="stmgr-1"):
     Recorder.made = []
-    factory = auth.listen(Recorder, secret, roles, "test listener")
     loop = asyncio.get_running_loop()
     if unix:
+        factory = auth.listen(Recorder, secret, roles, "test listener",
+                              auth.Identity.unix("t-1", name, unix))
         return await loop.create_unix_server(factory, unix), None
+    factory = auth.listen(Recorder, secret, roles, "test listener")
     server = await loop.create_server(factory, "127.0.0.1", 0, ssl=context)
-    return server, server.sockets[0].getsockname()[1]
+    port = server.sockets[0].getsockname()[1]
+    factory.identity = me(port, name)
+    return server, port
 
 
 def run(coro):
@@ -56,8 +65,7 @@ def run(coro):
 def test_both_sides_prove_the_secret_then_frames_flow():
     async def main():
         server, port = await serve()
-        transport, link = await auth.dial(FramedProtocol, SECRET, auth.STMGR,
-                                          host="127.0.0.1", port=port)
+        transport, link = await auth.dial(FramedProtocol, SECRET, auth.STMGR, me(port))
         got = asyncio.get_running_loop().create_future()
         link.message_received = got.set_result
         link.send(hello())
@@ -76,7 +84,8 @@ def test_a_blocking_dialer_over_a_unix_socket():
     def client():
         with socket.socket(socket.AF_UNIX) as sock:
             sock.connect(address)
-            auth.dial_sync(sock, SECRET, auth.TASK)
+            auth.dial_sync(sock, SECRET, auth.TASK, auth.Identity.unix("t-1", "stmgr-1",
+                                                                       address))
             sock.sendall(control_frame(hello()))
             return sock.recv(1024)
 
@@ -103,14 +112,16 @@ def test_the_listener_refuses_and_logs_and_never_builds_the_protocol(case, caplo
             if case == "garbage":
                 sock.sendall(control_frame(hello()))
             elif case == "forged proof":
-                sock.sendall(auth.MAGIC + bytes((4,)) + b"task" + b"n" * auth.NONCE)
+                sock.sendall(auth._hello(auth.TASK, b"n" * auth.NONCE, auth.Identity.unix(
+                    "t-1", "stmgr-1", address)))
                 assert len(sock.recv(1024)) == auth._CHALLENGE
                 sock.sendall(b"p" * auth.MAC)
             elif case != "silence":
                 secret = b"x" * 32 if case == "wrong secret" else SECRET
                 role = auth.CLI if case == "wrong role" else auth.TASK
                 with pytest.raises(auth.AuthError):
-                    auth.dial_sync(sock, secret, role)
+                    auth.dial_sync(sock, secret, role, auth.Identity.unix("t-1", "stmgr-1",
+                                                                          address))
             sock.settimeout(5)
             try:
                 return sock.recv(1024)
@@ -144,7 +155,7 @@ def test_a_dialer_refuses_a_listener_that_cannot_prove_the_secret():
     async def main():
         server, port = await serve(secret=b"y" * 32)  # an impostor
         with pytest.raises(auth.AuthError, match="did not prove"):
-            await auth.dial(FramedProtocol, SECRET, auth.STMGR, host="127.0.0.1", port=port)
+            await auth.dial(FramedProtocol, SECRET, auth.STMGR, me(port))
         server.close()
 
     run(main())
@@ -159,15 +170,15 @@ def test_mutual_tls_with_the_topologys_ca(tmp_path):
 
     async def main():
         server, port = await serve(context=listen_ctx)
-        transport, link = await auth.dial(FramedProtocol, SECRET, auth.STMGR,
-                                          host="127.0.0.1", port=port, ssl_context=dial_ctx)
+        transport, link = await auth.dial(FramedProtocol, SECRET, auth.STMGR, me(port),
+                                          ssl_context=dial_ctx)
         assert transport.get_extra_info("peercert") is not None
         transport.close()
         with pytest.raises((ssl.SSLError, auth.AuthError, ConnectionError)):
-            await auth.dial(FramedProtocol, SECRET, auth.STMGR, host="127.0.0.1", port=port,
+            await auth.dial(FramedProtocol, SECRET, auth.STMGR, me(port),
                             ssl_context=stranger)  # a certificate the CA did not sign
         with pytest.raises((auth.AuthError, ConnectionError)):
-            await auth.dial(FramedProtocol, SECRET, auth.STMGR, host="127.0.0.1", port=port)
+            await auth.dial(FramedProtocol, SECRET, auth.STMGR, me(port))
         server.close()
 
     run(main())

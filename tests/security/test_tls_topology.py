@@ -12,7 +12,7 @@ from testkit import Running, read_jsonl, wait_until
 from tlskit import CertificateAuthority
 
 from heronbridge.runtime import Grouping, TopologyBuilder
-from heronbridge.runtime.state import PHYSICAL_PLANS, TMASTERS
+from heronbridge.runtime.state import PHYSICAL_PLANS, TMASTERS, TOPOLOGIES
 from heronbridge.runtime.wire import auth
 from heronbridge.runtime.wire.aio import FramedProtocol
 
@@ -46,7 +46,9 @@ def test_a_topology_over_mutual_tls(home, state, tmp_path):
         secret = state.get_secret("tls")
         peer = next(s for s in state.get(PHYSICAL_PLANS, "tls").stmgrs if s.container == 1)
         master = state.get(TMASTERS, "tls")
-        for role, host, port in ((auth.STMGR, peer.host, peer.data_port),
-                                 (auth.CLI, master.host, master.server_port)):
+        tid = state.get(TOPOLOGIES, "tls").id
+        for role, name, host, port in ((auth.STMGR, peer.id, peer.host, peer.data_port),
+                                       (auth.CLI, "master", master.host, master.server_port)):
             with pytest.raises((auth.AuthError, ConnectionError)):
-                asyncio.run(auth.dial(FramedProtocol, secret, role, host=host, port=port))
+                asyncio.run(auth.dial(FramedProtocol, secret, role,
+                                      auth.Identity.tcp(tid, name, host, port)))

@@ -27,8 +27,8 @@ def log_folder(tmp_path: Path, case: str) -> Path:
     if case == "exists":
         (tmp_path / "logs").mkdir()
         return tmp_path / "logs"
-    if case == "creatable":
-        return tmp_path / "new" / "var" / "logs"
+    if case == "creatable":  # its parent exists (see test_log_settings for the others)
+        return tmp_path / "new-logs"
     (tmp_path / "afile").write_text("not a folder")
     return tmp_path / "afile" / "logs"
 

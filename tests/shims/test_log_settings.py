@@ -41,11 +41,28 @@ def conf_of(p, component: str) -> dict:
 
 def test_a_usable_or_creatable_folder_is_kept_and_created_and_the_task_shows_it(tmp_path):
     (tmp_path / "exists").mkdir()
-    for folder in (tmp_path / "exists", tmp_path / "a" / "b"):
+    for folder in (tmp_path / "exists", tmp_path / "new"):
         p = plan(str(folder))
         assert check_log_path(p) == []
         assert folder.is_dir() and keys.LOG_FALLBACK not in p.config
         assert conf_of(p, "spout")[logs.PATH] == str(folder)
+
+
+@pytest.mark.parametrize("where", ["deep", "root"])
+def test_a_folder_is_created_only_where_its_parent_exists_and_not_at_the_root(
+        tmp_path, task_logs, caplog, where):
+    """A project's Storm log folder (/var/log/storm/streamparse, /Users/..., /logs) is not
+    made here: the topology's own log folder is used, and the warning says so once."""
+    folder = str(tmp_path / "var" / "log" / "storm") if where == "deep" else \
+        f"/heronbridge-test-{tmp_path.name}"
+    p = plan(folder)
+    with caplog.at_level(logging.WARNING, "heronbridge.compat"):
+        [text] = check_log_path(p, tmp_path / "hb" / "current")
+    assert not Path(folder).exists() and not (tmp_path / "var").exists()
+    assert len(caplog.records) == 1
+    assert ("its parent folder" in text and "does not exist here" in text) if where == "deep" \
+        else "at the file system's root" in text
+    assert conf_of(p, "spout")[logs.PATH] == str(task_logs)
 
 
 def test_an_unusable_folder_gives_way_to_the_tasks_own_with_one_warning(

@@ -318,7 +318,7 @@ def test_pending_batches_follow_their_key_to_a_new_parallelism(tmp_path, monkeyp
     """Repartitioned by the runtime for 3 tasks instead of 2, each new task's pending
     tuples are those the fields grouping now routes to it."""
     saved, _, totals = batching_checkpoint(tmp_path, monkeypatch)
-    storage = CheckpointStorage(str(tmp_path / "checkpoints"), "batching")
+    storage = CheckpointStorage(str(tmp_path / "checkpoints"), "batching", b"k" * 32)
     for runner in totals:
         storage.save("ckpt-1", "totals", runner.task, saved[runner.task])
     seen = []

@@ -3,8 +3,9 @@
   :target-path "_build"
   :min-lein-version "2.0.0"
   :jvm-opts ["-client"]
-  :dependencies  [[org.apache.storm/storm-core "2.8.8"]
-                  [org.apache.storm/flux-core "2.8.8"]]
-  :jar-exclusions     [#"log4j\.properties" #"org\.apache\.storm\.(?!flux)" #"trident" #"META-INF" #"meta-inf" #"\.yaml"]
-  :uberjar-exclusions [#"log4j\.properties" #"org\.apache\.storm\.(?!flux)" #"trident" #"META-INF" #"meta-inf" #"\.yaml"]
+  ; Storm 2.8.3, the newest whose modules Maven Central serves; "provided": the
+  ; cluster's Storm (or heronbridge) runs the topology, the jar carries only src/.
+  :dependencies  [[org.apache.storm/storm-client "2.8.3" :scope "provided"]]
+  :jar-exclusions     [#"log4j\.properties" #"META-INF" #"meta-inf" #"\.yaml"]
+  :uberjar-exclusions [#"log4j\.properties" #"META-INF" #"meta-inf" #"\.yaml"]
   )

@@ -9,11 +9,14 @@ command line over the Topology's config over the environment's options.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.util
 import json
 import logging
+import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from heronbridge.runtime.config import EFFECTIVELY_ONCE, RELIABILITY_MODE
+from heronbridge.runtime.config import SERIALIZER as SERIALIZER_OPTION
 from heronbridge.runtime.errors import where
 from heronbridge.runtime.loader import FileImportError, import_file
 from heronbridge.runtime.plan.logical import (
@@ -95,9 +99,11 @@ def read_project(path: str | Path, name: str | None = None,
     specs_dir = root / config.get("topology_specs", "topologies/")
     name, topology_file = _topology_file(specs_dir, name)
     env_name, env_config = _env(config, env, config_file)
+    _check_env(env_name, env_config, config_file)
     serializer = env_config.get("serializer", config.get("serializer")) or "json"
     if serializer not in ("json", "msgpack"):
-        msg = f"{str(config_file)!r}: serializer must be 'json' or 'msgpack', got {serializer!r}"
+        msg = (f"{str(config_file)!r}: expected serializer 'json' or 'msgpack', received "
+               f"{serializer!r}")
         raise CompatError(msg)
     return ProjectFiles(root, config_file, config, name, topology_file, env_name, env_config,
                         serializer)
@@ -117,11 +123,25 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
         topology = _import_topology(topology_file, name)
         storm_options = check_storm_options(
             resolve_options(options or {}, files.env_config, topology.config or {}), name)
+        _check_serializer_option(name, storm_options, serializer, files.config_file)
         plan = plan_of_specs(name, topology.specs, set(topology.thrift_spouts), storm_options,
                              serializer, env_name, multilang, resources, root / "src")
     check_log_path(plan, workdir)
     return Project(root, name, env_name, plan.validate(), root / "src", storm_options,
                    topology, serializer)
+
+
+def _check_serializer_option(name: str, options: dict[str, Any], serializer: str,
+                             config_file: Path) -> None:
+    """A streamparse project's tuples cross its config.json serializer, as under Storm:
+    heronbridge.serializer may only name that one."""
+    value = options.get(SERIALIZER_OPTION)
+    if value is not None and value != serializer:
+        msg = (f"{where(name)}: config {SERIALIZER_OPTION!r} expects {serializer!r}, the "
+               f"serializer {str(config_file)!r} gives this streamparse project (its tuples "
+               f"cross it as under Storm; set 'serializer' there to 'json' or 'msgpack'), "
+               f"received {value!r}")
+        raise CompatError(msg)
 
 
 def plan_of_specs(name: str, specs: Any, spouts: set[str], storm_options: dict[str, Any],
@@ -182,6 +202,12 @@ def _read_config(config_file: Path) -> dict[str, Any]:
         msg = (f"{str(config_file)!r}: expected a JSON object (streamparse's config.json), "
                f"received {type(config).__name__} {json.dumps(config)[:80]}")
         raise CompatError(msg)
+    specs = config.get("topology_specs", "topologies/")
+    if not isinstance(specs, str) or not specs:
+        msg = (f"{str(config_file)!r}: expected 'topology_specs' to be the folder of the "
+               f"topology definitions (a path, e.g. \"topologies/\"), received "
+               f"{json.dumps(specs)[:80]}")
+        raise CompatError(msg)
     envs = config.get("envs", {})
     bad = [k for k, v in envs.items() if not isinstance(v, dict)] \
         if isinstance(envs, dict) else None
@@ -191,6 +217,40 @@ def _read_config(config_file: Path) -> dict[str, Any]:
                f"received {json.dumps(got)[:120]}")
         raise CompatError(msg)
     return config
+
+
+# What sparse reads of an environment's `log` (and the legacy keys beside it).
+_LOG_TEXTS = ("path", "file")
+_LOG_COUNTS = ("max_bytes", "backup_count")
+
+
+def _check_env(name: str | None, env: dict[str, Any], config_file: Path) -> None:
+    """The values of an environment that sparse and the runtime read, by type: each
+    wrong one named as config.json has it."""
+    def refuse(key: str, expected: str, value: Any) -> None:
+        msg = (f"{str(config_file)!r}, environment {name!r}: expected {key!r} to be "
+               f"{expected}, received {json.dumps(value)[:80]}")
+        raise CompatError(msg)
+
+    options = env.get("options", {})
+    if not isinstance(options, dict):
+        refuse("options", "an object of Storm options", options)
+    log_settings = env.get("log", {})
+    if not isinstance(log_settings, dict):
+        refuse("log", "an object (path, file, max_bytes, backup_count, level)", log_settings)
+    for key in _LOG_TEXTS:
+        for where_, value in ((f"log.{key}", log_settings.get(key)),
+                              (f"log_{key}", env.get(f"log_{key}"))):
+            if value is not None and not isinstance(value, str):
+                refuse(where_, "a string (a folder or file name)", value)
+    for key in _LOG_COUNTS:
+        value = log_settings.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 0):
+            refuse(f"log.{key}", "an integer >= 0", value)
+    level = log_settings.get("level")
+    if level is not None and (not isinstance(level, str) or level.lower() not in logs.LEVELS):
+        refuse("log.level", f"one of {sorted(logs.LEVELS)}", level)
 
 
 def _no_project(root: Path) -> Any:
@@ -279,13 +339,29 @@ def _env(config: dict, env: str | None, config_file: Path) -> tuple[str | None, 
     return env, envs.get(env, {}) if env else {}
 
 
+@functools.cache
+def task_path() -> tuple[str, ...]:
+    """The module search path a task starts with, less the folder it starts in (which
+    holds no module): what a new process of this interpreter sees, not what this one
+    was given (`python -m heronbridge` from a project's folder has that folder first, so
+    `from src.bolts import ...` would import here and fail in every task)."""
+    try:
+        found = subprocess.run(
+            [sys.executable, "-P", "-c", "import json, sys; print(json.dumps(sys.path))"],
+            capture_output=True, text=True, timeout=60, check=True, cwd="/")
+        return tuple(json.loads(found.stdout))
+    except (OSError, subprocess.SubprocessError, ValueError):  # no new process: ours, less
+        return tuple(p for p in sys.path if p not in ("", os.getcwd()))  # the cwd
+
+
 @contextlib.contextmanager
 def project_imports(*folders: Path) -> Iterator[None]:
-    """Import a project's modules with its folders first on the path, and forget them
-    afterwards: projects share module names (`bolts`, `spouts`), and one process may
-    load several. A module of the same name imported before comes back."""
+    """Import a project's modules as its tasks will: with its folders first on the path,
+    then the tasks' own path (task_path), never what this process added; and forget them
+    afterwards: projects share module names (`bolts`, `spouts`), and one process may load
+    several. A module of the same name imported before comes back."""
     path, modules = list(sys.path), dict(sys.modules)
-    sys.path[:0] = [str(f) for f in folders]
+    sys.path[:] = [*(str(f) for f in folders), *task_path()]
     importlib.invalidate_caches()
     try:
         yield
@@ -302,13 +378,23 @@ def _import_topology(topology_file: Path, name: str) -> Any:
     try:
         module = import_file(topology_file)
     except FileImportError as exc:
-        msg = f"topology {name!r}: {exc}"
+        msg = f"topology {name!r}: {exc}{_src_hint(exc.__cause__)}"
         raise CompatError(msg) from exc.__cause__
     for value in vars(module).values():
         if isinstance(value, TopologyType) and value is not Topology:
             return value
     msg = f"topology {name!r}: {str(topology_file)!r} defines no streamparse Topology subclass"
     raise CompatError(msg)
+
+
+def _src_hint(exc: BaseException | None) -> str:
+    """What to do about `from src.X import ...`: Storm's jar, and the tasks here, have
+    src/'s contents at the top of the path, and no package `src`."""
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "src":
+        return ("; src/ is where imports start (its folder is the tasks' working folder, "
+                "as the resources/ of Storm's jar), so expected `from X import ...` for "
+                "src/X.py, received an import of the package `src`")
+    return ""
 
 
 def _check_class(where: str, class_path: str) -> type:
@@ -318,7 +404,7 @@ def _check_class(where: str, class_path: str) -> type:
         found = getattr(importlib.import_module(module), name) if module else None
     except Exception as exc:
         msg = (f"{where}: its class {class_path!r} cannot be imported from src/: "
-               f"{type(exc).__name__}: {exc}")
+               f"{type(exc).__name__}: {exc}{_src_hint(exc)}")
         raise CompatError(msg) from exc
     if found is None:
         msg = f"{where}: expected a class 'module.Class' importable from src/, got {class_path!r}"

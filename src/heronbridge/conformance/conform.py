@@ -38,6 +38,7 @@ class SystemRun:
     bytes: int = 0  # of trace files
     spout_tasks: int = 0
     stopped: int = 0  # spout tasks the run's bound stopped
+    crashes: str = ""  # tasks restarted for no injected fault, and why where known
 
 
 @dataclass
@@ -194,7 +195,16 @@ def _timed(system: str, run: Callable[[], Any]) -> SystemRun:
                      getattr(result, "java_log", None) or getattr(result, "workdir", None),
                      None if first is None else max(0.0, first - result.started),
                      *((snapshot.bytes, snapshot.spout_tasks, snapshot.stopped)
-                       if snapshot is not None else ()))
+                       if snapshot is not None else ()),
+                     crashes=getattr(result, "crashes", "") or _restarts(snapshot))
+
+
+def _restarts(snapshot: Any) -> str:
+    """The tasks whose traces show more processes than injected exits explain."""
+    if snapshot is None or not snapshot.restarts:
+        return ""
+    return "; ".join(f"{component!r} task {task} was restarted {n} time{'s' if n != 1 else ''}"
+                     for (component, task), n in snapshot.restarts.items())
 
 
 def _progress(snapshot: Any) -> str:
@@ -231,20 +241,23 @@ def _conditions(scenario: Scenario, runs: dict[str, SystemRun]) -> list[str]:
 
 def _run_verdict(verdict_type: type, scenario: Scenario, runs: dict[str, SystemRun]) -> Any:
     def said(run: SystemRun) -> str:
+        crashed = f"; its code crashed: {run.crashes}" if run.crashes else ""
         if run.finished:
             up = "" if run.startup is None else f", first emit after {run.startup:.1f}s"
             bound = f", {run.stopped} of {run.spout_tasks} spout tasks stopped by the " \
                 "bound" if run.stopped else ""
-            return f"finished in {run.seconds:.1f}s ({run.records:,} records{up}{bound})"
-        return f"did not finish: {run.explanation}"
+            return f"finished in {run.seconds:.1f}s ({run.records:,} records{up}{bound})" \
+                + crashed
+        return f"did not finish: {run.explanation}{crashed}"
 
     storm, runtime = runs[schema.STORM], runs[schema.RUNTIME]
-    ok = storm.finished and runtime.finished
+    # A run whose components crashed compares what was left of it: it is no pass.
+    ok = storm.finished and runtime.finished and not storm.crashes and not runtime.crashes
     verdict = verdict_type(RUN, "both systems", said(storm), said(runtime),
                            "pass" if ok else "fail")
     if not ok:
         for divergence in scenario.divergences:
-            failed = [r.system for r in (storm, runtime) if not r.finished]
+            failed = [r.system for r in (storm, runtime) if not r.finished or r.crashes]
             if divergence.check == RUN and fnmatch.fnmatchcase(verdict.subject,
                                                                divergence.subject) \
                     and (divergence.system is None or failed == [divergence.system]):

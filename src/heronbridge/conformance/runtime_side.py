@@ -23,6 +23,7 @@ from heronbridge.compat import CompatError
 from heronbridge.compat.nimbus.submit import NimbusLaunch
 from heronbridge.compat.projects import load_project, topology_name
 from heronbridge.compat.streamparse import Project
+from heronbridge.runtime import control, failures
 from heronbridge.runtime.config import CHECKPOINT_ROOT, EFFECTIVELY_ONCE, RELIABILITY_MODE
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.health.config import ENABLED
@@ -52,6 +53,7 @@ class RuntimeRun:
     snapshot: Snapshot  # the last progress read
     traces: Path
     workdir: Path  # the topology's working folder: container-*/logs/*.log
+    crashes: str = ""  # the tasks that were restarted, and what they died of
 
 
 class RuntimeTimeout(ConformanceError):
@@ -116,8 +118,10 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
                     finished = True
                     break
         finally:
+            crashes = _crashes(launch, project, progress.poll())
             launch.stop()
-    run = RuntimeRun(name, started, time.time(), finished, snapshot, traces, launch.workdir)
+    run = RuntimeRun(name, started, time.time(), finished, snapshot, traces, launch.workdir,
+                     crashes)
     if not finished:
         msg = (f"topology {name!r} on the runtime (scenario {scenario.name!r}): expected "
                f"its traces to settle (no spout message pending, {scenario.quiet:g}s "
@@ -125,6 +129,34 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
                f"{snapshot.endless()}; logs in {launch.workdir}")
         raise RuntimeTimeout(msg, run)
     return run
+
+
+def _crashes(launch: Any, project: Project, snapshot: Snapshot) -> str:
+    """The tasks the topology master says were restarted for no injected exit (the
+    traces count those), each component's first with what it died of (and where in the
+    project's src/): '' when none was."""
+    try:
+        report = control.metrics(launch.state, launch.name, timeout=2.0)
+    except RuntimeKernelError:
+        return ""
+    restarted = {key: n - snapshot.exited.get(key, 0)
+                 for key, n in failures.restarts(report).items()}
+    restarted = {key: n for key, n in restarted.items() if n > 0}
+    if not restarted:
+        return ""
+    known = {(f.component, f.task): f for f in failures.task_failures(launch.name, report)}
+    resources = str(launch.workdir / "resources")
+    parts, seen = [], set()
+    for (component, task), times in sorted(restarted.items()):
+        if component in seen:
+            continue
+        seen.add(component)
+        failure = known.get((component, task))
+        said = "" if failure is None else f": {failure.exception}" + failure.at(
+            lambda path: path.replace(resources, str(project.source), 1))
+        parts.append(f"{component!r} task {task} was restarted {times} "
+                     f"time{'s' if times != 1 else ''}{said}")
+    return "; ".join(parts)
 
 
 def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,

@@ -25,6 +25,9 @@ DEBUG = "topology.debug"
 SERIALIZER = "heronbridge.serializer"
 BACKPRESSURE_HIGH_BYTES = "heronbridge.backpressure.high.watermark.bytes"
 BACKPRESSURE_LOW_BYTES = "heronbridge.backpressure.low.watermark.bytes"
+# Frames a stream manager holds for tasks that are down, at most (stream_manager/
+# undelivered.py); 0: hold none, their trees fail at their timeout.
+HELD_MAX_BYTES = "heronbridge.held.max.bytes"
 METRICS_INTERVAL_SECS = "heronbridge.metrics.interval.secs"
 HEARTBEAT_INTERVAL_SECS = "heronbridge.heartbeat.interval.secs"
 XOR_BUCKETS = "heronbridge.acking.buckets"
@@ -71,6 +74,7 @@ DEFAULTS: dict[str, Any] = {
     SERIALIZER: "msgpack",
     BACKPRESSURE_HIGH_BYTES: 4 << 20,
     BACKPRESSURE_LOW_BYTES: 1 << 20,
+    HELD_MAX_BYTES: 16 << 20,
     METRICS_INTERVAL_SECS: 1.0,
     HEARTBEAT_INTERVAL_SECS: 2.0,
     XOR_BUCKETS: 3,
@@ -136,6 +140,7 @@ class TopologyConfig:
     serializer: str
     bp_high_bytes: int
     bp_low_bytes: int
+    held_max_bytes: int
     metrics_interval_secs: float
     heartbeat_interval_secs: float
     xor_buckets: int
@@ -205,6 +210,7 @@ class TopologyConfig:
             serializer=serializer,
             bp_high_bytes=high,
             bp_low_bytes=low,
+            held_max_bytes=_expect(conf, HELD_MAX_BYTES, (int,), "an integer >= 0 (bytes)", loc, 0),
             metrics_interval_secs=_expect(conf, METRICS_INTERVAL_SECS, num, "seconds > 0", loc,
                                           0.01),
             heartbeat_interval_secs=_expect(conf, HEARTBEAT_INTERVAL_SECS, num, "seconds > 0", loc,

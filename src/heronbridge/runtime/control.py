@@ -8,13 +8,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .addresses import MASTER
 from .config import TopologyConfig
 from .errors import SchedulerError, where
 from .plan.codec import topology_from_proto
 from .proto import control_pb2, topology_pb2
 from .state import TMASTERS, TOPOLOGIES, StateManager
 from .wire import auth, tls
-from .wire.frames import CONTROL, FrameAssembler, control_frame, parse_control
+from .wire.frames import CONTROL, control_frame, parse_control
 
 
 def ask_master(state: StateManager, name: str, request: control_pb2.ControllerRequest,
@@ -32,11 +33,12 @@ def ask_master(state: StateManager, name: str, request: control_pb2.ControllerRe
                                                    name).tls, name)
     request.topology_name = name
     deadline = time.monotonic() + timeout
+    expect = auth.Identity.tcp(topology.id, MASTER, location.host, location.server_port)
     try:
         with _connect(location, timeout, tls_dial) as sock:
-            auth.dial_sync(sock, secret, auth.CLI, timeout)
-            sock.sendall(control_frame(request))
-            assembler = FrameAssembler()
+            session = auth.dial_sync(sock, secret, auth.CLI, expect, timeout)
+            sock.sendall(session.sealer.seal_bytes(control_frame(request)))
+            assembler = session.assembler
             while time.monotonic() < deadline:
                 chunk = sock.recv(1 << 16)
                 if not chunk:
@@ -82,18 +84,25 @@ def metrics(state: StateManager, name: str, timeout: float = 5.0) -> control_pb2
 
 
 def wait_running(state: StateManager, name: str, timeout: float = 60.0,
-                 alive: Callable[[], bool] = lambda: True) -> None:
-    """Wait until the topology master reports that every task has registered."""
+                 alive: Callable[[], bool] = lambda: True,
+                 watch: Callable[[control_pb2.MetricsReport], None] | None = None) -> None:
+    """Wait until the topology master reports that every task has registered. `watch`
+    sees each report on the way (it may raise to stop waiting)."""
     deadline = time.monotonic() + timeout
+    report = None
     while time.monotonic() < deadline:
         if not alive():
             msg = f"{where(name)}: its scheduler exited during start-up"
             raise SchedulerError(msg)
         try:
-            if metrics(state, name, timeout=1.0).all_ready:
-                return
+            report = metrics(state, name, timeout=1.0)
         except SchedulerError:
-            pass
+            report = None
+        if report is not None:
+            if watch is not None:
+                watch(report)
+            if report.all_ready:
+                return
         time.sleep(0.05)
-    msg = f"{where(name)}: not every task registered within {timeout:.0f}s; see its logs"
+    msg = f"{where(name)}: not every task registered within {timeout:.0f}s"
     raise SchedulerError(msg)

@@ -35,7 +35,12 @@ def import_file(path: str | Path) -> ModuleType:
 
 def _origin(exc: BaseException, path: Path) -> str:
     """' (raised at FILE:LINE)' for the innermost frame of the user's own code, where it is
-    not the imported file itself."""
+    not the imported file itself; for a file that does not compile, the file and line at
+    fault (its traceback ends in the file that imported it)."""
+    if isinstance(exc, SyntaxError) and exc.filename and not exc.filename.startswith("<"):
+        if Path(exc.filename) == path:
+            return ""
+        return f" (in {exc.filename}:{exc.lineno})"
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if "importlib" not in f.filename and "/site-packages/" not in f.filename]
     if not frames or Path(frames[-1].filename) == path:

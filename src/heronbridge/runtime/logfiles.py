@@ -5,6 +5,7 @@ becomes NAME.1, NAME.1 becomes NAME.2, ..., and the oldest beyond `backup_count`
 
 from __future__ import annotations
 
+import os
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
@@ -20,6 +21,12 @@ class RotatingOutput(RotatingFileHandler):
     def __init__(self, path: str | Path, max_bytes: int, backup_count: int) -> None:
         super().__init__(path, mode="a", maxBytes=max_bytes, backupCount=backup_count,
                          encoding="utf-8")
+
+    def _open(self):  # noqa: ANN202 - logging's own hook
+        # Owner only: logs hold what components print, metrics what they count.
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(fd, 0o600)
+        return open(fd, "a", encoding=self.encoding)  # noqa: SIM115 - the handler closes it
 
     def write(self, data: bytes) -> None:
         out = self.stream.buffer

@@ -7,7 +7,10 @@ every report names process kinds the same way.
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -146,6 +149,29 @@ def rss_bytes() -> int:
         return 0
 
 
+def rss_bytes_with_children() -> int:
+    """This process's resident memory and its children's (a task's multilang
+    subprocess is the component's memory, as an in-process component's is the task's)."""
+    total = rss_bytes()
+    try:
+        threads = os.listdir("/proc/self/task")
+    except OSError:
+        return total
+    for tid in threads:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                children = f.read().split()
+        except OSError:
+            continue
+        for pid in children:
+            try:
+                with open(f"/proc/{pid}/statm") as f:
+                    total += int(f.read().split()[1]) * PAGE
+            except (OSError, ValueError, IndexError):
+                continue
+    return total
+
+
 def cpu_by_kind(before: list[Proc], after: list[Proc]) -> dict[str, float]:
     """CPU seconds each kind spent between two readings (processes new since count whole)."""
     earlier = {p.pid: p.cpu for p in before}
@@ -165,3 +191,37 @@ def memory_by_kind(procs: list[Proc]) -> dict[str, dict[str, float]]:
         entry["peak_rss_mb"] = max(entry["peak_rss_mb"], rss)
         entry["total_mb"] += rss
     return out
+
+
+def tcp_peer_owner(conn: socket.socket) -> int | None:
+    """The uid of the process that holds the other end of a loopback TCP connection, from
+    the kernel's socket tables; None when it cannot be told, which callers treat as a
+    stranger: the table lists a socket its process already closed (or one in TIME_WAIT)
+    as root's, so only an entry that still has an inode (an open socket) counts."""
+    try:
+        peer, local = conn.getpeername()[:2], conn.getsockname()[:2]
+    except OSError:
+        return None
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 9 and _address(fields[1]) == peer and \
+                    _address(fields[2]) == local:
+                return int(fields[7]) if fields[9] != "0" else None
+    return None
+
+
+def _address(text: str) -> tuple[str, int]:
+    """`0100007F:1F90` (each 32-bit word in host order) as ("127.0.0.1", 8080)."""
+    host, port = text.split(":")
+    raw = bytes.fromhex(host)
+    if sys.byteorder == "little":
+        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    address = ipaddress.ip_address(raw)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return str(address), int(port, 16)

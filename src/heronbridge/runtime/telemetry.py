@@ -17,16 +17,23 @@ EXECUTE_COUNT = "execute-count"
 EXECUTE_TIME_NS = "execute-time-ns"
 NEXT_TUPLE_COUNT = "next-tuple-count"
 ERROR_COUNT = "error-count"
+CRASH_COUNT = "crash-count"  # the task's process ended by an exception or a failing exit
 BACKPRESSURE_MS = "backpressure-ms"
 PENDING = "pending"
 OUT_QUEUE_BYTES = "out-queue-bytes"
 COMPLETE_LATENCY = "complete-latency"
-RSS_BYTES = "rss-bytes"
+RSS_BYTES = "rss-bytes"  # the task's process and its children (a multilang subprocess)
+UPTIME_SECS = "uptime-secs"  # since this incarnation's component was opened or prepared
+# Kept by the metrics manager over every sample of a task, every incarnation included.
+PEAK_RSS_BYTES = "peak-rss-bytes"
+LONGEST_UPTIME_SECS = "longest-uptime-secs"
 
 # Stream manager metrics.
 TUPLES_ROUTED = "frames-routed"
 BYTES_ROUTED = "bytes-routed"
-DROPPED_FRAMES = "dropped-frames"  # for a task that was not connected
+DROPPED_FRAMES = "dropped-frames"  # for a task that was not connected, given up
+HELD_FRAMES = "held-frames"  # for a task that was not connected, kept until it was back
+HELD_BYTES = "held-bytes"
 DISCARDED_FRAMES = "discarded-frames"  # sent before the current rollback (effectively-once)
 MALFORMED_FRAMES = "malformed-frames"  # skipped, from a peer that sent one
 TREES_ACKED = "trees-acked"
@@ -84,7 +91,12 @@ class Histogram:
 
 class ExceptionLog:
     """The latest distinct exceptions of one task, keyed by stack trace (Heron's
-    exception log): what a task reported, and what it died of."""
+    exception log): what a task reported, and what it died of.
+
+    An error that only wraps a component's own exception (raised `from` it, to say where)
+    is recorded under that exception's type and message; its stack trace keeps both. An
+    error raised in another process (a multilang subprocess) carries what that process
+    reported as `origin`: (type name, message, stack trace)."""
 
     __slots__ = ("records",)
 
@@ -92,17 +104,32 @@ class ExceptionLog:
         self.records: dict[str, ExceptionRecord] = {}
 
     def add(self, error: BaseException) -> None:
-        trace = "".join(traceback.format_exception(error)).rstrip()
+        origin = getattr(error, "origin", None)
+        if origin is not None:
+            class_name, message, trace = origin
+        else:
+            trace = "".join(traceback.format_exception(error)).rstrip()
+            cause = _cause(error)
+            class_name, message = type(cause).__name__, str(cause)
         now = int(time.time() * 1000)
         record = self.records.pop(trace, None)  # re-inserted: the newest last
         if record is None:
-            record = ExceptionRecord(class_name=type(error).__name__, message=str(error),
+            record = ExceptionRecord(class_name=class_name, message=message,
                                      stacktrace=trace, first_ms=now)
         record.last_ms = now
         record.count += 1
         self.records[trace] = record
         if len(self.records) > MAX_EXCEPTIONS:
             del self.records[next(iter(self.records))]
+
+
+def _cause(error: BaseException) -> BaseException:
+    """The component's own exception behind the runtime's errors that wrap it."""
+    from heronbridge.errors import HeronbridgeError
+
+    while isinstance(error, HeronbridgeError) and error.__cause__ is not None:
+        error = error.__cause__
+    return error
 
 
 def merge_exceptions(*groups: Iterable[ExceptionRecord]) -> list[ExceptionRecord]:

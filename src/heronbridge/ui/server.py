@@ -1,13 +1,21 @@
 """The HTTP server: the standard library's, with a bounded pool of worker threads.
 
-Reads need the token only when the server listens beyond loopback; the buttons that
-change a topology (activate, deactivate, kill) always need it, in a header, so a page of
-another site cannot fire them through the browser's cookie.
+A request is read whole (head and body, within REQUEST_SECS) by one thread that watches
+every connection at once, and only then given to a worker: slow clients hold no worker.
+
+Who may read: on loopback, processes of this user (the peer socket's owner, from the
+kernel's tables) or whoever sends the token (header, `Authorization: Bearer`, or the
+cookie that `?token=` sets); beyond loopback, the token only. The buttons that change a
+topology (activate, deactivate, kill) always need it, in a header, so a page of another
+site cannot fire them through the browser's cookie. The Host header must name this
+server (a page of another site that rebinds its name to 127.0.0.1 is refused), and JSONP
+(`?callback=`) answers only a request that carries the token.
 """
 
 from __future__ import annotations
 
 import hmac
+import io
 import ipaddress
 import json
 import logging
@@ -15,6 +23,7 @@ import mimetypes
 import os
 import re
 import secrets
+import selectors
 import signal
 import socket
 import threading
@@ -29,6 +38,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from heronbridge.runtime.errors import RuntimeKernelError, where
+from heronbridge.runtime.procfs import tcp_peer_owner
 from heronbridge.runtime.scheduler import pid_alive, running_scheduler
 
 from . import BadRequest, Forbidden, NotFound, UIError, page
@@ -45,7 +55,9 @@ COOKIE = "heronbridge_token"
 LOCATION_FILE = "ui.json"  # under the home: where `run` and `submit` find the UI
 KILL_WAIT_SECS = 60.0
 JSON = "application/json;charset=utf-8"
-
+REQUEST_SECS = 10.0  # to send a whole request
+MAX_REQUEST = 1 << 16  # bytes of head, and of body
+MAX_WAITING = 512  # connections still sending their request
 
 def is_loopback(host: str) -> bool:
     try:
@@ -77,6 +89,7 @@ class UIServer:
         self.reads_need_token = not is_loopback(host)
         self.httpd = _PooledServer((host, port), _Handler, self, workers)
         self.host, self.port = self.httpd.server_address[:2]
+        self.hosts = _host_names(self.host, self.port)
         self.heron = HeronAPI(tracker)
         self.storm = StormAPI(tracker, self.url.rstrip("/"))
         self.prometheus = Exposition(tracker)
@@ -195,7 +208,13 @@ class UIServer:
                            lambda q, fn=fn: fn(self.heron.topology(q), q)))
         return [(m, re.compile(p + "$"), kind, fn) for m, p, kind, fn in routes]
 
-    def handle(self, method: str, target: str, headers: Any) -> Reply:
+    def handle(self, method: str, target: str, headers: Any,
+               peer_uid: int | None = None) -> Reply:
+        """Answer one request; `peer_uid`: the owner of the client's socket, if known."""
+        host = (headers.get("Host") or "").strip().lower()
+        if host and host not in self.hosts:
+            return Reply(json.dumps({"error": "Misdirected Request", "host": host}).encode(),
+                         status=HTTPStatus.MISDIRECTED_REQUEST)
         parts = urlsplit(target)
         path, query = parts.path, parse_qs(parts.query)
         route = None
@@ -214,10 +233,11 @@ class UIServer:
         kind, fn, params = route
         started = time.perf_counter()
         try:
-            self._authorize(method, headers, query)
+            self._authorize(method, headers, query, peer_uid)
             result = fn(query, **params)
             reply = result if isinstance(result, Reply) else Reply(dumps(result))
-            if kind == "storm" and _one(query, "callback"):
+            if kind == "storm" and _one(query, "callback") \
+                    and self._token_ok(_one(query, "token")):
                 callback = re.sub(r"[^\w.$]", "", _one(query, "callback") or "")
                 reply = Reply(f"{callback}({reply.body.decode()});".encode(),
                               "application/javascript")
@@ -228,8 +248,13 @@ class UIServer:
             reply = self._error(kind, exc, 500 if kind in ("heron", "storm") else 404)
         except BadRequest as exc:
             reply = self._error(kind, exc, 400)
+        except ValueError as exc:  # a query value of the wrong kind
+            reply = self._error(kind, BadRequest(f"bad query {parts.query!r}: {exc}"), 400)
         except (UIError, RuntimeKernelError) as exc:
             reply = self._error(kind, exc, 500)
+        except Exception as exc:  # answered, and logged: never a dropped connection
+            log.exception("%s %s failed", method, path)
+            reply = self._error(kind, UIError(f"{type(exc).__name__}: {exc}"), 500)
         took = time.perf_counter() - started
         reply.headers["Server-Timing"] = f"app;dur={took * 1000:.2f}"
         if kind == "heron":
@@ -251,7 +276,8 @@ class UIServer:
     def _token_ok(self, offered: str | None) -> bool:
         return bool(offered) and hmac.compare_digest(offered.encode(), self.token.encode())
 
-    def _authorize(self, method: str, headers: Any, query: dict) -> None:
+    def _authorize(self, method: str, headers: Any, query: dict,
+                   peer_uid: int | None = None) -> None:
         offered = headers.get(TOKEN_HEADER)
         auth = headers.get("Authorization") or ""
         if not offered and auth.lower().startswith("bearer "):
@@ -262,12 +288,14 @@ class UIServer:
                        "header (it is in HOME/ui.json, and `heronbridge ui` prints it)")
                 raise Forbidden(msg)
             return
-        if not self.reads_need_token:
-            return
+        if not self.reads_need_token and peer_uid in (0, os.getuid()):
+            return  # a process of this user's (or root's), on loopback
         cookie = _cookie(headers.get("Cookie") or "", COOKIE)
         if not any(self._token_ok(t) for t in (offered, cookie, _one(query, "token"))):
-            msg = ("this server listens beyond loopback: send its token (header "
-                   f"{TOKEN_HEADER} or Authorization: Bearer, or ?token= once in a browser)")
+            who = ("this server listens beyond loopback" if self.reads_need_token
+                   else "this server serves its own user's processes only")
+            msg = (f"{who}: send its token (header {TOKEN_HEADER} or Authorization: "
+                   "Bearer, or ?token= once in a browser)")
             raise Forbidden(msg)
 
     # -- page handlers ------------------------------------------------------------------
@@ -291,7 +319,7 @@ class UIServer:
 
     def _log_tail(self, q: dict, topology: str, task: str) -> Reply:
         t = self._find(topology)
-        lines = int(_one(q, "lines") or 200)
+        lines = _int(q, "lines", 200)
         path = topology_files.task_log(t, self.home, int(task))
         return Reply(topology_files.tail(path, max(1, min(lines, 5000))).encode(),
                      "text/plain; charset=utf-8")
@@ -359,10 +387,10 @@ class UIServer:
         return topology_files.container_dir(t, self.home, container)
 
     def _filedata(self, t: Any, q: dict) -> dict:
+        offset, length = _int(q, "offset", -1), _int(q, "length", -1)
         folder = self._container(t, q)
         path = topology_files.inside(folder, _one(q, "path") or "")
-        return topology_files.read_chunk(path, int(_one(q, "offset") or -1),
-                                         int(_one(q, "length") or -1))
+        return topology_files.read_chunk(path, offset, length)
 
     def _filestats(self, t: Any, q: dict) -> dict:
         folder = self._container(t, q)
@@ -385,6 +413,30 @@ def _one(q: dict, key: str) -> str | None:
     return values[0] if values else None
 
 
+def _int(q: dict, key: str, default: int) -> int:
+    text = _one(q, key)
+    try:
+        return default if text is None or text == "" else int(text)
+    except ValueError:
+        msg = f"expected an integer query parameter {key!r}, received {text!r}"
+        raise BadRequest(msg) from None
+
+
+def _host_names(host: str, port: int) -> frozenset[str]:
+    """The Host headers a request for this server may carry: its own address, and
+    loopback's or this machine's names when it listens there."""
+    names = {host}
+    if is_loopback(host):
+        names |= {"localhost", "127.0.0.1", "::1"}
+    if host in ("0.0.0.0", "::"):
+        names |= {"localhost", "127.0.0.1", "::1", socket.gethostname(), socket.getfqdn()}
+    out = set()
+    for name in names:
+        shown = f"[{name}]" if ":" in name else name
+        out |= {shown.lower(), f"{shown}:{port}".lower()}
+    return frozenset(out)
+
+
 def _cookie(header: str, name: str) -> str | None:
     for part in header.split(";"):
         key, _, value = part.strip().partition("=")
@@ -394,7 +446,7 @@ def _cookie(header: str, name: str) -> str | None:
 
 
 class _PooledServer(HTTPServer):
-    """Each connection is served by one of a fixed number of threads."""
+    """Each request, once read whole, is served by one of a fixed number of threads."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -405,8 +457,14 @@ class _PooledServer(HTTPServer):
         super().__init__(address, handler)
         self.ui = ui
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ui-http")
+        self.requests: dict[Any, bytes] = {}  # connection -> its whole request
+        self.reader = _RequestReader(self)
 
     def process_request(self, request: Any, client_address: Any) -> None:
+        self.reader.add(request, client_address)
+
+    def dispatch(self, request: Any, client_address: Any, data: bytes) -> None:
+        self.requests[request] = data
         self.pool.submit(self._serve, request, client_address)
 
     def _serve(self, request: Any, client_address: Any) -> None:
@@ -415,7 +473,101 @@ class _PooledServer(HTTPServer):
         except Exception:  # noqa: BLE001 - one bad connection never stops the server
             self.handle_error(request, client_address)
         finally:
+            self.requests.pop(request, None)
             self.shutdown_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.reader.close()
+
+
+class _RequestReader:
+    """One thread reads every connection's request until it is whole (its head, and the
+    body its Content-Length announces), then hands it to the pool; a connection that has
+    not sent it within REQUEST_SECS, or sends more than MAX_REQUEST, is closed."""
+
+    def __init__(self, server: _PooledServer) -> None:
+        self.server = server
+        self.selector = selectors.DefaultSelector()
+        self.lock = threading.Lock()
+        self.waiting: dict[Any, tuple[Any, float, bytearray]] = {}
+        self.wake_r, self.wake_w = socket.socketpair()
+        self.selector.register(self.wake_r, selectors.EVENT_READ)
+        self.closed = False
+        threading.Thread(target=self._run, name="ui-http-reader", daemon=True).start()
+
+    def add(self, conn: Any, address: Any) -> None:
+        with self.lock:
+            if len(self.waiting) >= MAX_WAITING:
+                conn.close()  # too many still sending: this one waits its turn elsewhere
+                return
+            conn.setblocking(False)
+            self.waiting[conn] = (address, time.monotonic() + REQUEST_SECS, bytearray())
+            self.selector.register(conn, selectors.EVENT_READ)
+        self.wake_w.send(b"\0")
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake_w.send(b"\0")
+
+    def _run(self) -> None:
+        while not self.closed:
+            for key, _ in self.selector.select(timeout=1.0):
+                if key.fileobj is self.wake_r:
+                    self.wake_r.recv(4096)
+                else:
+                    self._read(key.fileobj)
+            now = time.monotonic()
+            with self.lock:
+                late = [c for c, (_, deadline, _) in self.waiting.items() if deadline < now]
+            for conn in late:
+                self._drop(conn)
+        with self.lock:
+            for conn in list(self.waiting):
+                self._drop(conn)
+
+    def _read(self, conn: Any) -> None:
+        try:
+            chunk = conn.recv(MAX_REQUEST)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        with self.lock:
+            address, _, buf = self.waiting[conn]
+        buf += chunk
+        whole = _whole_request(buf)
+        if not chunk or whole is False:
+            self._drop(conn)
+        elif whole:
+            with self.lock:
+                del self.waiting[conn]
+                self.selector.unregister(conn)
+            conn.setblocking(True)
+            conn.settimeout(REQUEST_SECS)
+            self.server.dispatch(conn, address, bytes(buf))
+
+    def _drop(self, conn: Any) -> None:
+        with self.lock:
+            if self.waiting.pop(conn, None) is None:
+                return
+            self.selector.unregister(conn)
+        conn.close()
+
+
+def _whole_request(buf: bytearray) -> bool | None:
+    """True once a request's head and body are all there; None while they may still
+    come; False for one too big."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return False if len(buf) > MAX_REQUEST else None
+    if end > MAX_REQUEST:
+        return False
+    found = re.search(rb"\r\ncontent-length:[ \t]*(\d+)", bytes(buf[:end]), re.IGNORECASE)
+    length = int(found.group(1)) if found else 0
+    if length > MAX_REQUEST:
+        return False
+    return len(buf) - end - 4 >= length or None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -423,14 +575,18 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"  # one request per connection: no idle keep-alive threads
     timeout = 10
 
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = io.BytesIO(self.server.requests.get(self.request, b""))  # read already
+
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        self._reply(self.server.ui.handle("GET", self.path, self.headers))
+        self._reply(self.server.ui.handle("GET", self.path, self.headers, self._peer_uid()))
 
     def do_POST(self) -> None:  # noqa: N802
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(min(length, 1 << 16))
-        self._reply(self.server.ui.handle("POST", self.path, self.headers))
+        self._reply(self.server.ui.handle("POST", self.path, self.headers, self._peer_uid()))
+
+    def _peer_uid(self) -> int | None:
+        return tcp_peer_owner(self.request)
 
     def _reply(self, reply: Reply) -> None:
         self.send_response(reply.status)

@@ -22,15 +22,6 @@ from heronbridge.runtime.state import SCHEDULERS
 ROOT = Path(__file__).resolve().parents[3]
 WORDCOUNT = ROOT / "examples" / "storm_topologies" / "wordcount"
 BIN = Path(sys.executable).parent
-# A project.clj that lein can build here: storm-client from Maven Central, "provided" as
-# Storm itself provides it (the example's storm-core 2.8.8 is not on Central).
-PROJECT_CLJ = """(defproject wordcount "0.0.1-SNAPSHOT"
-  :resource-paths ["_resources"]
-  :target-path "_build"
-  :min-lein-version "2.0.0"
-  :dependencies [[org.apache.storm/storm-client "2.8.3" :scope "provided"]]
-  :jar-exclusions [#"log4j\\.properties" #"META-INF" #"meta-inf" #"\\.yaml"])
-"""
 
 
 def free_port() -> int:
@@ -73,7 +64,6 @@ def wordcount_project(folder: Path, port: int, out: Path, **env: object) -> Path
     endpoint, with no SSH and no virtualenv; one pass over its text (wordcount.rounds)."""
     project = folder / "wordcount"
     shutil.copytree(WORDCOUNT, project, ignore=shutil.ignore_patterns("__pycache__"))
-    (project / "project.clj").write_text(PROJECT_CLJ)
     config = json.loads((project / "config.json").read_text())
     config["envs"] = {"test": {
         "nimbus": f"127.0.0.1:{port}", "workers": [], "use_ssh_for_nimbus": False,
@@ -83,11 +73,12 @@ def wordcount_project(folder: Path, port: int, out: Path, **env: object) -> Path
     return project
 
 
-def sparse(project: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+def sparse(project: Path, *args: str, timeout: float = 300,
+           **env_vars: str) -> subprocess.CompletedProcess:
     """streamparse's `sparse` console script, run in the project as a user runs it (as
     root it wants LEIN_ROOT, whatever the verb)."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-           "LEIN_ROOT": "1"}
+           "LEIN_ROOT": "1", **env_vars}
     return subprocess.run([str(BIN / "sparse"), *args], cwd=project, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 

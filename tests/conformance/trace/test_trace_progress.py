@@ -58,7 +58,24 @@ def test_a_restarted_task_s_earlier_file_pends_nothing(tmp_path):
     other = writer(tmp_path, "spout", 5, 3, t=100.0, spout=True)
     block(other, {"emit": 1}, pending=1)
     snap = Progress(tmp_path).poll()
-    assert (snap.pending, snap.records, snap.spout_tasks) == (2, 5, 3)
+    # Two spout tasks, one of which ran in two processes: restarted once.
+    assert (snap.pending, snap.records, snap.spout_tasks) == (2, 5, 2)
+    assert snap.restarts == {("spout", 4): 1}
+
+
+def test_a_crash_looping_spout_is_one_task_restarted_and_injected_exits_are_no_crash(
+        tmp_path):
+    """`conform` said '0 of 5 spout tasks' of a topology with one spout task, whose
+    process had crashed four times; a task an exit fault ended is not a crash."""
+    for pid in range(5):
+        block(writer(tmp_path, "spout", 4, pid, t=100.0 + pid, spout=True), {"emit": 2})
+    block(writer(tmp_path, "counter", 2, 10, t=100.0), {"recv": 3, "exit": 1})
+    block(writer(tmp_path, "counter", 2, 11, t=101.0), {"recv": 1})
+    snap = Progress(tmp_path).poll()
+    assert (snap.spout_tasks, snap.stopped) == (1, 0)
+    assert snap.restarts == {("spout", 4): 4}
+    assert snap.exited == {("counter", 2): 1}
+    assert "0 of 1 spout tasks stopped" in snap.line()
 
 
 def test_quiet_follows_the_latest_activity_and_ends_the_run_with_nothing_pending(tmp_path):

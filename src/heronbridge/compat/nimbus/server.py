@@ -3,15 +3,18 @@
 - The plain port (`nimbus.thrift.port`, 6627): framed transport, as Storm's default
   SimpleTransportPlugin. It only ever listens on loopback, and takes connections from
   this user's processes (and root's) only, as the runtime's Unix sockets do: on Linux
-  the peer socket's owner is read from /proc/net/tcp. Clients on other hosts reach it
+  the peer socket's owner is read from /proc/net/tcp, and a connection whose owner
+  cannot be read there is refused. Clients on other hosts reach it
   through SSH, as `sparse` does by default (use_ssh_for_nimbus).
 - The TLS port (`nimbus.thrift.tls.port`): what Storm's TlsTransportPlugin serves, TLS
   with the client's certificate required and checked against a CA (mutual TLS), the
   binary protocol straight on the TLS stream. It may listen on any address: the client's
   certificate is its authentication.
 
-Each connection gets its own thread (at most MAX_CONNECTIONS at once, a TLS handshake
-included, so a slow client never holds up the others).
+Each connection gets its own thread (at most MAX_CONNECTIONS at once per port, and on
+the TLS port at most MAX_HANDSHAKES handshakes at once, each given HANDSHAKE_SECS), so a
+slow or hostile client never holds up the others; refusals are logged at most once per
+LOG_EVERY_SECS per port.
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ import logging
 import os
 import socket
 import ssl
-import sys
 import threading
-from pathlib import Path
+import time
 from typing import Any
 
 from thriftpy2.protocol import TBinaryProtocolFactory
@@ -37,6 +39,7 @@ from thriftpy2.transport import (
 
 from heronbridge.errors import HeronbridgeError
 from heronbridge.runtime.errors import ConfigError
+from heronbridge.runtime.procfs import tcp_peer_owner
 from heronbridge.runtime.wire import tls
 
 from . import NimbusError, idl
@@ -44,9 +47,11 @@ from .service import CONNECTION, NimbusService
 
 log = logging.getLogger("heronbridge.compat.nimbus")
 
-MAX_CONNECTIONS = 64
+MAX_CONNECTIONS = 64  # per port: a flood of one cannot lock the other out
+MAX_HANDSHAKES = 16  # TLS handshakes under way at once on the TLS port
 IDLE_SECS = 600.0  # Storm's storm.thrift.socket.timeout.ms
-HANDSHAKE_SECS = 10.0
+HANDSHAKE_SECS = 5.0
+LOG_EVERY_SECS = 10.0
 
 
 def is_loopback(host: str) -> bool:
@@ -71,38 +76,32 @@ def tls_context(cert: str, key: str, ca: str) -> ssl.SSLContext:
 
 
 def _same_user(conn: socket.socket) -> bool:
-    """A loopback peer runs as this user or root (or its owner cannot be read here)."""
-    uid = tcp_peer_uid(conn)
-    return uid is None or uid in (0, os.getuid())
+    """The loopback peer's socket is held by a process of this user or root (fails
+    closed: an owner that cannot be read, or a socket its process already closed, which
+    the kernel lists as root's, is a stranger)."""
+    return tcp_peer_owner(conn) in (0, os.getuid())
 
 
-def tcp_peer_uid(conn: socket.socket) -> int | None:
-    """The uid owning the other end of a loopback TCP connection, from the kernel's
-    socket tables (Linux); None where they cannot be read."""
-    peer, local = conn.getpeername()[:2], conn.getsockname()[:2]
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 7 and _address(fields[1]) == peer and \
-                    _address(fields[2]) == local:
-                return int(fields[7])
-    return None
+class _Refusals:
+    """Refusal logs, at most one line per LOG_EVERY_SECS per listener with a count of the
+    rest: a flood of bad connections must not fill the disk."""
 
+    def __init__(self, port_name: str) -> None:
+        self.port_name = port_name
+        self.lock = threading.Lock()
+        self.quiet_until = 0.0
+        self.suppressed = 0
 
-def _address(text: str) -> tuple[str, int]:
-    """`0100007F:1F90` (each 32-bit word in host order) as ("127.0.0.1", 8080)."""
-    host, port = text.split(":")
-    raw = bytes.fromhex(host)
-    if sys.byteorder == "little":
-        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
-    address = ipaddress.ip_address(raw)
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return str(address), int(port, 16)
+    def __call__(self, peer: Any, reason: str) -> None:
+        with self.lock:
+            now = time.monotonic()
+            if now < self.quiet_until:
+                self.suppressed += 1
+                return
+            more = f" ({self.suppressed} more refused since the last line)" \
+                if self.suppressed else ""
+            self.suppressed, self.quiet_until = 0, now + LOG_EVERY_SECS
+        log.warning("Nimbus %s port: refusing %s: %s%s", self.port_name, peer, reason, more)
 
 
 class Processor(TProcessor):
@@ -146,6 +145,9 @@ class Listener:
                  context: ssl.SSLContext | None) -> None:
         self.server = server
         self.context = context
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.handshakes = threading.BoundedSemaphore(MAX_HANDSHAKES)
+        self.refuse = _Refusals("TLS" if context else "plain")
         self.transport = TBufferedTransportFactory() if context else TFramedTransportFactory()
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.sock = socket.socket(family, socket.SOCK_STREAM)
@@ -167,9 +169,13 @@ class Listener:
                 conn, peer = self.sock.accept()
             except OSError:
                 return  # closed
-            if not self.server.slots.acquire(blocking=False):
-                log.warning("Nimbus: refusing %s, %d connections already open", peer,
-                            MAX_CONNECTIONS)
+            if not self.slots.acquire(blocking=False):
+                self.refuse(peer, f"{MAX_CONNECTIONS} connections already open")
+                conn.close()
+                continue
+            if self.context is not None and not self.handshakes.acquire(blocking=False):
+                self.slots.release()
+                self.refuse(peer, f"{MAX_HANDSHAKES} TLS handshakes already under way")
                 conn.close()
                 continue
             threading.Thread(target=self._serve, args=(conn, peer), daemon=True,
@@ -182,11 +188,13 @@ class Listener:
                 try:
                     conn = self.context.wrap_socket(conn, server_side=True)
                 except (ssl.SSLError, OSError) as exc:
-                    log.warning("Nimbus: TLS handshake with %s refused: %s", peer, exc)
+                    self.refuse(peer, f"TLS handshake failed: {exc}")
                     conn.close()
                     return
+                finally:
+                    self.handshakes.release()
             elif not _same_user(conn):
-                log.warning("Nimbus: refusing %s: its socket belongs to another user", peer)
+                self.refuse(peer, "its socket is not held by a process of this user")
                 conn.close()
                 return
             conn.settimeout(IDLE_SECS)
@@ -205,7 +213,7 @@ class Listener:
             finally:
                 trans.close()
         finally:
-            self.server.slots.release()
+            self.slots.release()
 
     def close(self) -> None:
         try:
@@ -228,7 +236,6 @@ class NimbusServer:
                    "through SSH, as sparse does with use_ssh_for_nimbus")
             raise NimbusError(msg)
         self.closed = threading.Event()
-        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.host = host if is_loopback(host) else "127.0.0.1"
         self.listeners = [Listener(self, self.host, port, None)]
         try:

@@ -44,7 +44,7 @@ from heronbridge.runtime.state import (
     StateManager,
 )
 
-from . import STORM_VERSION, idl
+from . import STORM_VERSION, NimbusError, idl
 from .topology import InvalidTopology, conf_of, extract_resources, plan_of_topology
 
 log = logging.getLogger("heronbridge.compat.nimbus")
@@ -55,6 +55,8 @@ STATUS = {topology_pb2.RUNNING: "ACTIVE", topology_pb2.PAUSED: "INACTIVE",
 DEFAULT_KILL_WAIT_SECS = 30  # Storm's topology.message.timeout.secs
 STOP_WAIT_SECS = 60.0
 INBOX_EXPIRY_SECS = 3600  # Storm's nimbus.inbox.jar.expiration.secs
+MAX_UPLOADS = 16  # unfinished at once
+UPLOAD_IDLE_SECS = 600.0  # Storm's socket timeout: an upload idle this long is given up
 STORM_CODE = "stormtopology.thrift"  # the topology as submitted, beside its resources
 SYSTEM_PREFIX = "__"  # Storm's system components (__acker, ...)
 
@@ -85,12 +87,13 @@ class Known:
 class Inbox:
     """Uploaded jars: Nimbus hands out a location, the client appends chunks there and
     finishes it; a submit names a finished location. Only locations handed out here are
-    written or read."""
+    written or read; no file stays open between calls, and at most MAX_UPLOADS are
+    unfinished at once (one idle for UPLOAD_IDLE_SECS is given up)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.open: dict[str, Any] = {}
+        self.open: dict[str, float] = {}  # unfinished location -> its last write
         self.finished: set[str] = set()
         self.lock = threading.Lock()
 
@@ -98,23 +101,33 @@ class Inbox:
         self._expire()
         path = self.folder / f"stormjar-{uuid.uuid4()}.jar"
         with self.lock:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            self.open[str(path)] = os.fdopen(fd, "wb")
+            if len(self.open) >= MAX_UPLOADS:
+                msg = (f"{MAX_UPLOADS} uploads are unfinished (beginFileUpload without "
+                       f"finishFileUpload); finish one, or wait {UPLOAD_IDLE_SECS:g}s for "
+                       "an idle one to be given up")
+                raise NimbusError(msg)
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                             0o600))
+            self.open[str(path)] = time.monotonic()
         return str(path)
 
     def write(self, location: str, chunk: bytes) -> None:
         with self.lock:
-            f = self.open.get(location)
-            if f is None:
+            if location not in self.open:
                 raise _missing(location)
-            f.write(chunk)
+            fd = os.open(location, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+            try:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            self.open[location] = time.monotonic()
 
     def finish(self, location: str) -> None:
         with self.lock:
-            f = self.open.pop(location, None)
-            if f is None:
+            if self.open.pop(location, None) is None:
                 raise _missing(location)
-            f.close()
             self.finished.add(location)
 
     def jar(self, location: str, topology: str) -> Path:
@@ -126,9 +139,16 @@ class Inbox:
         raise InvalidTopology(msg)
 
     def _expire(self) -> None:
-        """Jars older than Storm's inbox expiry go, as Storm's cleaner removes them."""
+        """Jars older than Storm's inbox expiry go, as Storm's cleaner removes them, and so
+        do uploads left unfinished for UPLOAD_IDLE_SECS."""
         cutoff = time.time() - INBOX_EXPIRY_SECS
+        idle = time.monotonic() - UPLOAD_IDLE_SECS
         with self.lock:
+            for location, last in list(self.open.items()):
+                if last < idle:
+                    del self.open[location]
+                    with contextlib.suppress(OSError):
+                        os.unlink(location)
             for location in list(self.finished):
                 path = Path(location)
                 with contextlib.suppress(OSError):

@@ -37,6 +37,10 @@ class Snapshot:
     stopped: int = 0  # ... that the run's bound stopped
     spout_emits: int = 0  # emits of spout tasks, replays included
     last_spout_emit: float | None = None
+    # {(component, task): processes after the first that no injected exit fault ended}:
+    # the task crashed (or was killed) and was started again
+    restarts: dict[tuple[str, int], int] = field(default_factory=dict)
+    exited: dict[tuple[str, int], int] = field(default_factory=dict)  # by injected exits
     taken: float = field(default_factory=time.time)  # when the snapshot was read
 
     def done(self, quiet: float) -> bool:
@@ -97,7 +101,9 @@ class Progress:
                 self.scans.setdefault(path, tracefile.Scan(path)).more()
         per_component: dict[str, dict[str, int]] = {}
         newest: dict[tuple[str, int], tracefile.Scan] = {}  # a task's latest process
-        records = size = bad = spouts = stopped = spout_emits = 0
+        processes: dict[tuple[str, int], int] = {}  # minus the injected exits among them
+        exited: dict[tuple[str, int], int] = {}
+        records = size = bad = spout_emits = 0
         active = first_emit = last_spout_emit = None
         for scan in self.scans.values():
             size += scan.size
@@ -107,9 +113,13 @@ class Progress:
             key = (str(scan.file["component"]), int(scan.file["task"]))
             if key not in newest or scan.file["t"] > newest[key].file["t"]:
                 newest[key] = scan
+            processes[key] = processes.get(key, 0) + 1
             head = scan.last
             if head is None:
                 continue
+            if head.totals.get(schema.EXIT):
+                processes[key] -= head.totals[schema.EXIT]
+                exited[key] = exited.get(key, 0) + head.totals[schema.EXIT]
             mine = per_component.setdefault(key[0], {})
             for ev, n in head.totals.items():
                 mine[ev] = mine.get(ev, 0) + n
@@ -119,10 +129,13 @@ class Progress:
                                                 head.first_emit < first_emit):
                 first_emit = head.first_emit
             if scan.file.get("spout"):
-                spouts += 1
-                stopped += head.stopped is not None
                 spout_emits += head.totals.get(schema.EMIT, 0)
                 last_spout_emit = _latest(last_spout_emit, head.last_emit)
+        # Spout tasks, not their processes: a task that was restarted is still one.
+        spout_scans = [scan for scan in newest.values() if scan.file.get("spout")]
+        spouts = len(spout_scans)
+        stopped = sum(scan.last is not None and scan.last.stopped is not None
+                      for scan in spout_scans)
         pending, pending_ids = 0, []
         for (component, task), scan in sorted(newest.items()):
             if scan.last is not None and scan.last.pending:
@@ -145,6 +158,8 @@ class Progress:
             stopped=stopped,
             spout_emits=spout_emits,
             last_spout_emit=last_spout_emit,
+            restarts={k: n - 1 for k, n in sorted(processes.items()) if n > 1},
+            exited=exited,
         )
 
     def exits(self) -> list[tuple[str, int]]:

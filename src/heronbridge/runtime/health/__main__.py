@@ -11,7 +11,7 @@ import threading
 from ..addresses import metrics_address
 from ..instance.metrics import MetricsPublisher
 from ..state import TOPOLOGIES, open_state
-from ..wire.auth import secret_from_env
+from ..wire.auth import inherited_secret
 from .manager import COMPONENT, HealthManager
 
 
@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    secret = secret_from_env()
+    secret = inherited_secret()
     state = open_state(args.state)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

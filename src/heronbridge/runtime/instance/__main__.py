@@ -7,7 +7,7 @@ import gc
 import logging
 import sys
 
-from ..wire.auth import secret_from_env
+from ..wire.auth import inherited_keys
 from .runner import InstanceRunner
 
 
@@ -26,9 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     # Tuples are short-lived and acyclic: the cyclic collector only costs time here.
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
+    secret, checkpoint_key = inherited_keys()
     runner = InstanceRunner(args.topology_id, args.task, args.container,
-                            _address(args.stmgr), _address(args.metrics), secret_from_env(),
-                            args.incarnation)
+                            _address(args.stmgr), _address(args.metrics), secret,
+                            args.incarnation, checkpoint_key)
     return runner.run()
 
 

@@ -79,11 +79,18 @@ class BoltLoop:
         batch = self._decode(data, start, end)
         execute = self.user.execute
         t0 = time.perf_counter_ns()
-        if len(batch) <= EXECUTE_CHECK:
-            for tup in batch:
-                execute(tup)
-        else:
-            self._execute_long(batch, execute, t0)
+        tup = None
+        try:
+            if len(batch) <= EXECUTE_CHECK:
+                for tup in batch:
+                    execute(tup)
+            else:
+                self._execute_long(batch, execute, t0)
+        except BaseException as exc:
+            # The component died on a tuple: those before it and that one (pystorm
+            # failed it) were executed, as a multilang child's answered ones are.
+            self.counts[EXECUTE_COUNT] += _executed_through(batch, getattr(exc, "tup", tup))
+            raise
         self.counts[EXECUTE_TIME_NS] += time.perf_counter_ns() - t0
         self.counts[EXECUTE_COUNT] += len(batch)
 
@@ -94,9 +101,22 @@ class BoltLoop:
         limit = int(self.conf.execute_batch_secs * 1e9)
         mark = t0
         for i in range(0, len(batch), EXECUTE_CHECK):
-            for tup in batch[i:i + EXECUTE_CHECK]:
-                execute(tup)
+            tup = None
+            try:
+                for tup in batch[i:i + EXECUTE_CHECK]:
+                    execute(tup)
+            except BaseException as exc:
+                exc.tup = tup  # which one, for execute_frame's count
+                raise
             now = clock()
             if now - mark >= limit:
                 self.flush()
                 mark = now
+
+
+def _executed_through(batch: list[Tuple], last: Tuple | None) -> int:
+    """How many tuples of `batch` were handed to the component, up to `last`."""
+    for i, tup in enumerate(batch):
+        if tup is last:
+            return i + 1
+    return 0

@@ -24,7 +24,7 @@ class ConnectionLost(ProtocolError):
 
 
 class Connection:
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, session: auth.Session | None = None) -> None:
         sock.setblocking(False)
         self.sock = sock
         self._poller = select.poll()
@@ -32,25 +32,32 @@ class Connection:
         self._writing = False
         self._out: deque[bytes | memoryview] = deque()
         self.out_bytes = 0
-        self._frames = FrameAssembler()
+        session = session or auth.Session()
+        self._frames = session.assembler or FrameAssembler()
+        self._sealer = session.sealer  # on TCP: every write is one authenticated record
         self._bad: BadFrame | None = None  # the stream can no longer be framed
         self.ready_fds: list[int] = []  # watched descriptors found readable by the last poll
         self._watched: set[int] = set()
 
     @classmethod
-    def connect(cls, address: str | tuple[str, int], secret: bytes) -> Connection:
-        """Connect and prove the topology's secret (wire.auth) before any frame."""
-        family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+    def connect(cls, expect: auth.Identity, secret: bytes) -> Connection:
+        """Connect to the stream manager `expect` names and prove the topology's secret
+        to it (wire.auth) before any frame."""
+        kind, _, where = expect.address.partition(":")
+        if kind == "unix":
+            sock, address = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), where
+        else:
+            host, _, port = where.rpartition(":")
+            sock, address = socket.socket(socket.AF_INET, socket.SOCK_STREAM), (host, int(port))
         try:
             sock.connect(address)
-            if family == socket.AF_INET:
+            if kind != "unix":
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            auth.dial_sync(sock, secret, auth.TASK)
+            session = auth.dial_sync(sock, secret, auth.TASK, expect)
         except BaseException:
             sock.close()
             raise
-        return cls(sock)
+        return cls(sock, session)
 
     def watch(self, fd: int) -> None:
         """Also wake `poll` when `fd` is readable (its number goes to `ready_fds`)."""
@@ -64,6 +71,8 @@ class Connection:
             self._poller.unregister(fd)
 
     def send(self, frames: list[bytes]) -> None:
+        if self._sealer is not None and frames:
+            frames = self._sealer.seal(frames)
         for frame in frames:
             self._out.append(frame)
             self.out_bytes += len(frame)

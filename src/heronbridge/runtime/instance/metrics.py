@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
+from ..addresses import METRICS
 from ..proto import control_pb2
 from ..wire import auth
 from ..wire.frames import control_frame
@@ -17,6 +18,7 @@ class MetricsPublisher:
     def __init__(self, address: str, topology_id: str, component: str, task: int,
                  secret: bytes) -> None:
         self.address = address
+        self.identity = auth.Identity.unix(topology_id, METRICS, address)
         self.secret = secret
         self.register = control_pb2.RegisterMetricsPublisher(
             topology_id=topology_id, component=component, task_id=task)
@@ -41,7 +43,7 @@ class MetricsPublisher:
         try:
             sock.settimeout(0.2)
             sock.connect(self.address)
-            auth.dial_sync(sock, self.secret, auth.TASK, timeout=1.0)
+            auth.dial_sync(sock, self.secret, auth.TASK, self.identity, timeout=1.0)
             sock.sendall(control_frame(self.register))
         except (OSError, auth.AuthError):
             sock.close()

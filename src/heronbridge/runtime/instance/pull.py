@@ -18,7 +18,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..api.tuple import Tuple, tick_tuple
-from ..telemetry import ACK_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
+from ..telemetry import ACK_COUNT, CRASH_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
 from ..wire import frames
 from .pacing import EAGER_SECS, IDLE_WAIT, MAX_ACK_WAIT, SLOW_IDLE
 
@@ -77,6 +77,7 @@ class PullHost:
         self._eager_until = 0.0  # see pacing.EAGER_SECS
         self._acks_until = 0.0  # see pacing.MAX_ACK_WAIT
         self._started = False
+        self._holding = False
         data, found = runner.backlog
         if found:
             self._frames(data, found)
@@ -85,6 +86,16 @@ class PullHost:
         """The component asks for its first event: it is set up (see InstanceStarted)."""
         self._started = True
         self._runner.announce_started()
+
+    def hold_start(self) -> None:
+        """The component says itself when it is set up (`started`), not by asking for its
+        first event: a multilang bolt is once its subprocess has initialized."""
+        self._holding = True
+
+    def started(self) -> None:
+        self._holding = False
+        if not self._started:
+            self._announce()
 
     # -- for the component --------------------------------------------------------
 
@@ -108,7 +119,8 @@ class PullHost:
 
     def next_tuple(self, timeout: float | None = None) -> Tuple | int | None:
         """A bolt's next input (or tick) tuple; a watched fd that became readable; or
-        None when `timeout` passed or the task is stopping."""
+        None when `timeout` passed or the task is stopping. A tuple counts as executed
+        when it is handed out."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if self._batch:
@@ -119,10 +131,11 @@ class PullHost:
                 elif now - self._handed_since > self._execute_secs:
                     self.flush()
                     self._handed_since = now
+                self._runner.counts[EXECUTE_COUNT] += 1
                 return self._batch.popleft()
             self.flush()  # a whole input batch is done: send its output on
             self._handed_since = 0.0
-            if not self._started:
+            if not self._started and not self._holding:
                 self._announce()
             if self._runner.stopping:
                 return None
@@ -141,14 +154,21 @@ class PullHost:
         """Up to `limit` more input tuples that are already here, without waiting: what
         the next calls of `next_tuple` would return at once."""
         batch = self._batch
-        return [batch.popleft() for _ in range(min(limit, len(batch)))]
+        n = min(limit, len(batch))
+        self._runner.counts[EXECUTE_COUNT] += n
+        return [batch.popleft() for _ in range(n)]
+
+    def not_executed(self, n: int) -> None:
+        """`n` input tuples handed out never finished: the subprocess they went to died
+        holding them. Executed counts only what the component got through."""
+        self._runner.counts[EXECUTE_COUNT] -= n
 
     def next_command(self, timeout: float | None = None) -> tuple[str, Any] | int | None:
         """A spout's next command: ("activate"|"deactivate"|"next", None) or
         ("ack"|"fail", msg_id); a watched fd that became readable; or None when
         `timeout` passed or the task is stopping."""
         em = self.collector
-        if not self._started:
+        if not self._started and not self._holding:
             self._announce()
         deadline = None if timeout is None else time.monotonic() + timeout
         idle = False
@@ -223,9 +243,12 @@ class PullHost:
         self._nexts = 0
 
     def exit(self, code: int) -> None:
-        """Leave the process now with `code`, after sending what was emitted and acked."""
+        """Leave the process now with `code`, after sending what was emitted and acked
+        (pystorm's exit after an exception it reported is a crash, as in the runner)."""
         try:
             with self.lock:
+                if code and not self._runner.stopping:
+                    self._runner.counts[CRASH_COUNT] += 1
                 self._runner.finish()
         finally:
             os._exit(code)
@@ -273,9 +296,7 @@ class PullHost:
             return
         for kind, _dest, start, end in found:
             if kind == frames.DATA:
-                batch = runner.decode(data, start, end)
-                runner.counts[EXECUTE_COUNT] += len(batch)
-                self._batch.extend(batch)
+                self._batch.extend(runner.decode(data, start, end))
             elif kind == frames.CONTROL:
                 runner.control(runner.parse_control(data, start, end))
 

@@ -10,7 +10,7 @@ import time
 import traceback
 
 from ..errors import ComponentError
-from ..telemetry import ERROR_COUNT
+from ..telemetry import CRASH_COUNT, ERROR_COUNT
 from .bolt_loop import BoltLoop
 from .connection import ConnectionLost
 from .spout_loop import SpoutLoop
@@ -53,17 +53,24 @@ class InstanceRunner(SpoutLoop, BoltLoop, Checkpoints, TaskCore):
             return 0
         except SystemExit as exc:  # the component chose to exit: what it sent goes first
             log.info("%s: the component exits with %s", self.loc(), exc.code)
-            self.finish()
-            return exc.code if isinstance(exc.code, int) else 1
+            code = exc.code if isinstance(exc.code, int) else 1
+            if code and not self.stopping:  # pystorm's exit after an exception it reported
+                self.counts[CRASH_COUNT] += 1
+            if self.conn is None or self.emitter is None:
+                self._salvage()
+            else:
+                self.finish()
+            return code
         except ConnectionLost as exc:
             log.error("%s: lost the stream manager (%s); exiting to be restarted",
                       self.loc(), exc)
             return EXIT_LOST_STREAM_MANAGER
         except Exception as exc:  # noqa: BLE001 - a component failure ends only this task
-            self.counts[ERROR_COUNT] += 1
+            self.counts[CRASH_COUNT] += 1
+            if not getattr(exc, "reported", False):  # else counted when it was reported
+                self.counts[ERROR_COUNT] += 1
+                self.exceptions.add(exc)
             log.error("%s: %s\n%s", self.loc(), _describe(exc), traceback.format_exc())
-            if self.emitter is not None:
-                self.emitter.exceptions.add(exc)
             self._salvage()
             return EXIT_COMPONENT_ERROR
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..checkpoint import Aligner, CheckpointStorage
 from ..checkpoint.partitions import restored_state
+from ..errors import CheckpointError
 from ..plan.logical import FIELDS
 from ..plan.tasks import TaskLayout
 from ..proto import control_pb2, topology_pb2
@@ -40,7 +41,8 @@ class Checkpoints:
                                   for t in tasks[bolt]})
         inputs = frozenset(t for inp in self.spec.inputs for t in tasks[inp.component])
         self.aligner = Aligner(inputs, self.conf.checkpoint_buffer_bytes, self.loc())
-        self.storage = CheckpointStorage(self.conf.checkpoint_root, self.topology)
+        self.storage = CheckpointStorage(self.conf.checkpoint_root, self.topology,
+                                         self.checkpoint_key)
 
     def take_control(self, data: bytes, found: list, i: int) -> None:
         """The loops' control frame `found[i]`: a rollback unwinds the loop (the frames
@@ -93,7 +95,14 @@ class Checkpoints:
             ok, why = False, f"{type(exc).__name__}: {exc}"
             self.send([frames.control_frame(control_pb2.InstanceRestored(
                 txid=msg.txid, task_id=self.task, ok=False, message=why))])
-            raise
+            if not isinstance(exc, CheckpointError):
+                raise
+            # The checkpoint, not the component, is at fault: the master passes it over
+            # for an older one, which this task, still here, waits for.
+            log.error("%s: cannot restore from checkpoint %s: %s", self.loc(),
+                      msg.checkpoint_id, exc)
+            self._await_restore()
+            return
         self.send([frames.control_frame(control_pb2.InstanceRestored(
             txid=msg.txid, task_id=self.task, ok=ok, message=why))])
         log.info("%s: restored from %s in %.3fs", self.loc(), msg.checkpoint_id or "empty state",

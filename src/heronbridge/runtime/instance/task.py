@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..addresses import stmgr_id
 from ..api.context import TopologyContext
 from ..api.tuple import Tuple, tuple_class
 from ..config import TopologyConfig
@@ -23,12 +24,13 @@ from ..errors import ComponentError, ProtocolError, SerializationError, where
 from ..plan.codec import topology_from_proto
 from ..plan.logical import resolve_import_path
 from ..plan.tasks import TaskLayout
-from ..procfs import rss_bytes
+from ..procfs import rss_bytes_with_children
 from ..proto import control_pb2, topology_pb2
 from ..telemetry import (
     ACK_COUNT,
     BACKPRESSURE_MS,
     COMPLETE_LATENCY,
+    CRASH_COUNT,
     EMIT_COUNT,
     ERROR_COUNT,
     EXECUTE_COUNT,
@@ -39,10 +41,12 @@ from ..telemetry import (
     PENDING,
     RSS_BYTES,
     TIMEOUT_COUNT,
+    UPTIME_SECS,
+    ExceptionLog,
     Histogram,
 )
 from ..wire import frames
-from ..wire.auth import AuthError
+from ..wire.auth import AuthError, Identity
 from ..wire.serde import make_serializer
 from .connection import Connection
 from .emitter import BoltEmitter, SpoutEmitter, stream_table
@@ -60,9 +64,11 @@ class TaskCore:
     """What every task has: its link, its component, its collector, its metrics."""
 
     def __init__(self, topology_id: str, task: int, container: int, stmgr_address: Any,
-                 metrics_address: str, secret: bytes, incarnation: int = 0) -> None:
+                 metrics_address: str, secret: bytes, incarnation: int = 0,
+                 checkpoint_key: bytes | None = None) -> None:
         self.topology_id = topology_id
         self.secret = secret
+        self.checkpoint_key = checkpoint_key
         self.task = task
         self.container = container
         self.stmgr_address = stmgr_address
@@ -78,6 +84,7 @@ class TaskCore:
         self.running = False  # the topology's state is RUNNING
         self.processing = True  # effectively-once: not between a rollback and its end
         self.stateful = False
+        self.is_spout = False
         self.state: dict | None = None  # a stateful component's, saved at checkpoints
         self.txid = 0
         self.component_open = False
@@ -85,18 +92,30 @@ class TaskCore:
         self.acks_until = 0.0  # see MAX_ACK_WAIT
         self.pull_host: Any = None  # set when the component owns its loop (see pull.py)
         self.emitter: SpoutEmitter | BoltEmitter | None = None
+        self.metrics: MetricsPublisher | None = None
+        # What the component reported and what the task dies of, from its first line on:
+        # an import or a constructor that raises is a component's failure too.
+        self.exceptions = ExceptionLog()
+        self.started_at: float | None = None  # when the component was opened or prepared
         self.bp_ms = 0.0
         self.counts = {NEXT_TUPLE_COUNT: 0, EXECUTE_COUNT: 0, EXECUTE_TIME_NS: 0,
-                       ACK_COUNT: 0, FAIL_COUNT: 0, TIMEOUT_COUNT: 0, ERROR_COUNT: 0}
+                       ACK_COUNT: 0, FAIL_COUNT: 0, TIMEOUT_COUNT: 0, ERROR_COUNT: 0,
+                       CRASH_COUNT: 0}
         self.latency = Histogram()
 
     def _stop(self, signum: int, frame: Any) -> None:
         self.stopping = True
 
+    def stmgr_identity(self) -> Identity:
+        address = self.stmgr_address
+        if isinstance(address, tuple):
+            return Identity.tcp(self.topology_id, stmgr_id(self.container), *address)
+        return Identity.unix(self.topology_id, stmgr_id(self.container), address)
+
     def _register(self, deadline: float) -> control_pb2.RegisterInstanceResponse:
         while True:
             try:
-                self.conn = Connection.connect(self.stmgr_address, self.secret)
+                self.conn = Connection.connect(self.stmgr_identity(), self.secret)
                 self.send = self.conn.send
                 break
             except (OSError, AuthError):  # not listening yet, or going away: try again
@@ -124,11 +143,13 @@ class TaskCore:
 
     def _setup(self, pplan: Any) -> None:
         plan = topology_from_proto(pplan.topology)
-        my_stmgr = next(i.stmgr_id for i in pplan.instances if i.task_id == self.task)
-        local = frozenset(i.task_id for i in pplan.instances if i.stmgr_id == my_stmgr)
-        self.attach(plan, local)
+        mine = next(i for i in pplan.instances if i.task_id == self.task)
+        local = frozenset(i.task_id for i in pplan.instances if i.stmgr_id == mine.stmgr_id)
+        # Before the component loads: what it raises while loading reaches the master.
+        self.topology, self.component = plan.name, mine.component
         self.metrics = MetricsPublisher(self.metrics_address, self.topology_id, self.component,
                                         self.task, self.secret)
+        self.attach(plan, local)
 
     def attach(self, plan: Any, local: frozenset[int], seed: int | None = None) -> None:
         """Load this task's component of `plan` and build its collector; `local` are the
@@ -173,6 +194,7 @@ class TaskCore:
         kind = SpoutEmitter if self.is_spout else BoltEmitter
         self.emitter = kind(self.plan, self.task, self.serializer, self.conf.acking, self.local,
                             self.context, self.seed)
+        self.emitter.exceptions = self.exceptions
         self.window = InFlightWindow(self.conf.max_spout_pending, self.conf.acking,
                                      self.conf.latency_target_secs)
         self.user.config = self.user_conf
@@ -205,15 +227,18 @@ class TaskCore:
             self.send(out)
 
     def _salvage(self) -> None:
-        """Send what was already emitted and acked before the task dies."""
-        if self.conn is None or self.emitter is None:
-            return
+        """Send what was already emitted and acked before the task dies, and the
+        metrics that say why it died."""
+        if self.conn is not None and self.emitter is not None:
+            try:
+                self.flush()
+            except SerializationError:
+                pass
+            try:
+                self.conn.drain(2.0)
+            except Exception:  # noqa: BLE001, S110 - dying anyway; the log has the cause
+                pass
         try:
-            self.flush()
-        except SerializationError:
-            pass
-        try:
-            self.conn.drain(2.0)
             self.publish()
         except Exception:  # noqa: BLE001, S110 - dying anyway; the log has the cause
             pass
@@ -326,23 +351,29 @@ class TaskCore:
         return self._decode(data, start, end)
 
     def publish(self) -> None:
+        if self.metrics is None:
+            return  # not registered yet: nothing to say, nobody to say it to
         em = self.emitter
         counters = dict(self.counts)
-        counters[ERROR_COUNT] += em.errors_reported
-        counters[EMIT_COUNT] = em.emitted
         counters[BACKPRESSURE_MS] = self.bp_ms
-        if not self.is_spout:
-            counters[ACK_COUNT] = em.acked
-            counters[FAIL_COUNT] = em.failed
-        gauges = {OUT_QUEUE_BYTES: self.conn.out_bytes, RSS_BYTES: rss_bytes()}
+        gauges = {RSS_BYTES: rss_bytes_with_children()}
+        if self.conn is not None:
+            gauges[OUT_QUEUE_BYTES] = self.conn.out_bytes
+        if self.started_at is not None:
+            gauges[UPTIME_SECS] = time.monotonic() - self.started_at
+        if em is not None:
+            counters[ERROR_COUNT] += em.errors_reported
+            counters[EMIT_COUNT] = em.emitted
+            if not self.is_spout:
+                counters[ACK_COUNT] = em.acked
+                counters[FAIL_COUNT] = em.failed
         metrics = control_pb2.TaskMetrics(
             component=self.component, task_id=self.task, container=self.container,
             timestamp_ms=int(time.time() * 1000), incarnation=self.incarnation,
             counters=counters, gauges=gauges)
-        if self.is_spout:
-            gauges[PENDING] = len(em.pending)
+        if self.is_spout and em is not None:
             metrics.gauges[PENDING] = len(em.pending)
             metrics.histograms[COMPLETE_LATENCY].counts.extend(self.latency.counts)
-        if em.exceptions.records:
-            metrics.exceptions.extend(em.exceptions.records.values())
+        if self.exceptions.records:
+            metrics.exceptions.extend(self.exceptions.records.values())
         self.metrics.publish(metrics)

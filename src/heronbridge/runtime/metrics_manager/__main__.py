@@ -12,7 +12,7 @@ from ..plan.codec import topology_from_proto
 from ..state import TOPOLOGIES, open_state
 from ..wire import tls
 from ..wire.aio import run_loop
-from ..wire.auth import secret_from_env
+from ..wire.auth import inherited_secret
 from .manager import MetricsManager
 
 
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"topology {args.topology!r} is not in the state manager", file=sys.stderr)
         return 2
 
-    secret = secret_from_env()
+    secret = inherited_secret()
     conf = TopologyConfig.read(topology_from_proto(topology).config, args.topology)
     _, tls_dial = tls.contexts(conf.tls, args.topology)
 

@@ -15,14 +15,20 @@ import ssl
 from pathlib import Path
 from typing import Any
 
-from ..addresses import metrics_address
+from ..addresses import MASTER, METRICS, metrics_address
 from ..logfiles import RotatingOutput
 from ..proto import control_pb2
 from ..state import TMASTERS, StateManager
 from ..state.follow import Follower
-from ..telemetry import merge_exceptions
+from ..telemetry import (
+    LONGEST_UPTIME_SECS,
+    PEAK_RSS_BYTES,
+    RSS_BYTES,
+    UPTIME_SECS,
+    merge_exceptions,
+)
 from ..wire import auth
-from ..wire.aio import FramedProtocol
+from ..wire.aio import FramedProtocol, listen_unix
 
 log = logging.getLogger("heronbridge.runtime.metrics_manager")
 
@@ -36,6 +42,8 @@ class TaskSeries:
         self.base_hist: dict[str, list[int]] = {}
         self.base_exceptions: list[control_pb2.ExceptionRecord] = []
         self.last: control_pb2.TaskMetrics | None = None
+        # Over every sample: a task that never stays up still shows what it used.
+        self.peaks = {PEAK_RSS_BYTES: 0.0, LONGEST_UPTIME_SECS: 0.0}
 
     def update(self, sample: control_pb2.TaskMetrics) -> control_pb2.TaskMetrics:
         if self.last is not None and sample.incarnation != self.incarnation:
@@ -59,6 +67,9 @@ class TaskSeries:
             merged = [a + b for a, b in zip(base, list(counts) or [0] * len(base), strict=False)]
             del counts[:]
             counts.extend(merged)
+        for peak, gauge in ((PEAK_RSS_BYTES, RSS_BYTES), (LONGEST_UPTIME_SECS, UPTIME_SECS)):
+            self.peaks[peak] = max(self.peaks[peak], sample.gauges.get(gauge, 0.0))
+            total.gauges[peak] = self.peaks[peak]
         if self.base_exceptions:
             merged_exceptions = merge_exceptions(self.base_exceptions, sample.exceptions)
             del total.exceptions[:]
@@ -118,10 +129,11 @@ class MetricsManager:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
-        server = await loop.create_unix_server(
-            auth.listen(lambda: PublisherLink(self), self.secret, {auth.TASK, auth.STMGR},
-                        f"metrics manager {self.container}"),
-            metrics_address(self.topology_id, self.container))
+        path = metrics_address(self.topology_id, self.container)
+        who = f"metrics manager {self.container}"
+        server = await listen_unix(auth.listen(
+            lambda: PublisherLink(self), self.secret, {auth.TASK, auth.STMGR}, who,
+            auth.Identity.unix(self.topology_id, METRICS, path)), path, who)
         self.sink_path.parent.mkdir(parents=True, exist_ok=True)
         master: FramedProtocol | None = None
         self.master_location = Follower(self.statemgr, TMASTERS, self.name)
@@ -160,9 +172,10 @@ class MetricsManager:
         if master is None and location is not None \
                 and location.topology_id == self.topology_id:
             try:
-                _, master = await auth.dial(FramedProtocol, self.secret, auth.METRICS,
-                                            host=location.host, port=location.server_port,
-                                            ssl_context=self.tls_dial)
+                _, master = await auth.dial(
+                    FramedProtocol, self.secret, auth.METRICS,
+                    auth.Identity.tcp(self.topology_id, MASTER, location.host,
+                                      location.server_port), ssl_context=self.tls_dial)
                 self._connected_to = location
             except (OSError, auth.AuthError) as exc:
                 if isinstance(exc, auth.AuthError):

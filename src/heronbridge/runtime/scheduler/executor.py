@@ -21,13 +21,14 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..addresses import metrics_address, stmgr_address
+from ..addresses import METRICS, make_run_dir, metrics_address, stmgr_address
 from ..config import TopologyConfig
 from ..errors import SchedulerError
 from ..health.config import HealthConfig
@@ -40,7 +41,6 @@ from ..state.follow import Follower
 from ..telemetry import RESTART_WAIT_SECS
 from ..wire import auth
 from ..wire.aio import FramedProtocol, spawn
-from ..wire.auth import secret_env
 from .processes import argv_address, die_with_parent, module_command
 from .restarts import Backoff
 
@@ -83,7 +83,7 @@ class Executor:
         self.container = container
         self.workdir = workdir
         self.logs = workdir / "logs"
-        self.logs.mkdir(parents=True, exist_ok=True)
+        self.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.stopping = False
         self.topology_id = topology.id
         secret = state.get_secret(topology_name)
@@ -92,9 +92,12 @@ class Executor:
                    f"({state.uri}); it was not submitted, or not by this user")
             raise SchedulerError(msg)
         self.secret = secret
-        # Children get the secret in their environment (readable by this user only), never
-        # on their command line; each takes it out of its environment at once.
-        self.env = {**os.environ, **secret_env(secret), "PYTHONUNBUFFERED": "1"}
+        self.checkpoint_key = state.get_checkpoint_key(topology_name)
+        # The container's Unix sockets live in a folder of its own, made afresh.
+        self.run_dir = make_run_dir()
+        # Children get the secret through an inherited pipe, never in their environment
+        # or on their command line (which /proc shows for their whole life).
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         # Tasks (user code) never open the state: they get no ZooKeeper identity.
         self.task_env = {k: v for k, v in self.env.items() if k != ZK_DIGEST_ENV}
         self.task_env[LOG_DIR_ENV] = str(self.logs)
@@ -142,11 +145,17 @@ class Executor:
         if child.incarnation:
             child.output.write(f"\n=== restart {child.incarnation} at {time.ctime()} ===\n"
                                .encode())
-        child.process = await asyncio.create_subprocess_exec(
-            *child.argv_for(child.incarnation), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            cwd=self.workdir, env=self.task_env if child.tier == 0 else self.env,
-            preexec_fn=die_with_parent())
+        fd, secret_env = auth.secret_pipe(
+            self.secret, self.checkpoint_key if child.tier == 0 else None)
+        try:
+            child.process = await asyncio.create_subprocess_exec(
+                *child.argv_for(child.incarnation), stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                cwd=self.workdir, pass_fds=(fd,),
+                env={**(self.task_env if child.tier == 0 else self.env), **secret_env},
+                preexec_fn=die_with_parent())
+        finally:
+            os.close(fd)
         child.started_at = time.monotonic()
         child.copying = asyncio.create_task(self._copy_output(child.process.stdout,
                                                               child.output))
@@ -197,8 +206,9 @@ class Executor:
         if link is None or link.closed.done():
             try:  # it publishes task metrics, as a task does
                 _, link = await asyncio.wait_for(auth.dial(
-                    FramedProtocol, self.secret, auth.TASK,
-                    path=metrics_address(self.topology_id, self.container)), 2.0)
+                    FramedProtocol, self.secret, auth.TASK, auth.Identity.unix(
+                        self.topology_id, METRICS,
+                        metrics_address(self.topology_id, self.container))), 2.0)
             except (OSError, auth.AuthError, TimeoutError):
                 return  # the metrics manager is away: the log has it
             self._metrics = link
@@ -235,6 +245,7 @@ class Executor:
             child.output.close()
         if self._metrics is not None and self._metrics.transport is not None:
             self._metrics.transport.close()
+        shutil.rmtree(self.run_dir, ignore_errors=True)
         log.info("container %d of %r: stopped", self.container, self.name)
         return 0
 

@@ -10,10 +10,12 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from .. import control
-from ..errors import RuntimeKernelError, SchedulerError
+from .. import control, failures
+from ..errors import RuntimeKernelError, SchedulerError, where
 from ..plan.logical import LogicalPlan
+from ..plan.tasks import TaskLayout
 from ..proto import topology_pb2
 from ..state import PACKING_PLANS, StateManager
 from .lifecycle import KillWatch
@@ -56,12 +58,18 @@ class Launch:
         self.supervisor: Supervisor | SparkSupervisor | None = None
         self.process: subprocess.Popen | None = None
         self.killed: KillWatch | None = None
+        # Where the tasks' copies of the user's files came from: {copy folder: source}.
+        self.sources: dict[str, str] = {}
+        self.last_report: Any = None  # the master's latest metrics report seen
 
     def start(self, timeout: float | None = None,
-              keep_waiting: Callable[[], bool] = lambda: True) -> float:
+              keep_waiting: Callable[[], bool] = lambda: True,
+              on_report: Callable[[Any], None] | None = None) -> float:
         """Start the containers; wait until every task has registered (or `keep_waiting`
         says stop); by default up to 60s, 240s on Spark. Returns the seconds that took.
-        On failure nothing is left running."""
+        `on_report` sees each metrics report meanwhile (the exceptions tasks died of).
+        A task that keeps dying before it starts ends the wait at once, with what it
+        raised. On failure nothing is left running."""
         if timeout is None:
             timeout = START_TIMEOUT_SECS if self.spark is None else SPARK_START_TIMEOUT_SECS
         began = time.monotonic()
@@ -85,9 +93,11 @@ class Launch:
             if self.supervisor is not None:
                 self.supervisor.start()
             control.wait_running(self.state, self.name, timeout,
-                                 lambda: alive() and not self.check_fatal())
+                                 lambda: alive() and not self.check_fatal(),
+                                 lambda report: self._starting(report, on_report))
         except SchedulerError as exc:
-            detail = self._failure_detail()
+            detail = "\n".join(d for d in (self._not_started(str(exc)), self._failure_detail())
+                               if d)
             self.stop()
             if detail:
                 msg = f"{exc}\n{detail}"
@@ -97,6 +107,55 @@ class Launch:
             self.stop()
             raise
         return time.monotonic() - began
+
+    def _starting(self, report: Any, on_report: Callable[[Any], None] | None) -> None:
+        self.last_report = report
+        if on_report is not None:
+            on_report(report)
+        failure = failures.start_failure(self.name, report)
+        if failure is not None:
+            msg = (f"{failure.where}: died {failure.restarts} times before it started; "
+                   f"{failure.exception}{failure.at(self.source_of)}; its log: "
+                   f"{self.task_log(failure.container, failure.component, failure.task)}")
+            raise SchedulerError(msg)
+
+    def _not_started(self, said: str) -> str:
+        """Which tasks had not started when the wait ended, and what they raised (where
+        `said` does not say it already)."""
+        report = self.last_report
+        if report is None:
+            return ""
+        up = failures.started(report)
+        waiting: dict[str, list[int]] = {}
+        for task, component in sorted(TaskLayout.of(self.plan).task_component.items()):
+            if component in self.plan.components and (component, task) not in up:
+                waiting.setdefault(component, []).append(task)
+        if not waiting:
+            return ""
+        lines = ["tasks not started: " + "; ".join(
+            f"component {c!r} (task{'s' if len(t) > 1 else ''} {', '.join(map(str, t))})"
+            for c, t in waiting.items())]
+        for failure in failures.task_failures(self.name, report):
+            if failure.task in waiting.get(failure.component, ()) and failure.where not in said:
+                lines.append(f"{where(component=failure.component, task=failure.task)}: "
+                             f"{failure.exception}{failure.at(self.source_of)}; its log: "
+                             f"{self.task_log(failure.container, failure.component, failure.task)}")
+        return "\n".join(lines)
+
+    def source_of(self, path: str) -> str:
+        """The user's own file of a task's copy (a project's src/ for its resources/)."""
+        for copy, source in self.sources.items():
+            if path.startswith(copy.rstrip("/") + "/"):
+                return source.rstrip("/") + path[len(copy.rstrip("/")):]
+        return path
+
+    def task_log(self, container: int, component: str, task: int) -> str:
+        """Where a task's log is."""
+        if self.spark is not None:
+            return (f"heronbridge/{self.name}/container-{container}/logs/task-{task}-"
+                    f"{component}.log in the Spark worker's executor folder")
+        return str(self.workdir / f"container-{container}" / "logs" /
+                   f"task-{task}-{component}.log")
 
     @property
     def scheduler_log(self) -> Path:

@@ -32,7 +32,9 @@ from ..plan.packing import pack
 from ..procfs import pid_alive
 from ..proto import plans_pb2, topology_pb2
 from ..state import (
+    CHECKPOINT_KEYS,
     EXECUTION_STATE,
+    KEY_BYTES,
     PACKING_PLANS,
     SCHEDULERS,
     STATEFUL_CHECKPOINTS,
@@ -77,7 +79,25 @@ class Home:
     def workdir(self, topology: str) -> Path:
         return self.root / "topologies" / topology / "current"
 
+    def ensure(self) -> Path:
+        """The home folder, made if missing, and its owner's only (0700: the topologies'
+        code, logs and metrics under it are nobody else's business)."""
+        try:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = self.root.stat()
+            if info.st_uid != os.getuid():
+                msg = (f"the heronbridge home {self.root} belongs to uid {info.st_uid}, not "
+                       f"to this user ({os.getuid()}); choose another (--home)")
+                raise SchedulerError(msg)
+            if info.st_mode & 0o077:
+                os.chmod(self.root, 0o700)
+        except OSError as exc:
+            msg = f"cannot make the heronbridge home {self.root}: {exc}"
+            raise SchedulerError(msg) from exc
+        return self.root
+
     def open_state(self) -> StateManager:
+        self.ensure()
         credential = None
         if self.state_uri.startswith("zk://") and not os.environ.get(ZK_DIGEST_ENV):
             credential = self.zookeeper_identity()
@@ -130,20 +150,24 @@ def submit_plan(state: StateManager, home: Home, plan: LogicalPlan,
     state.clear(plan.name)
     if conf.stateful and conf.start_clean:
         state.delete(STATEFUL_CHECKPOINTS, plan.name)
+        state.delete(CHECKPOINT_KEYS, plan.name)
     topology_id = f"{plan.name}-{uuid.uuid4().hex[:12]}"
-    state.put_secret(plan.name, secrets.token_bytes(32))  # proven by every connection
+    state.put_secret(plan.name, secrets.token_bytes(KEY_BYTES))  # proven by every connection
+    if state.get_checkpoint_key(plan.name) is None:  # kept across submits, as checkpoints
+        state.put_checkpoint_key(plan.name, secrets.token_bytes(KEY_BYTES))
     packing = pack(plan, conf.containers)
     state.put(TOPOLOGIES, plan.name, topology_to_proto(plan, topology_id, initial_state))
     state.put(PACKING_PLANS, plan.name, packing_to_proto(packing))
     state.put(EXECUTION_STATE, plan.name, plans_pb2.ExecutionState(
         topology_name=plan.name, topology_id=topology_id, submission_time=int(time.time()),
         submission_user=getpass.getuser(), cluster=cluster, environ="default"))
+    home.ensure()
     workdir = home.workdir(plan.name)
     if workdir.exists():
         previous = workdir.parent / "previous"
         shutil.rmtree(previous, ignore_errors=True)
         workdir.rename(previous)
-    workdir.mkdir(parents=True)
+    workdir.mkdir(mode=0o700, parents=True)
     return topology_id
 
 

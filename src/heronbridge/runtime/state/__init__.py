@@ -1,8 +1,10 @@
 """State managers: the local filesystem by default, ZooKeeper for several hosts."""
 
 from .base import (
+    CHECKPOINT_KEYS,
     EPHEMERAL,
     EXECUTION_STATE,
+    KEY_BYTES,
     NODE_TYPES,
     PACKING_PLANS,
     PHYSICAL_PLANS,
@@ -18,7 +20,8 @@ from .base import (
 )
 from .localfs import LocalFileStateManager
 
-__all__ = ["EPHEMERAL", "EXECUTION_STATE", "NODE_TYPES", "PACKING_PLANS", "PHYSICAL_PLANS",
+__all__ = ["CHECKPOINT_KEYS", "EPHEMERAL", "EXECUTION_STATE", "KEY_BYTES", "NODE_TYPES",
+           "PACKING_PLANS", "PHYSICAL_PLANS",
            "SCHEDULERS", "SECRETS", "STATEFUL_CHECKPOINTS", "TMASTERS", "TOPOLOGIES",
            "ZK_DIGEST_ENV",
            "LocalFileStateManager", "NodeExistsError", "StateManager", "Watch", "open_state"]

@@ -4,7 +4,9 @@ The node layout is Heron's, the same for every backend:
 `<root>/{topologies,packingplans,pplans,executionstate,tmasters,schedulers,
 statefulcheckpoints}/<topology>`, each node one serialized protobuf message, plus
 `<root>/secrets/<topology>`: the topology's link secret, readable by its owner only, and
-`<root>/actions/<topology>`: the health manager's action log (JSON lines, the latest few).
+`<root>/actions/<topology>`: the health manager's action log (JSON lines, the latest few),
+and `<root>/checkpointkeys/<topology>`: the key its checkpoint files are authenticated
+with, owner-only too, kept (as the consistent checkpoints are) when it is killed.
 
 Processes follow nodes with `watch`: ZooKeeper pushes changes, the local backend polls.
 """
@@ -35,6 +37,8 @@ SCHEDULERS = "schedulers"
 SECRETS = "secrets"
 ACTIONS = "actions"
 STATEFUL_CHECKPOINTS = "statefulcheckpoints"  # the consistent checkpoints, newest first
+CHECKPOINT_KEYS = "checkpointkeys"
+KEY_BYTES = 32  # a topology's secret and its checkpoint key
 
 NODE_TYPES: dict[str, type[Message]] = {
     TOPOLOGIES: topology_pb2.Topology,
@@ -48,7 +52,9 @@ NODE_TYPES: dict[str, type[Message]] = {
 # Where a backend has sessions (ZooKeeper), these nodes live only as long as the process
 # that wrote them: a dead master or scheduler is noticed at once.
 EPHEMERAL = frozenset({TMASTERS, SCHEDULERS})
-KINDS = (*NODE_TYPES, SECRETS, ACTIONS)
+KINDS = (*NODE_TYPES, SECRETS, ACTIONS, CHECKPOINT_KEYS)
+OWNER_ONLY = frozenset({SECRETS, CHECKPOINT_KEYS})
+KEPT = frozenset({STATEFUL_CHECKPOINTS, CHECKPOINT_KEYS})  # outlive a kill
 
 Callback = Callable[[Message | None], object]
 
@@ -103,6 +109,10 @@ class StateManager(ABC):
 
     def _parse(self, kind: str, name: str, data: bytes) -> Message:
         message = NODE_TYPES[kind]()
+        if not data and kind != STATEFUL_CHECKPOINTS:  # the one node that may hold nothing
+            msg = (f"state node {kind}/{name} is empty (0 bytes): expected a "
+                   f"{message.DESCRIPTOR.name}; a truncated write, or not this runtime's")
+            raise StateManagerError(msg)
         try:
             message.ParseFromString(data)
         except Exception as exc:
@@ -174,7 +184,22 @@ class StateManager(ABC):
         self._write(SECRETS, name, secret)
 
     def get_secret(self, name: str) -> bytes | None:
-        return self._read(SECRETS, name)
+        return self._key(SECRETS, name)
+
+    def put_checkpoint_key(self, name: str, key: bytes) -> None:
+        self._write(CHECKPOINT_KEYS, name, key)
+
+    def get_checkpoint_key(self, name: str) -> bytes | None:
+        return self._key(CHECKPOINT_KEYS, name)
+
+    def _key(self, kind: str, name: str) -> bytes | None:
+        """A key node, read afresh each time (a bad one is never kept)."""
+        data = self._read(kind, name)
+        if data is not None and len(data) != KEY_BYTES:
+            msg = (f"state node {kind}/{name} is corrupt: expected {KEY_BYTES} random bytes, "
+                   f"received {len(data)}; submit the topology again to make a new one")
+            raise StateManagerError(msg)
+        return data
 
     # -- the health manager's action log ---------------------------------------------
 
@@ -188,7 +213,7 @@ class StateManager(ABC):
     def clear(self, name: str) -> None:
         """Delete every node of one topology but its consistent checkpoints: submitted
         again, a stateful topology goes on from them (unless
-        topology.stateful.start.clean)."""
+        topology.stateful.start.clean), and the key they are authenticated with."""
         for kind in KINDS:
-            if kind != STATEFUL_CHECKPOINTS:
+            if kind not in KEPT:
                 self.delete(kind, name)

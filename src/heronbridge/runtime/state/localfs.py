@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import StateManagerError
-from .base import KINDS, SECRETS, StateManager, Watch
+from .base import KINDS, OWNER_ONLY, StateManager, Watch
 
 POLL_SECS = 0.05
 
@@ -27,7 +27,8 @@ class LocalFileStateManager(StateManager):
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             for kind in KINDS:
                 (self.root / kind).mkdir(mode=0o700, exist_ok=True)
-            os.chmod(self.root / SECRETS, 0o700)
+            for kind in OWNER_ONLY:
+                os.chmod(self.root / kind, 0o700)
         except OSError as exc:
             msg = f"cannot create the state folders under {self.root}: {exc}"
             raise StateManagerError(msg) from exc

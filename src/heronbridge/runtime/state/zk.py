@@ -5,7 +5,8 @@ The topology master's and the scheduler's locations are ephemeral nodes, gone wh
 their process's session ends; a second master finds the node taken (NodeExistsError:
 another primary). After a session is lost, this client re-creates the ephemeral nodes it
 held. Every node is written under a digest identity (`user:password`): the owner may do
-anything, the world may only read; the topology's secret is the owner's only.
+anything, the world may only read; the topology's secret is the owner's only. A root or
+folder found already there is used only if that identity alone may change it.
 """
 
 from __future__ import annotations
@@ -25,15 +26,16 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.recipe.watchers import DataWatch
 from kazoo.retry import KazooRetry, RetryFailedError
-from kazoo.security import make_acl, make_digest_acl
+from kazoo.security import Permissions, make_acl, make_digest_acl
 
 from ..errors import StateManagerError
 from . import base
-from .base import EPHEMERAL, KINDS, SECRETS, ZK_DIGEST_ENV, StateManager, Watch
+from .base import EPHEMERAL, KINDS, OWNER_ONLY, ZK_DIGEST_ENV, StateManager, Watch
 
 log = logging.getLogger("heronbridge.runtime.state.zk")
 
 SESSION_TIMEOUT_SECS = 10.0
+_CHANGES = Permissions.WRITE | Permissions.CREATE | Permissions.DELETE | Permissions.ADMIN
 CONNECT_TIMEOUT_SECS = 15.0
 
 
@@ -89,10 +91,26 @@ class ZooKeeperStateManager(StateManager):
             self.zk.close()
             msg = f"state {uri}: cannot reach ZooKeeper at {hosts} within {CONNECT_TIMEOUT_SECS}s"
             raise StateManagerError(msg) from exc
-        for kind in KINDS:
-            self._call("create the folder", kind, "", self.zk.ensure_path, self._folder(kind))
+        for path in (self.root, *map(self._folder, KINDS)):  # checked before any use
+            self._call("create the folder", path, "", self.zk.ensure_path, path)
+            self._check_owned(path)
 
     # -- plumbing ---------------------------------------------------------------
+
+    def _check_owned(self, path: str) -> None:
+        """A node found there is used only when this identity alone may change it or
+        what is under it (others may at most read): one another identity made open to
+        all would let it replace our secret and our topologies."""
+        acls = self._call("read the ACL of", path, "", self.zk.get_acls, path)[0]
+        others = sorted({f"{a.id.scheme}:{a.id.id}" for a in acls
+                         if a.perms & _CHANGES and a.id != self._own.id})
+        mine = any(a.id == self._own.id and a.perms & _CHANGES == _CHANGES for a in acls)
+        if others or not mine:
+            who = f"{', '.join(others)} may change it" if others else \
+                "this identity may not change it"
+            msg = (f"state {self.uri}: the ZooKeeper node {path} exists and {who}; refusing "
+                   "to use it (another identity made it: delete it, or choose another root)")
+            raise StateManagerError(msg)
 
     def _folder(self, kind: str) -> str:
         return f"{self.root}/{kind}"
@@ -174,7 +192,7 @@ class ZooKeeperStateManager(StateManager):
         path = self._path(kind, name)
         if kind in EPHEMERAL:
             self._create_ephemeral(path, data)
-        elif kind == SECRETS:
+        elif kind in OWNER_ONLY:
             # Always a fresh node, so that it never keeps an ACL wider than its owner's.
             self.delete(kind, name)
             self._call("create", kind, name, self.zk.create, path, data, acl=[self._own])

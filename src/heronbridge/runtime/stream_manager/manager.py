@@ -30,7 +30,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from ..addresses import host_address, metrics_address, stmgr_address, stmgr_id
+from ..addresses import MASTER, METRICS, host_address, metrics_address, stmgr_address, stmgr_id
 from ..api.tuple import MULTI
 from ..config import TopologyConfig
 from ..errors import SchedulerError
@@ -45,6 +45,8 @@ from ..telemetry import (
     BYTES_ROUTED,
     DISCARDED_FRAMES,
     DROPPED_FRAMES,
+    HELD_BYTES,
+    HELD_FRAMES,
     MALFORMED_FRAMES,
     MAX_CONNECTION_BUFFER,
     RSS_BYTES,
@@ -55,9 +57,10 @@ from ..telemetry import (
     TUPLES_ROUTED,
 )
 from ..wire import auth, frames, tls
-from ..wire.aio import FramedProtocol, cancel, spawn
+from ..wire.aio import FramedProtocol, cancel, listen_unix, spawn
 from ..wire.serde import make_serializer
 from .acking import XorTracker
+from .undelivered import Undelivered
 
 log = logging.getLogger("heronbridge.runtime.stream_manager")
 
@@ -67,6 +70,8 @@ PARK_SECS = 10.0  # a task that registers before the plan that has it waits this
 BP_BY_CAUSE = BACKPRESSURE_MS + "/{}/{}"  # e.g. backpressure-ms/task/4
 QUEUE_BYTES = "queue-bytes/task/{}"
 BYTES_TO = "bytes-to/task/{}"  # written to a local task: what it consumed, near enough
+HELD = ("held", "frames")  # the backpressure cause of frames held for tasks that are down
+HOLD_SECS = 30.0  # at least; the executor's longest restart back-off (scheduler/restarts.py)
 
 
 def _remaining(link: InstanceLink) -> bool:
@@ -241,6 +246,9 @@ class StreamManager:
         self.state: int | None = None
         self.master: MasterLink | None = None
         self.tracker = XorTracker(self.conf.xor_buckets)
+        timeout = self.conf.message_timeout_secs
+        self.undelivered = Undelivered(max(timeout, HOLD_SECS), timeout,
+                                       self.conf.held_max_bytes)
         self.local_causes: set = set()
         self.remote_causes: set[str] = set()
         self.spouts_paused = False
@@ -267,21 +275,25 @@ class StreamManager:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
-        self.instance_server = await loop.create_unix_server(
-            auth.listen(lambda: InstanceLink(self), self.secret, {auth.TASK},
-                        f"{self.id} (tasks)"),
-            stmgr_address(self.topology_id, self.container))
+        path = stmgr_address(self.topology_id, self.container)
+        self.instance_server = await listen_unix(auth.listen(
+            lambda: InstanceLink(self), self.secret, {auth.TASK}, f"{self.id} (tasks)",
+            auth.Identity.unix(self.topology_id, self.id, path)), path, self.id)
         bind, self.host = host_address(self.conf.host)
-        self.peer_server = await loop.create_server(
-            auth.listen(lambda: PeerServerLink(self), self.secret, {auth.STMGR},
-                        f"{self.id} (peers)"), bind, 0, ssl=self.tls_listen)
+        peers = auth.listen(lambda: PeerServerLink(self), self.secret, {auth.STMGR},
+                            f"{self.id} (peers)")
+        self.peer_server = await loop.create_server(peers, bind, 0, ssl=self.tls_listen)
         self.data_port = self.peer_server.sockets[0].getsockname()[1]
+        peers.identity = auth.Identity.tcp(self.topology_id, self.id, self.host,
+                                           self.data_port)
         log.info("%s of topology %r: local tasks %s, peers reach it at %s:%d", self.id,
                  self.name, sorted(self.local_tasks), self.host, self.data_port)
         self._tasks = [spawn(self._master_session(), "master session"),
                        spawn(self._metrics_loop(), "metrics")]
         if self.conf.acking and self.conf.message_timeouts:
             self._tasks.append(spawn(self._expire_loop(), "expiry"))
+        if self.conf.acking:
+            self._tasks.append(spawn(self._undelivered_loop(), "undelivered frames"))
         await self._stopping.wait()
         for task in [*self._tasks, *self.peer_dialers.values()]:
             await cancel(task)
@@ -301,9 +313,10 @@ class StreamManager:
                     await master.changed()
                     continue
                 try:
-                    _, link = await auth.dial(lambda: MasterLink(self), self.secret, auth.STMGR,
-                                              host=location.host, port=location.server_port,
-                                              ssl_context=self.tls_dial)
+                    _, link = await auth.dial(
+                        lambda: MasterLink(self), self.secret, auth.STMGR,
+                        auth.Identity.tcp(self.topology_id, MASTER, location.host,
+                                          location.server_port), ssl_context=self.tls_dial)
                 except (OSError, auth.AuthError) as exc:
                     if isinstance(exc, auth.AuthError):
                         log.warning("%s: topology master at %s:%d: %s", self.id,
@@ -420,6 +433,10 @@ class StreamManager:
             if req.task_id in self.local_tasks:
                 del self.parked[link]
                 self.register_instance(link, req)
+        for task in self.undelivered.tasks():
+            if task not in self.owner and task not in self.local_tasks:  # not coming back
+                self._give_up(self.undelivered.forget(task))
+        self._release_reachable()
         self.heartbeat()
 
     def _replan(self, pplan: plans_pb2.PhysicalPlan) -> None:
@@ -462,9 +479,10 @@ class StreamManager:
     async def _connect_peer(self, peer: str, address: tuple[str, int]) -> None:
         while not self._stopping.is_set():
             try:
-                _, link = await auth.dial(lambda: PeerClientLink(self), self.secret, auth.STMGR,
-                                          host=address[0], port=address[1],
-                                          ssl_context=self.tls_dial)
+                _, link = await auth.dial(
+                    lambda: PeerClientLink(self), self.secret, auth.STMGR,
+                    auth.Identity.tcp(self.topology_id, peer, *address),
+                    ssl_context=self.tls_dial)
             except (OSError, auth.AuthError) as exc:
                 if isinstance(exc, auth.AuthError):
                     log.warning("%s: peer %s at %s:%d: %s", self.id, peer, *address, exc)
@@ -474,16 +492,23 @@ class StreamManager:
             self.peers[peer] = link
             link.send(control_pb2.StreamManagerHello(topology_id=self.topology_id,
                                                      stmgr_id=self.id))
+            if self.local_causes:  # a peer that restarted pauses its spouts too
+                link.send(control_pb2.BackPressureNotice(stmgr_id=self.id, active=True))
             if self.stateful:
                 link.send(control_pb2.ResumeFrom(txid=self.txid))
             self._rebuild_routes()
+            self._release_reachable()
             self.heartbeat()
             await link.closed
             log.warning("%s: lost peer %s at %s:%d; reconnecting", self.id, peer, *address)
             self.lost(f"the link to {peer} closed")
 
     def _rebuild_routes(self) -> None:
-        route: dict[int, _Link] = dict(self.instances)
+        # Under at-least-once a local task is routed to once its component is set up:
+        # until then its frames are held (undelivered.py), so that the trees they carry
+        # do not time out in its socket while it imports and opens.
+        route: dict[int, _Link] = dict(self.instances) if not self.conf.acking else {
+            t: link for t, link in self.instances.items() if t in self.started_tasks}
         for task, owner in self.owner.items():
             if owner != self.id and owner in self.peers:
                 route[task] = self.peers[owner]
@@ -518,6 +543,7 @@ class StreamManager:
         if link.is_spout:  # a new life: the trees of the last are nobody's now
             self.tracker.forget_task(task, SHIFT)
         self.instances[task] = link
+        self.started_tasks.discard(task)  # this incarnation has not set its component up
         self._rebuild_routes()
         if link.is_spout and self.spouts_paused:
             link.transport.pause_reading()
@@ -530,6 +556,8 @@ class StreamManager:
     def instance_started(self, link: InstanceLink) -> None:
         if self.instances.get(link.task) is link:
             self.started_tasks.add(link.task)
+            self._rebuild_routes()
+            self._release_reachable()
             self.heartbeat()
 
     def _welcome(self, link: InstanceLink) -> None:
@@ -539,6 +567,7 @@ class StreamManager:
             link.send(control_pb2.TopologyStateChange(state=self.state))
         if self.restore is not None:  # it restores too; the master hears of the loss
             link.send(self.restore)
+        self._release_reachable()
 
     def _unpark(self, link: InstanceLink) -> None:
         parked = self.parked.get(link)
@@ -639,7 +668,7 @@ class StreamManager:
                         continue
                     link = route.get(dest)
                     if link is None:
-                        self._drop(view[start:end], outgoing)
+                        self._drop(view[start:end])
                         continue
                     chunks = outgoing.get(link)
                     if chunks is None:
@@ -667,19 +696,35 @@ class StreamManager:
         for link, chunks in outgoing.items():
             link.write_chunks(chunks)
 
-    def _drop(self, frame: memoryview, outgoing: dict) -> None:
-        """A frame for a task that is not connected (down, or not yet back): counted,
-        and the trees of a data frame's tracked tuples fail back to their spouts now,
-        rather than at their timeout (never, with timeouts off)."""
-        self.dropped += 1
+    def _drop(self, frame: memoryview | bytes) -> None:
+        """A frame for a task that cannot be reached now: held for it while the plan has
+        it, its trees failed back no sooner than their timeout otherwise (undelivered.py)."""
         if frame[4] != frames.DATA or not self.conf.acking:
+            self.dropped += 1
             return
+        now = time.monotonic()
+        task = frames.HEADER.unpack_from(frame)[2]
+        if self.pplan is None or task in self.owner or task in self.local_tasks:
+            self._give_up(self.undelivered.hold(task, bytes(frame), now))
+            self._held_changed()
+        else:
+            self._give_up([(now, frame)])
+
+    def _give_up(self, lost: list[tuple[float, bytes]]) -> None:
+        """Frames that will not be delivered: their trees fail a message timeout after
+        they were held (or dropped)."""
+        for since, frame in lost:
+            self.dropped += 1
+            self.undelivered.fail_later(self._roots(frame), since)
+
+    def _roots(self, frame: memoryview | bytes) -> list[int]:
+        """The roots of a data frame's tracked tuples."""
         try:
             records = self.serializer.decode(bytes(frame[frames.DATA_HEADER_SIZE:]))
         except Exception as exc:  # noqa: BLE001 - e.g. a pickled class not importable here
             log.warning("%s: cannot read the roots of a dropped frame (%s: %s); its trees "
                         "fail at their timeout", self.id, type(exc).__name__, exc)
-            return
+            return []
         roots: set[int] = set()
         for record in records:
             if len(record) == 3:
@@ -688,16 +733,50 @@ class StreamManager:
                     roots.add(root)
                 elif root == MULTI:
                     roots.update(record[2][1::2])
-        if roots:
-            self._fails(roots, outgoing)
+        return list(roots)
 
     def undeliverable(self, chunks: list) -> None:
         """Frames for a link that closed before they could be written."""
-        outgoing: dict[_Link, list] = {}
         for chunk in chunks:
-            self._drop(chunk, outgoing)
-        for link, out in outgoing.items():
-            link.write_chunks(out)
+            self._drop(chunk)
+
+    def _release_reachable(self) -> None:
+        """Deliver the frames held for tasks that can be reached again: a local task
+        welcomed, or a peer connected."""
+        for task in self.undelivered.tasks():
+            link = self.route.get(task)
+            if link is None or not _remaining(link) or link in self.waiting \
+                    or (isinstance(link, InstanceLink) and self.pplan is None):
+                continue
+            link.write_chunks(self.undelivered.release(task))
+        self._held_changed()
+
+    def _held_changed(self) -> None:
+        """Every spout pauses while frames are held: their replays wait in the spouts
+        (untracked, so they cannot time out) instead of failing again."""
+        held = bool(self.undelivered.tasks())
+        if held and HELD not in self.local_causes:
+            self.backpressure_start(HELD)
+        elif not held and HELD in self.local_causes:
+            self.backpressure_stop(HELD)
+
+    async def _undelivered_loop(self) -> None:
+        """Give up frames held too long; fail the trees whose time has come."""
+        period = min(0.1, self.conf.message_timeout_secs / 10)
+        held = self.undelivered
+        while True:
+            await asyncio.sleep(period)
+            if not held:
+                continue
+            now = time.monotonic()
+            self._give_up(held.expired(now))
+            self._held_changed()
+            due = held.fails_due(now)
+            if due:
+                outgoing: dict[_Link, list] = {}
+                self._fails(due, outgoing)
+                for link, chunks in outgoing.items():
+                    link.write_chunks(chunks)
 
     def _acks(self, pairs: Any, outgoing: dict) -> None:
         pairs = pairs.tolist()
@@ -842,12 +921,12 @@ class StreamManager:
             timestamp_ms=int(time.time() * 1000),
             counters={TUPLES_ROUTED: self.routed, BYTES_ROUTED: self.bytes_routed,
                       DROPPED_FRAMES: self.dropped, MALFORMED_FRAMES: self.malformed,
-                      DISCARDED_FRAMES: self.discarded,
+                      DISCARDED_FRAMES: self.discarded, HELD_FRAMES: self.undelivered.held,
                       TREES_ACKED: self.acked,
                       TREES_FAILED: self.failed, TREES_EXPIRED: self.expired,
                       BACKPRESSURE_MS: bp},
             gauges={TREES_PENDING: len(self.tracker), MAX_CONNECTION_BUFFER: buffered,
-                    RSS_BYTES: rss_bytes()})
+                    HELD_BYTES: self.undelivered.bytes, RSS_BYTES: rss_bytes()})
         sample.counters.update(counters)
         sample.gauges.update(gauges)
         return sample
@@ -859,8 +938,9 @@ class StreamManager:
             await asyncio.sleep(self.conf.metrics_interval_secs)
             if link is None or link.closed.done():
                 try:
-                    _, link = await auth.dial(FramedProtocol, self.secret, auth.STMGR,
-                                              path=address)
+                    _, link = await auth.dial(
+                        FramedProtocol, self.secret, auth.STMGR,
+                        auth.Identity.unix(self.topology_id, METRICS, address))
                 except (OSError, auth.AuthError):
                     link = None
                     continue

@@ -8,7 +8,7 @@ import sys
 
 from ..state import open_state
 from ..wire.aio import run_loop
-from ..wire.auth import secret_from_env
+from ..wire.auth import inherited_secret
 from .master import TopologyMaster
 
 
@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-    secret = secret_from_env()
+    secret = inherited_secret()
 
     async def start() -> int:
         return await TopologyMaster(open_state(args.state), args.topology, secret).run()

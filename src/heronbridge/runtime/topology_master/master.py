@@ -23,7 +23,7 @@ import signal
 import time
 from typing import Any
 
-from ..addresses import host_address, stmgr_id
+from ..addresses import MASTER, host_address, stmgr_id
 from ..checkpoint import CheckpointCoordinator, CheckpointStorage
 from ..checkpoint.coordinator import COMPONENT as CHECKPOINTS_COMPONENT
 from ..config import TopologyConfig
@@ -118,10 +118,11 @@ class TopologyMaster:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopping.set)
         bind, host = host_address(self.conf.host)
-        server = await loop.create_server(
-            auth.listen(lambda: MasterLink(self), self.secret, set(ALLOWED), "topology master"),
-            bind, 0, ssl=self.tls_listen)
+        listener = auth.listen(lambda: MasterLink(self), self.secret, set(ALLOWED),
+                               "topology master")
+        server = await loop.create_server(listener, bind, 0, ssl=self.tls_listen)
         port = server.sockets[0].getsockname()[1]
+        listener.identity = auth.Identity.tcp(self.topology.id, MASTER, host, port)
         self.location = plans_pb2.TopologyMasterLocation(
             topology_name=self.name, topology_id=self.topology.id, host=host, server_port=port)
         self._writer = spawn(self._write_state(), "state writer")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import os
 from collections.abc import Coroutine
 from typing import Any
 
 from google.protobuf.message import Message
 
+from ..errors import SchedulerError
 from .auth import describe_peer
 from .frames import CONTROL, BadFrame, FrameAssembler, control_frame, parse_control
 
@@ -106,3 +109,18 @@ async def cancel(task: asyncio.Task | None) -> None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
+
+
+async def listen_unix(factory: Any, path: str, who: str) -> asyncio.AbstractServer:
+    """Listen on the Unix socket file `path` (in the container's private folder, where
+    only a restart of ours can have left a socket)."""
+    try:
+        if not path.startswith("\0"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # our own predecessor's: nobody else can write that folder
+        return await asyncio.get_running_loop().create_unix_server(factory, path)
+    except OSError as exc:
+        why = ("another process holds it" if exc.errno == errno.EADDRINUSE
+               else exc.strerror or str(exc))
+        msg = f"{who}: cannot listen on the Unix socket {path}: {why}"
+        raise SchedulerError(msg) from exc

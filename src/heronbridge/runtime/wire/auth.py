@@ -1,18 +1,25 @@
 """Every connection proves the topology's secret before its first frame.
 
-A mutual challenge-response on HMAC-SHA256, run by every listener and every dialer:
+A mutual challenge-response on HMAC-SHA256, run by every listener and every dialer
+(the byte-level spec, with test vectors, is PROTOCOL.md beside this file):
 
-    dialer   -> listener  MAGIC, role, dialer nonce (32 bytes)
-    listener -> dialer    MAGIC, listener nonce, HMAC(secret, "listener", role, nonces)
-    dialer   -> listener  HMAC(secret, "dialer", role, nonces)
+    dialer   -> listener  MAGIC, role, dialer nonce, the listener identity it dialled
+    listener -> dialer    MAGIC, listener nonce, proof("listener")
+    dialer   -> listener  proof("dialer")
     listener -> dialer    OK
 
-Each side proves it holds the secret over a nonce the other chose, so neither a replay
-nor a reflection passes; the role says who dials (a task, a stream manager, a metrics
-manager, the command line) and each listener accepts only its own. On Unix sockets the
-peer's uid (SO_PEERCRED) must also be ours. A listener reads no frame, and so
-unpickles nothing, before the dialer has proved the secret; then the asyncio transport
-is handed to the real protocol, and the data path runs exactly as without this.
+Each proof is an HMAC of the secret over the whole transcript: the dialer's role, the
+identity of the listener it meant to reach (topology id, listener name, the address it
+dialled) and both nonces. Each side proves it holds the secret over a nonce the other
+chose, so neither a replay nor a reflection passes, and a proof made for one listener is
+worth nothing at another: a process that took a dead stream manager's port and relays
+the handshake to a live one fails it at both ends. The role says who dials (a task, a
+stream manager, a metrics manager, the command line) and each listener accepts only its
+own. On Unix sockets the peer's uid (SO_PEERCRED) must also be ours: the kernel then
+vouches for every byte. On TCP the handshake also yields a key per direction, and every
+frame after it travels in records that carry an HMAC and a sequence number
+(wire.sealing). A listener reads no frame, and so unpickles nothing, before the dialer
+has proved the secret.
 """
 
 from __future__ import annotations
@@ -28,19 +35,22 @@ import ssl
 import struct
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ProtocolError
+from .sealing import SealedAssembler, Sealer, derive
 
 log = logging.getLogger("heronbridge.runtime.auth")
 
-MAGIC = b"HBA1"
+MAGIC = b"HBA2"
 NONCE = 32
 MAC = hashlib.sha256().digest_size
 OK = b"\x01"
 HANDSHAKE_SECS = 5.0
 MAX_HANDSHAKE = 1024  # bytes a listener buffers before the dialer has proved itself
-SECRET_ENV = "HERONBRIDGE_TOPOLOGY_SECRET"
+SECRET_FD_ENV = "HERONBRIDGE_SECRET_FD"
+KEY = 32  # bytes of the topology's secret (and of its checkpoint key)
 
 TASK = "task"
 STMGR = "stmgr"
@@ -54,28 +64,99 @@ class AuthError(ProtocolError):
     """A peer did not prove the topology's secret (or we could not prove it to it)."""
 
 
-def proof(secret: bytes, side: bytes, role: str, dialer_nonce: bytes,
-          listener_nonce: bytes) -> bytes:
-    message = b"\0".join((side, role.encode(), dialer_nonce, listener_nonce))
-    return hmac.new(secret, message, hashlib.sha256).digest()
+@dataclass(frozen=True)
+class Identity:
+    """Whom a dialer means to reach: a topology's listener by name, at an address
+    (`tcp:HOST:PORT` as published, or `unix:PATH`)."""
+
+    topology: str
+    name: str
+    address: str
+
+    @classmethod
+    def tcp(cls, topology: str, name: str, host: str, port: int) -> Identity:
+        return cls(topology, name, f"tcp:{host}:{port}")
+
+    @classmethod
+    def unix(cls, topology: str, name: str, path: str) -> Identity:
+        return cls(topology, name, f"unix:{path}")
+
+    @property
+    def sealed(self) -> bool:
+        """Frames travel in authenticated records (TCP); a Unix socket's peer is vouched
+        for by the kernel."""
+        return self.address.startswith("tcp:")
+
+    def encode(self) -> bytes:
+        return b"".join(_field(part.encode()) for part in (self.topology, self.name,
+                                                             self.address))
+
+    def __str__(self) -> str:
+        return f"{self.name} of {self.topology} at {self.address}"
 
 
-def secret_from_env() -> bytes:
-    """The secret a process's parent handed it, removed from the environment so that
-    nothing it starts (a component's subprocess) inherits it."""
-    text = os.environ.pop(SECRET_ENV, "")
-    try:
-        secret = bytes.fromhex(text)
-    except ValueError:
-        secret = b""
-    if len(secret) < 16:
-        msg = f"expected the topology's secret in ${SECRET_ENV} (hex), received none"
+def _field(raw: bytes) -> bytes:
+    return len(raw).to_bytes(2, "little") + raw
+
+
+def transcript(role: str, identity: bytes, dialer_nonce: bytes, listener_nonce: bytes) -> bytes:
+    return MAGIC + _field(role.encode()) + _field(identity) + dialer_nonce + listener_nonce
+
+
+def proof(secret: bytes, side: bytes, transcript: bytes) -> bytes:
+    return hmac.digest(secret, _field(side) + transcript, "sha256")
+
+
+@dataclass
+class Session:
+    """An authenticated connection's keys: `sealer` for what we send, `assembler` for
+    what we read (both None on a Unix socket, whose frames need no tags)."""
+
+    sealer: Sealer | None = None
+    assembler: SealedAssembler | None = None
+
+    @classmethod
+    def of(cls, secret: bytes, transcript: bytes, sealed: bool, dialer: bool) -> Session:
+        if not sealed:
+            return cls()
+        to_listener, to_dialer = derive(secret, transcript)
+        send, receive = (to_listener, to_dialer) if dialer else (to_dialer, to_listener)
+        return cls(Sealer(send), SealedAssembler(receive))
+
+
+def inherited_keys() -> tuple[bytes, bytes | None]:
+    """(the topology's secret, its checkpoint key or None), which a process's parent
+    handed it through an inherited pipe (never the environment or the command line,
+    which /proc shows for the process's whole life); the pipe is closed once read, so
+    nothing the process starts inherits it."""
+    text = os.environ.pop(SECRET_FD_ENV, "")
+    keys = b""
+    if text.isdigit():
+        try:
+            with os.fdopen(int(text), "rb") as pipe:
+                keys = pipe.read(2 * KEY + 1)
+        except OSError:
+            keys = b""
+    if len(keys) not in (KEY, 2 * KEY):
+        msg = (f"expected the topology's secret on the inherited descriptor "
+               f"${SECRET_FD_ENV} ({text or 'unset'}), received {len(keys)} bytes")
         raise AuthError(msg)
-    return secret
+    return keys[:KEY], keys[KEY:] or None
 
 
-def secret_env(secret: bytes) -> dict[str, str]:
-    return {SECRET_ENV: secret.hex()}
+def inherited_secret() -> bytes:
+    return inherited_keys()[0]
+
+
+def secret_pipe(secret: bytes, checkpoint_key: bytes | None = None) -> tuple[int, dict[str, str]]:
+    """(descriptor, environment) to start one child with: pass the descriptor to it
+    (pass_fds) and close it here once the child started."""
+    read, write = os.pipe()
+    try:
+        os.write(write, secret + (checkpoint_key or b""))  # far below a pipe's buffer
+    finally:
+        os.close(write)
+    return read, {SECRET_FD_ENV: str(read)}
 
 
 def peer_uid(sock: Any) -> int | None:
@@ -93,37 +174,42 @@ def _check_uid(sock: Any) -> None:
         raise AuthError(msg)
 
 
-def _hello(role: str, nonce: bytes) -> bytes:
+def _hello(role: str, nonce: bytes, identity: Identity) -> bytes:
     raw = role.encode()
-    return MAGIC + bytes((len(raw),)) + raw + nonce
+    return MAGIC + bytes((len(raw),)) + raw + nonce + _field(identity.encode())
 
 
-def _parse_hello(buf: bytes) -> tuple[str, bytes, int] | None:
-    """(role, nonce, bytes used), or None while incomplete."""
+def _parse_hello(buf: bytes) -> tuple[str, bytes, bytes, int] | None:
+    """(role, nonce, listener identity, bytes used), or None while incomplete."""
     if buf[:len(MAGIC)] != MAGIC[:len(buf)]:
         msg = f"expected a handshake, received {bytes(buf[:16])!r}"
         raise AuthError(msg)
     if len(buf) <= len(MAGIC):
         return None
     size = buf[len(MAGIC)]
-    end = len(MAGIC) + 1 + size + NONCE
+    at = len(MAGIC) + 1 + size + NONCE
+    if len(buf) < at + 2:
+        return None
+    end = at + 2 + int.from_bytes(buf[at:at + 2], "little")
     if len(buf) < end:
         return None
     role = bytes(buf[len(MAGIC) + 1:len(MAGIC) + 1 + size]).decode(errors="replace")
-    return role, bytes(buf[end - NONCE:end]), end
+    return role, bytes(buf[at - NONCE:at]), bytes(buf[at + 2:end]), end
 
 
-def _check_challenge(secret: bytes, role: str, nonce: bytes, data: bytes) -> bytes:
-    """The dialer's reply to a listener's challenge, once the listener's proof holds."""
+def _check_challenge(secret: bytes, role: str, nonce: bytes, identity: Identity,
+                     data: bytes) -> tuple[bytes, bytes]:
+    """(the dialer's reply, the transcript), once the listener's proof holds."""
     if data[:len(MAGIC)] != MAGIC:
         msg = f"expected a handshake reply, received {data[:16]!r}"
         raise AuthError(msg)
-    theirs = data[len(MAGIC):len(MAGIC) + NONCE]
+    said = transcript(role, identity.encode(), nonce, data[len(MAGIC):len(MAGIC) + NONCE])
     if not hmac.compare_digest(data[len(MAGIC) + NONCE:_CHALLENGE],
-                               proof(secret, b"listener", role, nonce, theirs)):
-        msg = "the listener did not prove the topology's secret"
+                               proof(secret, b"listener", said)):
+        msg = (f"the listener did not prove the topology's secret for {identity} (it is "
+               "not this topology's, not that listener, or not at that address)")
         raise AuthError(msg)
-    return proof(secret, b"dialer", role, nonce, theirs)
+    return proof(secret, b"dialer", said), said
 
 
 def describe_peer(transport: Any) -> str:
@@ -138,12 +224,53 @@ def describe_peer(transport: Any) -> str:
     return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
 
 
-def _hand_over(transport: Any, protocol: Any, role: str, rest: bytes) -> None:
+class SealingTransport:
+    """An asyncio transport whose writes go out as authenticated records; everything
+    else is the transport's own. What is written during one turn of the event loop (a
+    stream manager routing the reads of several tasks) goes out as one record: one tag
+    per batch of batches."""
+
+    def __init__(self, transport: Any, sealer: Sealer) -> None:
+        self._transport = transport
+        self._sealer = sealer
+        self._pending: list[Any] = []
+
+    def write(self, data: Any) -> None:
+        self.writelines((data,))
+
+    def writelines(self, chunks: Any) -> None:
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.extend(chunks)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if pending and not self._transport.is_closing():
+            self._transport.writelines(self._sealer.seal(pending))
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + sum(map(len, self._pending))
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+def _hand_over(transport: Any, protocol: Any, role: str, session: Session,
+               rest: bytes) -> Any:
+    """Give the connection to the real protocol; returns the transport it writes to."""
     protocol.role = role
     transport.set_protocol(protocol)
+    if session.sealer is not None:
+        protocol._assembler = session.assembler  # noqa: SLF001 - FramedProtocol's reader
+        transport = SealingTransport(transport, session.sealer)
     protocol.connection_made(transport)
     if rest:
         protocol.data_received(rest)
+    return transport
 
 
 # -- asyncio ------------------------------------------------------------------------
@@ -152,11 +279,10 @@ def _hand_over(transport: Any, protocol: Any, role: str, rest: bytes) -> None:
 class _Listening(asyncio.Protocol):
     """The listener's side of one connection, until the dialer has proved the secret."""
 
-    def __init__(self, factory: Callable[[], Any], secret: bytes, roles: frozenset[str],
-                 name: str) -> None:
-        self.factory, self.secret, self.roles, self.name = factory, secret, roles, name
+    def __init__(self, listener: Listener) -> None:
+        self.listener = listener
         self.buf = b""
-        self.hello: tuple[str, bytes, bytes] | None = None  # role, their nonce, ours
+        self.hello: tuple[str, bytes] | None = None  # role, transcript
         self.transport: Any = None
         self.timer: asyncio.TimerHandle | None = None
         self.peer = "?"
@@ -174,6 +300,7 @@ class _Listening(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
+        listener = self.listener
         try:
             if len(self.buf) > MAX_HANDSHAKE:
                 msg = f"expected a handshake, received {len(self.buf)} bytes of something else"
@@ -182,20 +309,26 @@ class _Listening(asyncio.Protocol):
                 parsed = _parse_hello(self.buf)
                 if parsed is None:
                     return
-                role, theirs, used = parsed
-                if role not in self.roles:
-                    msg = f"expected a dialer among {sorted(self.roles)}, received {role!r}"
+                role, theirs, identity, used = parsed
+                if role not in listener.roles:
+                    msg = (f"expected a dialer among {sorted(listener.roles)}, received "
+                           f"{role!r}")
                     raise AuthError(msg)
-                ours = secrets.token_bytes(NONCE)
-                self.hello = (role, theirs, ours)
+                ours = listener.identity
+                if ours is None or identity != ours.encode():
+                    msg = (f"expected a dialer of {ours}, received one for "
+                           f"{_describe(identity)}")
+                    raise AuthError(msg)
+                nonce = secrets.token_bytes(NONCE)
+                said = transcript(role, identity, theirs, nonce)
+                self.hello = (role, said)
                 self.buf = self.buf[used:]
-                self.transport.write(MAGIC + ours + proof(self.secret, b"listener", role,
-                                                          theirs, ours))
+                self.transport.write(MAGIC + nonce + proof(listener.secret, b"listener", said))
             if len(self.buf) < MAC:
                 return
-            role, theirs, ours = self.hello
+            role, said = self.hello
             if not hmac.compare_digest(self.buf[:MAC],
-                                       proof(self.secret, b"dialer", role, theirs, ours)):
+                                       proof(listener.secret, b"dialer", said)):
                 msg = "wrong proof of the topology's secret"
                 raise AuthError(msg)
         except AuthError as exc:
@@ -203,10 +336,12 @@ class _Listening(asyncio.Protocol):
             return
         self.timer.cancel()
         self.transport.write(OK)
-        _hand_over(self.transport, self.factory(), role, self.buf[MAC:])
+        session = Session.of(listener.secret, said, listener.identity.sealed, dialer=False)
+        _hand_over(self.transport, listener.factory(), role, session, self.buf[MAC:])
 
     def _refuse(self, reason: str) -> None:
-        log.warning("%s: refused a connection from %s: %s", self.name, self.peer, reason)
+        log.warning("%s: refused a connection from %s: %s", self.listener.name, self.peer,
+                    reason)
         if self.timer is not None:
             self.timer.cancel()
         self.transport.abort()
@@ -216,20 +351,44 @@ class _Listening(asyncio.Protocol):
             self.timer.cancel()
 
 
-def listen(factory: Callable[[], Any], secret: bytes, roles: set[str] | frozenset[str],
-           name: str) -> Callable[[], asyncio.Protocol]:
+def _describe(identity: bytes) -> str:
+    parts, pos = [], 0
+    while pos + 2 <= len(identity) and len(parts) < 3:
+        size = int.from_bytes(identity[pos:pos + 2], "little")
+        parts.append(identity[pos + 2:pos + 2 + size].decode(errors="replace"))
+        pos += 2 + size
+    if len(parts) != 3 or pos != len(identity):
+        return repr(identity[:64])
+    return str(Identity(*parts))
+
+
+class Listener:
     """A protocol factory for `create_server`/`create_unix_server`: each connection gets
-    `factory()` (its `role` attribute set) only once its dialer has proved the secret."""
-    roles = frozenset(roles)
-    return lambda: _Listening(factory, secret, roles, name)
+    `factory()` (its `role` attribute set) only once its dialer has proved the secret for
+    this listener's `identity`, which a TCP listener sets once it knows its port (until
+    then every dialer is refused)."""
+
+    def __init__(self, factory: Callable[[], Any], secret: bytes, roles: frozenset[str],
+                 name: str, identity: Identity | None = None) -> None:
+        self.factory, self.secret, self.roles, self.name = factory, secret, roles, name
+        self.identity = identity
+
+    def __call__(self) -> asyncio.Protocol:
+        return _Listening(self)
+
+
+def listen(factory: Callable[[], Any], secret: bytes, roles: set[str] | frozenset[str],
+           name: str, identity: Identity | None = None) -> Listener:
+    return Listener(factory, secret, frozenset(roles), name, identity)
 
 
 class _Dialing(asyncio.Protocol):
-    def __init__(self, factory: Callable[[], Any], secret: bytes, role: str) -> None:
-        self.factory, self.secret, self.role = factory, secret, role
+    def __init__(self, factory: Callable[[], Any], secret: bytes, role: str,
+                 identity: Identity) -> None:
+        self.factory, self.secret, self.role, self.identity = factory, secret, role, identity
         self.nonce = secrets.token_bytes(NONCE)
         self.buf = b""
-        self.replied = False
+        self.said: bytes | None = None
         self.done: asyncio.Future = asyncio.get_running_loop().create_future()
         self.transport: Any = None
 
@@ -240,29 +399,30 @@ class _Dialing(asyncio.Protocol):
         except (AuthError, OSError) as exc:
             self._fail(AuthError(f"refusing the listener: {exc}"))
             return
-        transport.write(_hello(self.role, self.nonce))
+        transport.write(_hello(self.role, self.nonce, self.identity))
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
-        if not self.replied:
+        if self.said is None:
             if len(self.buf) < _CHALLENGE:
                 return
             try:
-                reply = _check_challenge(self.secret, self.role, self.nonce,
-                                         self.buf[:_CHALLENGE])
+                reply, self.said = _check_challenge(self.secret, self.role, self.nonce,
+                                                    self.identity, self.buf[:_CHALLENGE])
             except AuthError as exc:
                 self._fail(exc)
                 return
             self.transport.write(reply)
-            self.replied = True
             self.buf = self.buf[_CHALLENGE:]
         if self.buf and not self.done.done():
             if self.buf[:len(OK)] != OK:
                 self._fail(AuthError("the listener did not accept our proof"))
                 return
+            session = Session.of(self.secret, self.said, self.identity.sealed, dialer=True)
             protocol = self.factory()
-            _hand_over(self.transport, protocol, self.role, self.buf[len(OK):])
-            self.done.set_result(protocol)
+            transport = _hand_over(self.transport, protocol, self.role, session,
+                                   self.buf[len(OK):])
+            self.done.set_result((transport, protocol))
 
     def _fail(self, exc: AuthError) -> None:
         if not self.done.done():
@@ -276,58 +436,63 @@ class _Dialing(asyncio.Protocol):
                 "proof, or it is not this topology's)"))
 
 
-async def dial(factory: Callable[[], Any], secret: bytes, role: str, *,
-               host: str | None = None, port: int | None = None, path: str | None = None,
+async def dial(factory: Callable[[], Any], secret: bytes, role: str, expect: Identity, *,
                ssl_context: ssl.SSLContext | None = None) -> tuple[Any, Any]:
-    """Connect (TCP to host:port, optionally over TLS, or to the Unix socket `path`),
-    prove the secret as `role`, and return (transport, factory()) ready for frames.
-    Raises OSError when nothing listens, AuthError when the handshake fails."""
+    """Connect to the listener `expect` names (TCP to its host:port, over TLS when given
+    a context, or its Unix socket), prove the secret as `role` for that listener, and
+    return (transport, factory()) ready for frames. Raises OSError when nothing listens,
+    AuthError when the handshake fails."""
     loop = asyncio.get_running_loop()
-    dialing = _Dialing(factory, secret, role)
+    dialing = _Dialing(factory, secret, role, expect)
     # Read the outcome even if nobody waits for it any more (after a timeout).
     dialing.done.add_done_callback(lambda f: f.cancelled() or f.exception())
-    if path is not None:
+    kind, _, where = expect.address.partition(":")
+    if kind == "unix":
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.setblocking(False)
         try:
             # uvloop cannot dial abstract names itself: connect the socket, then hand it.
-            await loop.sock_connect(sock, path)
+            await loop.sock_connect(sock, where)
         except OSError:
             sock.close()
             raise
         transport, _ = await loop.create_unix_connection(lambda: dialing, sock=sock)
     else:
-        transport, _ = await loop.create_connection(lambda: dialing, host, port,
-                                                    ssl=ssl_context)
+        host, _, port = where.rpartition(":")
+        transport, _ = await loop.create_connection(lambda: dialing, host.strip("[]"),
+                                                    int(port), ssl=ssl_context)
     try:
-        protocol = await asyncio.wait_for(asyncio.shield(dialing.done), HANDSHAKE_SECS)
+        return await asyncio.wait_for(asyncio.shield(dialing.done), HANDSHAKE_SECS)
     except TimeoutError as exc:
         transport.abort()
         msg = f"no handshake reply within {HANDSHAKE_SECS:g}s"
         raise AuthError(msg) from exc
-    return transport, protocol
 
 
 # -- blocking sockets ---------------------------------------------------------------
 
 
-def dial_sync(sock: socket.socket, secret: bytes, role: str,
-              timeout: float = HANDSHAKE_SECS) -> None:
+def dial_sync(sock: socket.socket, secret: bytes, role: str, expect: Identity,
+              timeout: float = HANDSHAKE_SECS) -> Session:
     """Prove the secret on a connected blocking socket (the task's and the command
-    line's side); raises AuthError if either side's proof fails."""
+    line's side) to the listener `expect` names; raises AuthError if either side's proof
+    fails. Returns the session whose sealer and assembler a TCP link's frames go
+    through."""
     _check_uid(sock)
     nonce = secrets.token_bytes(NONCE)
     deadline = time.monotonic() + timeout
     old = sock.gettimeout()
     try:
-        sock.sendall(_hello(role, nonce))
-        sock.sendall(_check_challenge(secret, role, nonce, _exactly(sock, _CHALLENGE,
-                                                                    deadline)))
+        sock.sendall(_hello(role, nonce, expect))
+        reply, said = _check_challenge(secret, role, nonce, expect,
+                                       _exactly(sock, _CHALLENGE, deadline))
+        sock.sendall(reply)
         if _exactly(sock, len(OK), deadline) != OK:
             msg = "the listener did not accept our proof"
             raise AuthError(msg)
     finally:
         sock.settimeout(old)
+    return Session.of(secret, said, expect.sealed, dialer=True)
 
 
 def _exactly(sock: socket.socket, size: int, deadline: float) -> bytes:

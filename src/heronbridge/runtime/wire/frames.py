@@ -129,17 +129,18 @@ class BadFrame(ProtocolError):
         self.found = found
 
 
-def split_frames(data: bytes) -> tuple[list[tuple[int, int, int, int]], int]:
-    """Find the complete frames in `data`.
+def split_frames(data: bytes, pos: int = 0,
+                 size: int | None = None) -> tuple[list[tuple[int, int, int, int]], int]:
+    """Find the complete frames in `data[pos:size]`.
 
     Returns ([(kind, dest, start, end), ...], consumed): each frame spans
-    data[start:end] including its length prefix; data[consumed:] is an incomplete frame.
-    Raises BadFrame at a malformed header.
+    data[start:end] including its length prefix; data[consumed:size] is an incomplete
+    frame. Raises BadFrame at a malformed header, or at a length over MAX_FRAME as soon as
+    its 4 bytes are there.
     """
     frames = []
     unpack = HEADER.unpack_from
-    pos = 0
-    size = len(data)
+    size = len(data) if size is None else size
     while size - pos >= HEADER_SIZE:
         length, kind, dest = unpack(data, pos)
         end = pos + 4 + length
@@ -151,11 +152,16 @@ def split_frames(data: bytes) -> tuple[list[tuple[int, int, int, int]], int]:
             break
         frames.append((kind, dest, pos, end))
         pos = end
+    if size - pos >= 4 and int.from_bytes(data[pos:pos + 4], "little") > MAX_FRAME:
+        msg = (f"expected a frame of length <= {MAX_FRAME}, received length "
+               f"{int.from_bytes(data[pos:pos + 4], 'little')} at byte {pos} of a read")
+        raise BadFrame(msg, data, frames)
     return frames, pos
 
 
-class FrameAssembler:
-    """Turns a byte stream into whole frames; a frame may span any number of reads."""
+class Reassembler:
+    """A byte stream's unit that may span reads: what is kept until `_need` bytes are
+    there."""
 
     __slots__ = ("_need", "_parts", "_size")
 
@@ -164,18 +170,37 @@ class FrameAssembler:
         self._size = 0
         self._need = 0
 
+    def _take(self, chunk: bytes) -> bytes | None:
+        """The kept bytes and `chunk`, or None while fewer than needed are there."""
+        if not self._parts:
+            return chunk
+        self._parts.append(chunk)
+        self._size += len(chunk)
+        if self._size < self._need:
+            return None
+        chunk = b"".join(self._parts)
+        self._parts, self._size = [], 0
+        return chunk
+
+    def _keep(self, rest: bytes, header: int, extra: int) -> None:
+        """Keep an incomplete unit: its `u32` length (once known) plus `header` plus
+        `extra` bytes are needed; until then, the 4 bytes that say it."""
+        self._parts, self._size = [rest], len(rest)
+        self._need = (int.from_bytes(rest[:4], "little") + header + extra
+                      if len(rest) >= 4 else 4)
+
+
+class FrameAssembler(Reassembler):
+    """Turns a byte stream into whole frames; a frame may span any number of reads."""
+
+    __slots__ = ()
+
     def feed(self, chunk: bytes) -> tuple[bytes, list[tuple[int, int, int, int]]]:
         """Add a chunk; return (data, frames) where frames index into data."""
-        if self._parts:
-            self._parts.append(chunk)
-            self._size += len(chunk)
-            if self._size < self._need:
-                return b"", []
-            chunk = b"".join(self._parts)
-            self._parts, self._size = [], 0
+        chunk = self._take(chunk)
+        if chunk is None:
+            return b"", []
         found, used = split_frames(chunk)
         if used < len(chunk):
-            rest = chunk[used:]
-            self._parts, self._size = [rest], len(rest)
-            self._need = int.from_bytes(rest[:4], "little") + 4 if len(rest) >= 4 else HEADER_SIZE
+            self._keep(chunk[used:], 4, 0)
         return chunk, found

@@ -4,10 +4,11 @@ A streamparse project's config.json names a log folder (its env's `log.path`, wh
 passes as `pystorm.log.path`): pystorm opens a rotating file there for each component,
 and dies if it cannot. The folder exists on the project's Storm workers, rarely on the
 machine trying the project here. So the loader checks it before anything starts,
-creating it if it can; when it cannot be used, the plan marks it (`keys.LOG_FALLBACK`)
-and each task gives its components its own log folder instead, with the same file names,
-level, size and backups. A task checks again what the loader could not (a relative path
-is relative to the component's working folder).
+creating it only where its parent exists (see `unusable`); when it cannot be used, the
+plan marks it (`keys.LOG_FALLBACK`) and each task gives its components its own log
+folder instead, with the same file names, level, size and backups. A task checks
+again what the loader could not (a relative path is relative to the component's working
+folder, and created there).
 
 Without a log path pystorm sends each record to Storm already formatted (its own prefix,
 `pystorm.log.format`): the task log gets those lines as they come, with no second prefix.
@@ -49,11 +50,23 @@ LEVELS = {"critical": logging.CRITICAL, "error": logging.ERROR, "warning": loggi
 log = logging.getLogger("heronbridge.storm.logs")
 
 
-def unusable(folder: str | Path) -> str | None:
+def unusable(folder: str | Path, nested: bool = False) -> str | None:
     """Why log files cannot be written in `folder` (None when they can), after creating
-    it if it is missing and can be created."""
+    it if it is missing and may be created: a folder a project names on its Storm
+    workers (`/var/log/storm/streamparse`, `/Users/...`) is created here only where its
+    parent exists, and never at the file system's root, so that running a project (as
+    root, say) leaves no folders about the machine. `nested`: a folder inside the task's
+    own working folder, created with any missing parents."""
+    path = Path(folder)
     try:
-        os.makedirs(folder, exist_ok=True)
+        if nested:
+            path.mkdir(parents=True, exist_ok=True)
+        elif not path.is_dir():
+            if not path.parent.exists():
+                return f"its parent folder {str(path.parent)!r} does not exist here"
+            if path.parent == Path(path.anchor):
+                return "it would be a new folder at the file system's root"
+            path.mkdir(exist_ok=True)
     except OSError as exc:
         return exc.strerror or str(exc)
     if not os.access(folder, os.W_OK | os.X_OK):
@@ -111,7 +124,7 @@ def log_folder(config: dict[str, Any], cwd: str, where: str) -> str | None:
 def _folder(path: str, refused: bool, cwd: str, where: str) -> str:
     if refused:  # the loader warned, naming this folder
         return str(task_log_dir())
-    why = unusable(os.path.join(cwd, path))
+    why = unusable(os.path.join(cwd, path), nested=not os.path.isabs(path))
     if why is None:
         return path
     folder = task_log_dir()

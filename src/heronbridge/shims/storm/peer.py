@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 import time
 from collections import deque
 from typing import Any
@@ -25,6 +26,41 @@ from .logs import pystorm_lines
 # Storm's multilang log levels (STORM-414) as Python's.
 LOG_LEVELS = {0: logging.DEBUG, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WARNING,
               4: logging.ERROR}
+
+
+class ReportedError(ShimError):
+    """An error a multilang component reported (Storm's reportError), as it told it:
+    `origin` is its exception's type, message and stack trace where the text holds a
+    Python traceback (pystorm's and storm.py's do)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.origin = reported_origin(text)
+
+
+# pystorm's report: "Python NAME raised[ while processing Tuple ...]\n<traceback>".
+_PYSTORM = re.compile(r"Python (\w+) raised")
+_LAST_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+)(?::\s(.*))?$")
+
+
+def reported_origin(text: str) -> tuple[str, str, str]:
+    """(type name, message, stack trace) of a reported error's text."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if line.startswith("Traceback (most recent call last)")), None)
+    if start is None:
+        return "ReportedError", text.strip(), text
+    trace = "\n".join(lines[start:]).rstrip()
+    named = _PYSTORM.match(lines[0]) if lines else None
+    for i in range(len(lines) - 1, start, -1):
+        line = lines[i]
+        if line.startswith((" ", "\t")) or not line:
+            continue
+        found = _LAST_LINE.match(line)
+        if found and (named is None or found.group(1) == named.group(1)):
+            message = "\n".join([found.group(2) or "", *lines[i + 1:]]).strip()
+            return found.group(1), message, trace
+    return (named.group(1) if named else "ReportedError"), text.strip(), trace
 
 
 class StormPeer:
@@ -52,7 +88,9 @@ class StormPeer:
         self.replies: deque[list[int]] = deque()  # task id lists the component will read
         self.metrics: dict[str, Any] = {}
         self.pid: int | None = None
+        self.last_error_at: float | None = None  # when the component last reported one
         self.synced = True
+        self.syncs = 0
         self.log = logging.getLogger(f"heronbridge.storm.{host.component}")
         self.lines = pystorm_lines(host.component) if pystorm else self.log
 
@@ -182,13 +220,23 @@ class StormPeer:
         self.lines.log(LOG_LEVELS.get(msg.get("level", 2), logging.INFO), "%s", msg.get("msg"))
 
     def _error(self, msg: dict) -> None:
-        self.collector.report_error(ShimError(str(msg.get("msg"))))
+        self.last_error_at = time.monotonic()
+        self.collector.report_error(ReportedError(str(msg.get("msg"))))
+
+    def forget_held(self) -> int:
+        """How many input tuples the component held (handed to it, neither acked nor
+        failed), forgotten: it has gone, or is going."""
+        held = len(self.tuples) + sum(len(g) for g in self._older)
+        self.tuples = {}
+        self._older.clear()
+        return held
 
     def _metrics(self, msg: dict) -> None:
         self.metrics[str(msg.get("name"))] = msg.get("params")
 
     def _sync(self, msg: dict) -> None:
         self.synced = True
+        self.syncs += 1
 
     def _refuse(self, expected: str) -> None:
         text = f"{self.loc}: the component sent a message the multilang protocol does not " \

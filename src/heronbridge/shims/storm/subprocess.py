@@ -20,20 +20,32 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from typing import Any
 
 from heronbridge.runtime.api import LoopOwner
 from heronbridge.runtime.scheduler.processes import die_with_parent
 
 from . import ShimError, keys
-from .peer import StormPeer
+from .peer import StormPeer, reported_origin
 from .protocol import framing
 
 HEARTBEAT_SECS = 1.0
 DEFAULT_TIMEOUT_SECS = 30
 DEFAULT_MAX_PENDING = 100
 READ_SIZE = 1 << 16
+# A child that exits this soon after reporting an error exits because of it (pystorm
+# reports, fails the tuple, then exits): one crash, counted once.
+REPORTED_EXIT_SECS = 5.0
 _STOP = object()
+
+
+class ChildExited(ShimError):
+    """The multilang subprocess ended; `reported`: it had just reported why."""
+
+    def __init__(self, msg: str, reported: bool) -> None:
+        super().__init__(msg)
+        self.reported = reported
 
 
 def child_argv(command: str, script: str) -> list[str]:
@@ -45,6 +57,39 @@ def child_argv(command: str, script: str) -> list[str]:
     if command in ("python", "python3"):
         return [sys.executable, *args]
     return [command, *args]
+
+
+class StderrTail:
+    """Copies a child's stderr to the task's (its log) and keeps the end of it: a
+    Python child that dies outside pystorm's loop (in `initialize`, at import) says why
+    only there."""
+
+    KEEP = 200  # lines
+
+    def __init__(self, pipe: Any) -> None:
+        self.lines: deque[str] = deque(maxlen=self.KEEP)
+        self.thread = threading.Thread(target=self._copy, args=(pipe,),
+                                       name="multilang-stderr", daemon=True)
+        self.thread.start()
+
+    def _copy(self, pipe: Any) -> None:
+        out = sys.stderr
+        for raw in iter(pipe.readline, b""):
+            line = raw.decode(errors="replace")
+            self.lines.append(line.rstrip("\n"))
+            try:
+                out.write(line)
+                out.flush()
+            except (OSError, ValueError):
+                pass
+
+    def last_traceback(self) -> str | None:
+        """The last Python traceback the child wrote, once its stderr is closed."""
+        self.thread.join(1.0)
+        lines = list(self.lines)
+        starts = [i for i, line in enumerate(lines)
+                  if line.startswith("Traceback (most recent call last)")]
+        return "\n".join(lines[starts[-1]:]) if starts else None
 
 
 class ShellComponent(LoopOwner):
@@ -63,10 +108,12 @@ class ShellComponent(LoopOwner):
         try:
             # If the task dies, even by SIGKILL, its child goes too, as a Storm worker's.
             self.child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          cwd=resources, preexec_fn=die_with_parent())
+                                          stderr=subprocess.PIPE, cwd=resources,
+                                          preexec_fn=die_with_parent())
         except OSError as exc:
             msg = f"{self.where}: cannot start: {exc}"
             raise ShimError(msg) from exc
+        self.stderr = StderrTail(self.child.stderr)
         self.out = self.child.stdout.fileno()
         os.set_blocking(self.out, False)
         host.watch(self.out)
@@ -119,13 +166,26 @@ class ShellComponent(LoopOwner):
             except BlockingIOError:
                 return
             if not chunk:
-                code = self.child.wait()
-                msg = f"{self.where}: the subprocess exited with code {code}"
-                raise ShimError(msg)
+                self._exited()
             self.inbox.extend(self.framing.feed(chunk))
             self.last_heard = time.monotonic()
             if len(chunk) < READ_SIZE:  # the pipe is empty: spare a read that would fail
                 return
+
+    def _exited(self) -> None:
+        self._deliver()  # its last words first: the error it reported, the tuple it failed
+        code = self.child.wait()
+        self._unfinished()
+        said = self.peer.last_error_at
+        reported = code != 0 and said is not None and \
+            time.monotonic() - said < REPORTED_EXIT_SECS
+        msg = f"{self.where}: the subprocess exited with code {code}" + \
+            (" after reporting the error above" if reported else "")
+        exited = ChildExited(msg, reported)
+        trace = self.stderr.last_traceback()  # what it died of, where it did not report it
+        if trace is not None and not reported:
+            exited.origin = reported_origin(trace)
+        raise exited
 
     def _deliver(self) -> None:
         """Carry out the child's messages, then answer the task ids it asked for."""
@@ -164,7 +224,13 @@ class ShellComponent(LoopOwner):
             msg = f"{self.where}: expected {{\"pid\": ...}} after the handshake"
             raise ShimError(msg)
 
+    def _unfinished(self) -> None:
+        """The input tuples the child still holds are not executed: it will not answer."""
+        if not self.host.is_spout:
+            self.host.not_executed(self.peer.forget_held())
+
     def _stop_child(self) -> None:
+        self._unfinished()
         self.writes.put((_STOP, 0))
         self.host.unwatch(self.out)
         if self.child.poll() is None:
@@ -178,7 +244,11 @@ class ShellComponent(LoopOwner):
 
     def _bolt_loop(self) -> None:
         host = self.host
-        next_heartbeat = time.monotonic() + HEARTBEAT_SECS
+        # The child is set up once it answers a heartbeat (pystorm initializes the
+        # component after the handshake): the first goes at once, and the task counts as
+        # started when its sync comes back.
+        host.hold_start()
+        next_heartbeat = time.monotonic()
         while not host.stopping:
             now = time.monotonic()
             if now >= next_heartbeat:
@@ -195,6 +265,8 @@ class ShellComponent(LoopOwner):
             if event == self.out:
                 self._read_child()
                 self._deliver()
+                if self.peer.syncs:
+                    host.started()
             elif not isinstance(event, int):
                 self._send_tuples(event)
 
