@@ -42,6 +42,7 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
             OutStream out = check(streamId, tuple, null);
             List<Integer> targets = route(out, tuple);
             send(out, targets, anchors, tuple);
+            fromElsewhere();
             return targets;
         }
     }
@@ -51,6 +52,7 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
         synchronized (this) {
             OutStream out = check(streamId, tuple, taskId);
             send(out, out.directTasks.containsKey(taskId) ? List.of(taskId) : Collections.emptyList(), anchors, tuple);
+            fromElsewhere();
         }
     }
 
@@ -146,6 +148,7 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
                     pushAck(t.pairs[j], t.pairs[j + 1] ^ acc);
                 }
             }
+            fromElsewhere();
         }
     }
 
@@ -173,6 +176,7 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
                 }
             }
             t.root = 0;
+            fromElsewhere();
         }
     }
 

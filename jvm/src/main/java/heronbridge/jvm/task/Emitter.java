@@ -38,6 +38,9 @@ public class Emitter {
     final Map<String, OutStream> streams = new HashMap<>();
     final List<Buffer> buffers = new ArrayList<>();
     final ExceptionLog exceptions = new ExceptionLog();
+    /** The task's loop thread, and how to wake it when another thread emits, acks or fails. */
+    volatile Thread loopThread;
+    volatile Runnable wake;
     long emitted;
     long errorsReported;
     long bytesFlushed;
@@ -191,6 +194,17 @@ public class Emitter {
 
     private String codecName() {
         return codec instanceof heronbridge.jvm.values.JsonCodec ? "json" : "msgpack";
+    }
+
+    /**
+     * A component's own thread emitted, acked or failed (ShellBolt's reader, a windowed
+     * bolt's timer): the loop flushes at once instead of at its next turn.
+     */
+    final void fromElsewhere() {
+        Runnable w = wake;
+        if (w != null && Thread.currentThread() != loopThread) {
+            w.run();
+        }
     }
 
     final long edge() {

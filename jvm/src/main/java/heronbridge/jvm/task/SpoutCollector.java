@@ -53,7 +53,9 @@ public final class SpoutCollector extends Emitter implements ISpoutOutputCollect
     public List<Integer> emit(String streamId, List<Object> tuple, Object messageId) {
         synchronized (this) {
             OutStream out = check(streamId, tuple, null);
-            return send(out, route(out, tuple), tuple, messageId);
+            List<Integer> to = send(out, route(out, tuple), tuple, messageId);
+            fromElsewhere();
+            return to;
         }
     }
 
@@ -63,6 +65,7 @@ public final class SpoutCollector extends Emitter implements ISpoutOutputCollect
             OutStream out = check(streamId, tuple, taskId);
             Buffer b = out.directTasks.get(taskId);  // Storm drops a direct emit to a task that does not subscribe
             send(out, b == null ? Collections.emptyList() : List.of(taskId), tuple, messageId);
+            fromElsewhere();
         }
     }
 

@@ -297,6 +297,8 @@ public final class Task {
     }
 
     void start() throws IOException {
+        emitter.loopThread = Thread.currentThread();
+        emitter.wake = link::wake;
         try {
             if (spout != null) {
                 spout.open(conf, context, new SpoutOutputCollector(spoutOut));

@@ -204,6 +204,13 @@ public final class Link implements AutoCloseable {
         }
     }
 
+    private static final Batch WAKE = new Batch(new byte[0], new int[0], 0, null);
+
+    /** End the task thread's wait for frames now (a component emitted from another thread). */
+    public void wake() {
+        inbound.offer(WAKE);
+    }
+
     /** The next batch of frames, waiting at most `millis` (0: do not wait); null if none came. */
     public Batch poll(long millis) throws InterruptedException {
         return millis <= 0 ? inbound.poll() : inbound.poll(millis, TimeUnit.MILLISECONDS);
