@@ -123,9 +123,13 @@ public final class Task {
             start();
             if (spout != null) {
                 spoutLoop();
-                spout.close();
             } else {
                 boltLoop();
+            }
+            flush();  // what the component emitted goes out before it closes (a ShellBolt halts as it dies)
+            if (spout != null) {
+                spout.close();
+            } else {
                 bolt.cleanup();
             }
             finish();

@@ -197,6 +197,53 @@ class TaskTest {
         assertEquals(0, done.get(10, TimeUnit.SECONDS));
     }
 
+    /** A multilang bolt (Storm's protocol): each word upper-cased, emitted anchored, then acked. */
+    static final String UPPER = String.join("\n",
+        "import json, os, sys",
+        "def read():",
+        "    lines = []",
+        "    while True:",
+        "        line = sys.stdin.readline()",
+        "        if not line: sys.exit(0)",
+        "        if line.strip() == 'end': return json.loads(''.join(lines))",
+        "        lines.append(line)",
+        "def send(msg):",
+        "    sys.stdout.write(json.dumps(msg) + '\\nend\\n'); sys.stdout.flush()",
+        "setup = read()",
+        "open(os.path.join(setup['pidDir'], str(os.getpid())), 'w').close()",
+        "send({'pid': os.getpid()})",
+        "while True:",
+        "    t = read()",
+        "    if isinstance(t, list): continue",
+        "    if t.get('stream') == '__heartbeat': send({'command': 'sync'}); continue",
+        "    send({'command': 'emit', 'anchors': [t['id']], 'tuple': [t['tuple'][0].upper(), 1]})",
+        "    send({'command': 'ack', 'id': t['id']})",
+        "");
+
+    @Test
+    void stormsShellBoltRunsItsMultilangSubprocess() throws Exception {
+        java.nio.file.Files.writeString(dir.resolve("upper.py"), UPPER);
+        Task[] task = new Task[1];
+        Future<Integer> done = run(2, task);
+        register(2, topology(SPOUT, javaSpec(UpperShellBolt.class.getName(), ""), "ATLEAST_ONCE"));
+        stmgr.frame(Frames.CONTROL);  // InstanceStarted
+        Codec codec = new MsgpackCodec();
+        Codec.Batch batch = codec.batch();
+        long root = (4L << Frames.ROOT_TASK_SHIFT) | 5;
+        batch.add(List.of("shell"), root, 0x77L, null);
+        byte[] records = batch.take();
+        stmgr.write(Frames.dataFrame(2, 4, 1, records, records.length));
+        byte[] data = stmgr.frame(Frames.DATA);
+        Record r = codec.decode(data, Frames.DATA_HEADER_SIZE, data.length - Frames.DATA_HEADER_SIZE).get(0);
+        assertEquals(List.of("SHELL", 1), r.values);
+        assertEquals(root, r.root);
+        byte[] acks = stmgr.frame(Frames.ACK);
+        assertEquals(root, Frames.i64(acks, Frames.HEADER_SIZE));
+        assertEquals(0, 0x77L ^ Frames.i64(acks, Frames.HEADER_SIZE + 8) ^ r.edge);
+        task[0].stop();
+        assertEquals(0, done.get(20, TimeUnit.SECONDS));
+    }
+
     @Test
     void stormsTestWordSpoutEmitsOnceActivated() throws Exception {
         Task[] task = new Task[1];
