@@ -110,12 +110,18 @@ class TaskTest {
             .setStatus(Control.Status.newBuilder().setOk(true)).setPplan(pplan).build(), 0));
     }
 
+    /** The counter's task (2) with `countConf` as its component, registered and started. */
+    Future<Integer> startBolt(Task[] task, String countConf) throws Exception {
+        Future<Integer> done = run(2, task);
+        register(2, topology(SPOUT, countConf, "ATLEAST_ONCE"));
+        stmgr.frame(Frames.CONTROL);  // InstanceStarted
+        return done;
+    }
+
     @Test
     void stormsTestWordCounterCountsAndAcksByXor() throws Exception {
         Task[] task = new Task[1];
-        Future<Integer> done = run(2, task);
-        register(2, topology(SPOUT, COUNTER, "ATLEAST_ONCE"));
-        stmgr.frame(Frames.CONTROL);  // InstanceStarted
+        Future<Integer> done = startBolt(task, COUNTER);
         Codec codec = new MsgpackCodec();
         Codec.Batch batch = codec.batch();
         long root = (4L << Frames.ROOT_TASK_SHIFT) | 99;
@@ -153,9 +159,7 @@ class TaskTest {
     @Test
     void aWindowedBoltRunsThroughStormsWindowedBoltExecutor() throws Exception {
         Task[] task = new Task[1];
-        Future<Integer> done = run(2, task);
-        register(2, topology(SPOUT, javaSpec(PairWindowBolt.class.getName(), ""), "ATLEAST_ONCE"));
-        stmgr.frame(Frames.CONTROL);  // InstanceStarted
+        Future<Integer> done = startBolt(task, javaSpec(PairWindowBolt.class.getName(), ""));
         Codec codec = new MsgpackCodec();
         Codec.Batch batch = codec.batch();
         long root = (4L << Frames.ROOT_TASK_SHIFT) | 7;
@@ -224,9 +228,7 @@ class TaskTest {
     void stormsShellBoltRunsItsMultilangSubprocess() throws Exception {
         java.nio.file.Files.writeString(dir.resolve("upper.py"), UPPER);
         Task[] task = new Task[1];
-        Future<Integer> done = run(2, task);
-        register(2, topology(SPOUT, javaSpec(UpperShellBolt.class.getName(), ""), "ATLEAST_ONCE"));
-        stmgr.frame(Frames.CONTROL);  // InstanceStarted
+        Future<Integer> done = startBolt(task, javaSpec(UpperShellBolt.class.getName(), ""));
         Codec codec = new MsgpackCodec();
         Codec.Batch batch = codec.batch();
         long root = (4L << Frames.ROOT_TASK_SHIFT) | 5;
