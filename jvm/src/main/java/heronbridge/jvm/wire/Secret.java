@@ -23,7 +23,7 @@ public final class Secret {
         byte[] keys = new byte[0];
         if (text != null && text.matches("\\d+")) {
             try (InputStream pipe = new FileInputStream("/proc/self/fd/" + text)) {
-                keys = pipe.readNBytes(2 * KEY + 1);
+                keys = readAll(pipe, 2 * KEY + 1);
             } catch (IOException e) {
                 keys = new byte[0];
             }
@@ -33,5 +33,19 @@ public final class Secret {
                 + " (" + (text == null ? "unset" : text) + "), received " + keys.length + " bytes");
         }
         return Arrays.copyOf(keys, KEY);
+    }
+
+    /** Up to `most` bytes, to the pipe's end (FileInputStream.readNBytes seeks, which a pipe refuses). */
+    static byte[] readAll(InputStream in, int most) throws IOException {
+        byte[] buf = new byte[most];
+        int got = 0;
+        while (got < most) {
+            int n = in.read(buf, got, most - got);
+            if (n < 0) {
+                break;
+            }
+            got += n;
+        }
+        return Arrays.copyOf(buf, got);
     }
 }
