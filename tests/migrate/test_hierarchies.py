@@ -135,6 +135,7 @@ def test_pystorms_attributes_are_set_once_by_each_class(tmp_path_factory):
     root = migrated("hierarchies", tmp_path_factory)
     saved = list(sys.path)
     sys.path[:0] = [str(root / "src"), str(EXTLIB)]
+    forget_packages()  # another test's project may have left a `bolts` package loaded
     try:
         from bolts import derived, mixed, reported  # noqa: PLC0415 - the migrated copy's
         from bolts.base import Tagging  # noqa: PLC0415
@@ -159,8 +160,12 @@ def test_pystorms_attributes_are_set_once_by_each_class(tmp_path_factory):
             assert component.task_id == 5 and component.context["taskid"] == 5
     finally:
         sys.path[:] = saved
-        for name in [m for m in sys.modules if m.split(".")[0] in ("bolts", "reporting")]:
-            del sys.modules[name]
+        forget_packages()
+
+
+def forget_packages() -> None:
+    for name in [m for m in sys.modules if m.split(".")[0] in ("bolts", "reporting")]:
+        del sys.modules[name]
 
 
 class Context:
