@@ -1,0 +1,666 @@
+package heronbridge.jvm.task;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import heronbridge.jvm.HostError;
+import heronbridge.jvm.plan.ComponentSpec;
+import heronbridge.jvm.plan.Plan;
+import heronbridge.jvm.plan.StormView;
+import heronbridge.jvm.values.Codec;
+import heronbridge.jvm.values.Record;
+import heronbridge.jvm.wire.Frames;
+import heronbridge.jvm.wire.Handshake;
+import heronbridge.jvm.wire.Identity;
+import heronbridge.jvm.wire.Link;
+import heronbridge.runtime.Control;
+import heronbridge.runtime.Plans;
+import heronbridge.runtime.TopologyOuterClass;
+import heronbridge.runtime.TopologyOuterClass.ComponentDecl;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import org.apache.storm.Constants;
+import org.apache.storm.spout.ISpout;
+import org.apache.storm.spout.SpoutOutputCollector;
+import org.apache.storm.task.IBolt;
+import org.apache.storm.task.OutputCollector;
+import org.apache.storm.task.TopologyContext;
+import org.apache.storm.topology.BasicBoltExecutor;
+import org.apache.storm.topology.IBasicBolt;
+import org.apache.storm.topology.IComponent;
+import org.apache.storm.topology.IStatefulBolt;
+import org.apache.storm.topology.IWindowedBolt;
+import org.apache.storm.topology.OutputFieldsGetter;
+import org.apache.storm.topology.WindowedBoltExecutor;
+
+/**
+ * One task of a topology, a Storm 2 Java spout or bolt, on the runtime: registered with its
+ * stream manager, hosting its component in this thread, driven by the spout loop or the
+ * bolt loop (runtime/instance/spout_loop.py and bolt_loop.py, in Java).
+ */
+public final class Task {
+    public static final int EXIT_COMPONENT_ERROR = 1;
+    public static final int EXIT_LOST_STREAM_MANAGER = 3;
+    static final long IDLE_WAIT_NANOS = 1_000_000;
+    static final double SLOW_IDLE = 0.001;
+    static final double EAGER_SECS = 0.05;
+    static final double MAX_ACK_WAIT = 0.01;
+    static final int LATENCY_SAMPLES = 64;
+
+    final String topologyId;
+    final int task;
+    final int container;
+    final Identity stmgr;
+    final String metricsPath;
+    final byte[] secret;
+    final int incarnation;
+    final String codeDir;
+    volatile boolean stopping;
+
+    String topology = "?";
+    String component = "?";
+    Link link;
+    Plan plan;
+    StormView view;
+    Settings settings;
+    Codec codec;
+    TopologyContext context;
+    Map<String, Object> conf;
+    Emitter emitter;
+    SpoutCollector spoutOut;
+    BoltCollector boltOut;
+    ISpout spout;
+    IBolt bolt;
+    MetricsPublisher metrics;
+    InFlightWindow window;
+    final List<Link.Batch> backlog = new ArrayList<>();
+    boolean running;
+    boolean active;
+    double eagerUntil;
+    double acksUntil;
+    long nextTupleCount;
+    long executeCount;
+    long executeNanos;
+    long ackCount;
+    long failCount;
+    long timeoutCount;
+    long errorCount;
+    final Histogram latency = new Histogram();
+
+    public Task(String topologyId, int task, int container, Identity stmgr, String metricsPath, byte[] secret,
+                int incarnation, String codeDir) {
+        this.topologyId = topologyId;
+        this.task = task;
+        this.container = container;
+        this.stmgr = stmgr;
+        this.metricsPath = metricsPath;
+        this.secret = secret;
+        this.incarnation = incarnation;
+        this.codeDir = codeDir;
+    }
+
+    String loc() {
+        return HostError.where(topology, component, task);
+    }
+
+    static double seconds() {
+        return System.nanoTime() / 1e9;
+    }
+
+    /** The task's life; returns the process's exit code. */
+    public int run() {
+        try {
+            Control.RegisterInstanceResponse response = register(seconds() + 60);
+            setup(response.getPplan());
+            System.err.println(loc() + ": started (incarnation " + incarnation + ", pid "
+                + ProcessHandle.current().pid() + ", JVM)");
+            start();
+            if (spout != null) {
+                spoutLoop();
+            } else {
+                boltLoop();
+            }
+            flush();  // what the component emitted goes out before it closes (a ShellBolt halts as it dies)
+            if (spout != null) {
+                spout.close();
+            } else {
+                bolt.cleanup();
+            }
+            finish();
+            return 0;
+        } catch (Lost e) {
+            System.err.println(loc() + ": lost the stream manager (" + e.getMessage() + "); exiting to be restarted");
+            return EXIT_LOST_STREAM_MANAGER;
+        } catch (Handshake.AuthError e) {
+            System.err.println(loc() + ": " + e.getMessage());
+            return EXIT_LOST_STREAM_MANAGER;
+        } catch (Throwable e) {
+            errorCount++;
+            String what = e instanceof HostError ? e.getMessage() : loc() + ": the component raised " + e;
+            System.err.println(what);
+            e.printStackTrace();
+            if (emitter != null) {
+                emitter.exceptions.add(e);
+            }
+            salvage();
+            return EXIT_COMPONENT_ERROR;
+        }
+    }
+
+    /** The stream manager went away: the task ends to be restarted by its executor. */
+    static final class Lost extends RuntimeException {
+        Lost(String message) {
+            super(message);
+        }
+    }
+
+    private Control.RegisterInstanceResponse register(double deadline) throws IOException, InterruptedException {
+        while (true) {
+            try {
+                link = Link.dial(stmgr, secret, Handshake.TASK, true);
+                break;
+            } catch (IOException e) {  // not listening yet, or going away: try again
+                if (seconds() > deadline || stopping) {
+                    throw e;
+                }
+                Thread.sleep(50);
+            }
+        }
+        Control.RegisterInstanceRequest request = Control.RegisterInstanceRequest.newBuilder()
+            .setTopologyId(topologyId).setTaskId(task).setPid((int) ProcessHandle.current().pid()).build();
+        link.send(List.of(Frames.controlFrame(request, 0)));
+        while (true) {
+            Link.Batch batch = link.poll(200);
+            if (batch != null) {
+                if (batch.lost != null) {
+                    throw new Lost(batch.lost);
+                }
+                for (int i = 0; i < batch.count; i++) {
+                    int start = batch.offsets[2 * i];
+                    if (Frames.kind(batch.data, start) != Frames.CONTROL) {
+                        continue;
+                    }
+                    Message msg = Frames.parseControl(batch.data, start, batch.offsets[2 * i + 1]);
+                    if (msg instanceof Control.RegisterInstanceResponse) {
+                        Control.RegisterInstanceResponse r = (Control.RegisterInstanceResponse) msg;
+                        if (!r.getStatus().getOk()) {
+                            throw new HostError("task " + task + ": the stream manager refused its registration: "
+                                + r.getStatus().getMessage());
+                        }
+                        // What came in the same read is handled once the component is set up.
+                        int[] rest = Arrays.copyOfRange(batch.offsets, 2 * i + 2, 2 * batch.count);
+                        backlog.add(new Link.Batch(batch.data, rest, batch.count - i - 1, null));
+                        return r;
+                    }
+                }
+            }
+            if (seconds() > deadline || stopping) {
+                throw new HostError("task " + task + ": no registration reply from the stream manager");
+            }
+        }
+    }
+
+    void setup(Plans.PhysicalPlan pplan) throws IOException {
+        plan = new Plan(pplan.getTopology());
+        topology = plan.name;
+        component = plan.taskComponent.get(task);
+        String myStmgr = null;
+        for (Plans.InstanceInfo i : pplan.getInstancesList()) {
+            if (i.getTaskId() == task) {
+                myStmgr = i.getStmgrId();
+            }
+        }
+        List<Integer> local = new ArrayList<>();
+        for (Plans.InstanceInfo i : pplan.getInstancesList()) {
+            if (i.getStmgrId().equals(myStmgr)) {
+                local.add(i.getTaskId());
+            }
+        }
+        local.sort(null);
+        Path pids = Files.createTempDirectory("heronbridge-pids-");
+        view = new StormView(plan, task, container, local, codeDir, pids.toString());
+        build(plan.components.get(component));
+        metrics = new MetricsPublisher(topologyId, metricsPath, component, task, secret);
+    }
+
+    /** Make the component (Storm's way), its conf, context and collector. */
+    void build(ComponentDecl decl) {
+        ComponentSpec spec = ComponentSpec.of(decl);
+        if (spec == null) {
+            throw new HostError(loc() + ": expected a Java component (config '" + StormView.COMPONENT_KEY
+                + "'), received one whose class path is '" + decl.getClassPath() + "'");
+        }
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        Object made = spec.instantiate(loader, loc());
+        Map<String, Object> defaults = made instanceof IComponent ? ((IComponent) made).getComponentConfiguration() : null;
+        conf = view.conf(component, defaults);
+        settings = new Settings(conf, loc());
+        if (settings.stateful()) {
+            throw new HostError(loc() + ": expected ATMOST_ONCE or ATLEAST_ONCE for a Java task, received "
+                + "EFFECTIVELY_ONCE (the JVM task host does not take part in checkpoints)");
+        }
+        try {
+            codec = Codec.named(settings.serializer);
+        } catch (IllegalArgumentException e) {
+            throw new HostError(loc() + ": config 'heronbridge.serializer' " + e.getMessage());
+        }
+        boolean isSpout = decl.getKind() == TopologyOuterClass.ComponentKind.SPOUT;
+        if (isSpout) {
+            if (!(made instanceof ISpout)) {
+                throw new HostError(loc() + ": expected a spout (org.apache.storm.spout.ISpout) for " + spec.describe()
+                    + ", received a " + made.getClass().getName());
+            }
+            spout = (ISpout) made;
+        } else if (made instanceof IStatefulBolt) {
+            throw new HostError(loc() + ": " + made.getClass().getName() + " is a stateful bolt (IStatefulBolt), which "
+                + "needs Storm's checkpoint spout; the JVM task host does not run those");
+        } else if (made instanceof IBasicBolt) {
+            bolt = new BasicBoltExecutor((IBasicBolt) made);
+        } else if (made instanceof IWindowedBolt) {
+            bolt = new WindowedBoltExecutor((IWindowedBolt) made);
+        } else if (made instanceof IBolt) {
+            bolt = (IBolt) made;
+        } else {
+            throw new HostError(loc() + ": expected a bolt (IRichBolt, IBasicBolt or IWindowedBolt) for "
+                + spec.describe() + ", received a " + made.getClass().getName());
+        }
+        checkDeclared(made);
+        context = view.topologyContext(conf);
+        if (isSpout) {
+            emitter = spoutOut = new SpoutCollector(plan, task, codec, settings.acking(), view.workerContext(conf), conf,
+                loader);
+            window = new InFlightWindow(settings.maxSpoutPending, settings.acking(), settings.latencyTargetSecs);
+        } else {
+            emitter = boltOut = new BoltCollector(plan, task, codec, settings.acking(), view.workerContext(conf), conf,
+                loader);
+        }
+    }
+
+    /** What the component declares against what the plan routes: a stream the plan lacks cannot be emitted on. */
+    private void checkDeclared(Object made) {
+        if (!(made instanceof IComponent)) {
+            return;
+        }
+        OutputFieldsGetter getter = new OutputFieldsGetter();
+        ((IComponent) made).declareOutputFields(getter);
+        TreeSet<String> missing = new TreeSet<>(getter.getFieldsDeclaration().keySet());
+        for (TopologyOuterClass.StreamDecl s : plan.components.get(component).getOutputsList()) {
+            missing.remove(s.getName());
+        }
+        missing.remove("__heronbridge_none");
+        if (!missing.isEmpty()) {
+            System.err.println(loc() + ": the component declares streams " + missing + " that the topology does not "
+                + "list as its outputs; emits on them will be refused");
+        }
+    }
+
+    void start() throws IOException {
+        emitter.loopThread = Thread.currentThread();
+        emitter.wake = link::wake;
+        try {
+            if (spout != null) {
+                spout.open(conf, context, new SpoutOutputCollector(spoutOut));
+            } else {
+                bolt.prepare(conf, context, new OutputCollector(boltOut));
+            }
+        } catch (HostError e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new HostError(loc() + ": " + (spout != null ? "open" : "prepare") + " raised " + e, e);
+        }
+        link.send(List.of(Frames.controlFrame(Control.InstanceStarted.newBuilder().setTaskId(task).build(), 0)));
+    }
+
+    // -- the spout loop ---------------------------------------------------------------
+
+    void spoutLoop() throws IOException, InterruptedException {
+        SpoutCollector em = spoutOut;
+        Map<Long, SpoutCollector.Pending> pending = em.pending;
+        int burst = settings.spoutBurst;
+        boolean windowFull = false;
+        double nextMetrics = seconds() + settings.metricsIntervalSecs;
+        for (Link.Batch b : backlog) {
+            spoutFrames(b);
+        }
+        backlog.clear();
+        while (!stopping) {
+            double now = seconds();
+            double maxPending = window.limit;
+            windowFull = pending.size() >= (windowFull ? window.resumeBelow(burst) : maxPending);
+            if (windowFull) {
+                window.stalled(now);
+            }
+            boolean canEmit = active && !windowFull;
+            double wait = 0;
+            if (!canEmit) {
+                wait = Math.min(0.1, nextMetrics - now);
+            } else if (now < acksUntil && !pending.isEmpty()) {
+                canEmit = false;
+                wait = acksUntil - now;
+            }
+            Link.Batch batch = link.poll((long) Math.max(0, wait * 1000));
+            while (batch != null) {
+                spoutFrames(batch);
+                batch = link.poll(0);
+            }
+            if (em.unflushed()) {  // replays from fail(): out before nextTuple runs
+                flush();
+            }
+            canEmit = canEmit && active && pending.size() < maxPending;
+            if (canEmit) {
+                long start = em.emitted;
+                long emitted = start;
+                double began = seconds();
+                double before = began;
+                em.now = System.nanoTime();
+                double bytesPerEmit = em.emitsAtFlush > 0 && em.bytesFlushed > 0
+                    ? (double) em.bytesFlushed / em.emitsAtFlush : 64.0;
+                long most = start + Math.max(1, (long) (settings.emitBatchBytes / bytesPerEmit));
+                int calls = 0;
+                while (calls < burst) {
+                    calls++;
+                    spout.nextTuple();
+                    double after = seconds();
+                    long nowEmitted = em.emitted;
+                    if (nowEmitted == emitted) {
+                        if (after - before > SLOW_IDLE) {
+                            eagerUntil = after + EAGER_SECS;
+                            acksUntil = after + Math.min(after - before, MAX_ACK_WAIT);
+                        }
+                        break;
+                    }
+                    if (nowEmitted >= most || pending.size() >= maxPending || after - began > settings.emitBatchSecs
+                            || after < eagerUntil) {
+                        break;
+                    }
+                    emitted = nowEmitted;
+                    before = after;
+                }
+                nextTupleCount += calls;
+                if (!em.ackNow.isEmpty()) {
+                    List<Object> acked = new ArrayList<>(em.ackNow);
+                    em.ackNow.clear();
+                    for (Object id : acked) {
+                        spout.ack(id);
+                    }
+                    ackCount += acked.size();
+                }
+                if (em.emitted == start) {
+                    flush();
+                    Link.Batch more = link.poll(1);
+                    while (more != null) {
+                        spoutFrames(more);
+                        more = link.poll(0);
+                    }
+                }
+            }
+            flush();
+            if (now >= nextMetrics) {
+                publish();
+                nextMetrics = now + settings.metricsIntervalSecs;
+            }
+        }
+    }
+
+    private void spoutFrames(Link.Batch batch) {
+        if (batch.lost != null) {
+            throw new Lost(batch.lost);
+        }
+        SpoutCollector em = spoutOut;
+        long nowNanos = System.nanoTime();
+        for (int i = 0; i < batch.count; i++) {
+            int start = batch.offsets[2 * i];
+            int end = batch.offsets[2 * i + 1];
+            int kind = Frames.kind(batch.data, start);
+            if (kind == Frames.CONTROL) {
+                control(batch.data, start, end);
+                continue;
+            }
+            if (kind != Frames.ACKED && kind != Frames.FAILED && kind != Frames.EXPIRED) {
+                continue;
+            }
+            if ((end - start - Frames.HEADER_SIZE) % 8 != 0) {
+                malformed(Frames.kindName(kind) + " frame", "not a whole number of roots");
+                continue;
+            }
+            List<SpoutCollector.Pending> entries = new ArrayList<>();
+            synchronized (em) {
+                for (int at = start + Frames.HEADER_SIZE; at < end; at += 8) {
+                    SpoutCollector.Pending p = em.pending.remove(Frames.i64(batch.data, at));
+                    if (p != null) {
+                        entries.add(p);
+                    }
+                }
+            }
+            if (kind == Frames.ACKED) {
+                ackCount += entries.size();
+                for (SpoutCollector.Pending p : entries) {
+                    spout.ack(p.msgId);
+                }
+                int step = Math.max(1, entries.size() / LATENCY_SAMPLES);
+                double sum = 0;
+                int n = 0;
+                for (int j = 0; j < entries.size(); j += step) {
+                    double secs = (nowNanos - entries.get(j).emittedAt) / 1e9;
+                    latency.add(secs);
+                    sum += secs;
+                    n++;
+                }
+                if (n > 0) {
+                    window.acked(sum / n, em.pending.size(), seconds());
+                }
+            } else {
+                if (kind == Frames.FAILED) {
+                    failCount += entries.size();
+                    if (!entries.isEmpty()) {
+                        window.acked((nowNanos - entries.get(entries.size() - 1).emittedAt) / 1e9, em.pending.size(),
+                            seconds());
+                    }
+                } else {
+                    timeoutCount += entries.size();
+                }
+                for (SpoutCollector.Pending p : entries) {
+                    spout.fail(p.msgId);
+                }
+            }
+        }
+    }
+
+    // -- the bolt loop ----------------------------------------------------------------
+
+    void boltLoop() throws IOException, InterruptedException {
+        Double freq = new Settings(conf, loc()).tickFreqSecs;
+        double nextTick = freq != null ? seconds() + freq : Double.POSITIVE_INFINITY;
+        double nextMetrics = seconds() + settings.metricsIntervalSecs;
+        List<Link.Batch> batches = new ArrayList<>(backlog);
+        backlog.clear();
+        while (!stopping) {
+            double now = seconds();
+            if (batches.isEmpty()) {
+                double wait = Math.max(0, Math.min(0.1, Math.min(nextTick - now, nextMetrics - now)));
+                Link.Batch b = link.poll((long) (wait * 1000));
+                if (b != null) {
+                    batches.add(b);
+                }
+            }
+            for (Link.Batch batch : batches) {
+                if (batch.lost != null) {
+                    throw new Lost(batch.lost);
+                }
+                for (int i = 0; i < batch.count; i++) {
+                    int start = batch.offsets[2 * i];
+                    int end = batch.offsets[2 * i + 1];
+                    int kind = Frames.kind(batch.data, start);
+                    if (kind == Frames.DATA) {
+                        executeFrame(batch.data, start, end);
+                        flush();
+                    } else if (kind == Frames.CONTROL) {
+                        control(batch.data, start, end);
+                    }
+                }
+            }
+            batches.clear();
+            now = seconds();
+            if (now >= nextTick) {
+                List<Object> values = new ArrayList<>();
+                values.add(freq == Math.rint(freq) ? (Object) freq.intValue() : (Object) freq);
+                long t0 = System.nanoTime();
+                bolt.execute(new HbTuple(context, values, StormView.SYSTEM, (int) Constants.SYSTEM_TASK_ID,
+                    Constants.SYSTEM_TICK_STREAM_ID, 0, 0, null));
+                executeNanos += System.nanoTime() - t0;
+                executeCount++;
+                nextTick += freq;
+                if (nextTick < now) {
+                    nextTick = now + freq;
+                }
+            }
+            flush();
+            if (now >= nextMetrics) {
+                publish();
+                nextMetrics = now + settings.metricsIntervalSecs;
+            }
+        }
+    }
+
+    private void executeFrame(byte[] data, int start, int end) throws IOException {
+        int src = Frames.u32(data, start + Frames.HEADER_SIZE);
+        int stream = Frames.u16(data, start + Frames.HEADER_SIZE + 4);
+        String source = plan.taskComponent.get(src);
+        if (source == null || stream >= plan.streams.size()) {
+            malformed("data frame (from task " + src + ", stream #" + stream + ")", "unknown task or stream");
+            return;
+        }
+        String streamName = plan.streams.get(stream)[1];
+        List<Record> records;
+        try {
+            records = codec.decode(data, start + Frames.DATA_HEADER_SIZE, end - start - Frames.DATA_HEADER_SIZE);
+        } catch (RuntimeException e) {
+            malformed("data frame (from task " + src + ", stream #" + stream + ")", e.toString());
+            return;
+        }
+        long t0 = System.nanoTime();
+        long limit = (long) (settings.executeBatchSecs * 1e9);
+        long mark = t0;
+        int n = 0;
+        for (Record r : records) {
+            bolt.execute(new HbTuple(context, r.values, source, src, streamName, r.root, r.edge, r.pairs));
+            if (++n % 16 == 0) {  // a long batch sends what it produced every execute.batch.time
+                long now = System.nanoTime();
+                if (now - mark >= limit) {
+                    flush();
+                    mark = now;
+                }
+            }
+        }
+        executeNanos += System.nanoTime() - t0;
+        executeCount += records.size();
+    }
+
+    // -- shared -----------------------------------------------------------------------
+
+    private void malformed(String what, String why) {
+        System.err.println(loc() + ": skipped a malformed " + what + " from the stream manager (" + why + ")");
+    }
+
+    private void control(byte[] data, int start, int end) {
+        Message msg;
+        try {
+            msg = Frames.parseControl(data, start, end);
+        } catch (InvalidProtocolBufferException e) {
+            malformed("control frame", e.toString());
+            return;
+        }
+        if (msg instanceof Control.TopologyStateChange && spout != null) {
+            running = ((Control.TopologyStateChange) msg).getState() == TopologyOuterClass.TopologyState.RUNNING;
+            if (running && !active) {
+                active = true;
+                eagerUntil = seconds() + EAGER_SECS;
+                spout.activate();
+            } else if (!running && active) {
+                active = false;
+                spout.deactivate();
+            }
+        }
+    }
+
+    void flush() throws IOException {
+        List<byte[]> out = emitter.frames();
+        if (!out.isEmpty()) {
+            link.send(out);
+        }
+    }
+
+    /** Send what was already emitted and acked before the task dies. */
+    private void salvage() {
+        if (link == null || emitter == null) {
+            return;
+        }
+        try {
+            flush();
+            publish();
+        } catch (IOException | RuntimeException ignored) {
+            // dying anyway; the log has the cause
+        }
+    }
+
+    void finish() throws IOException {
+        flush();
+        publish();
+        System.err.println(loc() + ": stopped");
+    }
+
+    void publish() {
+        if (metrics == null || emitter == null) {
+            return;
+        }
+        Map<String, Double> counters = new HashMap<>();
+        counters.put("next-tuple-count", (double) nextTupleCount);
+        counters.put("execute-count", (double) executeCount);
+        counters.put("execute-time-ns", (double) executeNanos);
+        counters.put("timeout-count", (double) timeoutCount);
+        counters.put("error-count", (double) (errorCount + emitter.errorsReported));
+        counters.put("emit-count", (double) emitter.emitted);
+        counters.put("backpressure-ms", link.blockedNanos / 1e6);
+        if (spout != null) {
+            counters.put("ack-count", (double) ackCount);
+            counters.put("fail-count", (double) (failCount));
+        } else {
+            counters.put("ack-count", (double) boltOut.acked);
+            counters.put("fail-count", (double) boltOut.failed);
+        }
+        Control.TaskMetrics.Builder m = Control.TaskMetrics.newBuilder().setComponent(component).setTaskId(task)
+            .setContainer(container).setTimestampMs(System.currentTimeMillis()).setIncarnation(incarnation)
+            .putAllCounters(counters).putGauges("out-queue-bytes", 0).putGauges("rss-bytes", rssBytes());
+        if (spout != null) {
+            synchronized (spoutOut) {
+                m.putGauges("pending", spoutOut.pending.size());
+            }
+            Control.Histogram.Builder h = Control.Histogram.newBuilder();
+            for (long c : latency.counts) {
+                h.addCounts(c);
+            }
+            m.putHistograms("complete-latency", h.build());
+        }
+        m.addAllExceptions(emitter.exceptions.all());
+        metrics.publish(m.build());
+    }
+
+    static double rssBytes() {
+        try {
+            String[] statm = Files.readString(Path.of("/proc/self/statm")).trim().split("\\s+");
+            return Long.parseLong(statm[1]) * 4096.0;
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    public void stop() {
+        stopping = true;
+    }
+}

@@ -1,0 +1,195 @@
+package heronbridge.jvm.values;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import org.apache.storm.shade.net.minidev.json.JSONValue;
+
+/**
+ * JSON records (the "json" serializer): parsed with the JSON library Storm's multilang
+ * serializer parses with (json-smart, as storm-client shades it), so a Java component sees
+ * exactly the types a ShellBolt's Java side would: Integer or Long or BigInteger, Double,
+ * String, Boolean, null, lists and maps.
+ */
+public final class JsonCodec implements Codec {
+    @Override
+    public Codec.Batch batch() {
+        return new Batch();
+    }
+
+    private static final class Batch implements Codec.Batch {
+        private final StringBuilder body = new StringBuilder(4096);
+        private final StringBuilder one = new StringBuilder(256);
+        private int count;
+
+        @Override
+        public void add(List<Object> values, long root, long edge, long[] pairs) {
+            one.setLength(0);
+            one.append('[');
+            write(one, values);
+            if (pairs != null) {
+                one.append(",-1,[");
+                for (int i = 0; i < pairs.length; i++) {
+                    one.append(i == 0 ? "" : ",").append(pairs[i]);
+                }
+                one.append(']');
+            } else if (root != 0) {
+                one.append(',').append(root).append(',').append(edge);
+            }
+            one.append(']');
+            body.append(count == 0 ? "[" : ",").append(one);
+            count++;
+        }
+
+        @Override
+        public int count() {
+            return count;
+        }
+
+        @Override
+        public int size() {
+            return body.length();
+        }
+
+        @Override
+        public byte[] take() {
+            body.append(count == 0 ? "[]" : "]");
+            byte[] out = body.toString().getBytes(StandardCharsets.UTF_8);
+            body.setLength(0);
+            count = 0;
+            return out;
+        }
+    }
+
+    /** A map key as JSON writes it: a string (Python's json turns 1, True, None into "1", "true", "null"). */
+    static String key(Object k) {
+        if (k instanceof String) {
+            return (String) k;
+        }
+        if (k instanceof Boolean || k == null || k instanceof Number) {
+            return String.valueOf(k);
+        }
+        throw new BadValue(k, "a map key of " + k.getClass().getName());
+    }
+
+    @SuppressWarnings("unchecked")
+    static void write(StringBuilder out, Object v) {
+        if (v == null) {
+            out.append("null");
+        } else if (v instanceof String) {
+            string(out, (String) v);
+        } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte
+                || v instanceof BigInteger) {
+            out.append(v);
+        } else if (v instanceof Double || v instanceof Float) {
+            double d = ((Number) v).doubleValue();
+            if (Double.isNaN(d)) {
+                out.append("NaN");
+            } else if (Double.isInfinite(d)) {
+                out.append(d > 0 ? "Infinity" : "-Infinity");
+            } else {
+                out.append(v);
+            }
+        } else if (v instanceof BigDecimal) {
+            out.append(((BigDecimal) v).toString());
+        } else if (v instanceof Boolean) {
+            out.append(((Boolean) v) ? "true" : "false");
+        } else if (v instanceof Map) {
+            out.append('{');
+            boolean first = true;
+            for (Map.Entry<Object, Object> e : ((Map<Object, Object>) v).entrySet()) {
+                out.append(first ? "" : ",");
+                first = false;
+                string(out, key(e.getKey()));
+                out.append(':');
+                write(out, e.getValue());
+            }
+            out.append('}');
+        } else if (v instanceof Collection) {
+            out.append('[');
+            boolean first = true;
+            for (Object x : (Collection<Object>) v) {
+                out.append(first ? "" : ",");
+                first = false;
+                write(out, x);
+            }
+            out.append(']');
+        } else if (v instanceof Object[]) {
+            out.append('[');
+            Object[] a = (Object[]) v;
+            for (int i = 0; i < a.length; i++) {
+                out.append(i == 0 ? "" : ",");
+                write(out, a[i]);
+            }
+            out.append(']');
+        } else if (v instanceof Character) {
+            string(out, v.toString());
+        } else {
+            throw new BadValue(v, "a " + v.getClass().getName());
+        }
+    }
+
+    private static void string(StringBuilder out, String s) {
+        out.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"': out.append("\\\""); break;
+                case '\\': out.append("\\\\"); break;
+                case '\n': out.append("\\n"); break;
+                case '\r': out.append("\\r"); break;
+                case '\t': out.append("\\t"); break;
+                default:
+                    if (c < 0x20 || Character.isSurrogate(c) && !validSurrogate(s, i)) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+            }
+        }
+        out.append('"');
+    }
+
+    private static boolean validSurrogate(String s, int i) {
+        char c = s.charAt(i);
+        if (Character.isHighSurrogate(c)) {
+            return i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
+        }
+        return i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public List<Record> decode(byte[] buf, int off, int len) {
+        Object parsed = JSONValue.parse(new String(buf, off, len, StandardCharsets.UTF_8));
+        if (!(parsed instanceof List)) {
+            throw new IllegalArgumentException("records that are not a JSON list");
+        }
+        List<Object> batch = (List<Object>) parsed;
+        List<Record> out = new ArrayList<>(batch.size());
+        for (Object item : batch) {
+            List<Object> rec = (List<Object>) item;
+            List<Object> values = (List<Object>) rec.get(0);
+            if (rec.size() == 1) {
+                out.add(new Record(values, 0, 0, null));
+                continue;
+            }
+            long root = ((Number) rec.get(1)).longValue();
+            if (root == Record.MULTI) {
+                List<Object> raw = (List<Object>) rec.get(2);
+                long[] pairs = new long[raw.size()];
+                for (int i = 0; i < pairs.length; i++) {
+                    pairs[i] = ((Number) raw.get(i)).longValue();
+                }
+                out.add(new Record(values, root, 0, pairs));
+            } else {
+                out.add(new Record(values, root, ((Number) rec.get(2)).longValue(), null));
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,223 @@
+package heronbridge.jvm.values;
+
+import java.io.IOException;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessageFormat;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.ValueType;
+
+/** msgpack records, the runtime's default serializer (msgspec on the Python side). */
+public final class MsgpackCodec implements Codec {
+    private static final BigInteger INT_MIN = BigInteger.valueOf(Integer.MIN_VALUE);
+
+    @Override
+    public Codec.Batch batch() {
+        return new Batch();
+    }
+
+    private static final class Batch implements Codec.Batch {
+        private final MessageBufferPacker body = MessagePack.newDefaultBufferPacker();
+        private final MessageBufferPacker one = MessagePack.newDefaultBufferPacker();
+        private int count;
+
+        @Override
+        public void add(List<Object> values, long root, long edge, long[] pairs) {
+            // One record at a time, so a bad value loses only its own tuple.
+            one.clear();
+            try {
+                int n = pairs != null || root != 0 ? 3 : 1;
+                one.packArrayHeader(n);
+                packList(one, values);
+                if (pairs != null) {
+                    one.packLong(Record.MULTI);
+                    one.packArrayHeader(pairs.length);
+                    for (long p : pairs) {
+                        one.packLong(p);
+                    }
+                } else if (root != 0) {
+                    one.packLong(root);
+                    one.packLong(edge);
+                }
+                body.addPayload(one.toByteArray());
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+            count++;
+        }
+
+        @Override
+        public int count() {
+            return count;
+        }
+
+        @Override
+        public int size() {
+            return (int) body.getTotalWrittenBytes();
+        }
+
+        @Override
+        public byte[] take() {
+            try {
+                MessageBufferPacker out = MessagePack.newDefaultBufferPacker();
+                out.packArrayHeader(count);
+                out.flush();
+                byte[] head = out.toByteArray();
+                byte[] rest = body.toByteArray();
+                byte[] all = new byte[head.length + rest.length];
+                System.arraycopy(head, 0, all, 0, head.length);
+                System.arraycopy(rest, 0, all, head.length, rest.length);
+                body.clear();
+                count = 0;
+                return all;
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    static void packList(MessageBufferPacker p, List<?> values) throws IOException {
+        p.packArrayHeader(values.size());
+        for (Object v : values) {
+            pack(p, v);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    static void pack(MessageBufferPacker p, Object v) throws IOException {
+        if (v == null) {
+            p.packNil();
+        } else if (v instanceof String) {
+            p.packString((String) v);
+        } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+            p.packLong(((Number) v).longValue());
+        } else if (v instanceof Double || v instanceof Float) {
+            p.packDouble(((Number) v).doubleValue());
+        } else if (v instanceof Boolean) {
+            p.packBoolean((Boolean) v);
+        } else if (v instanceof List) {
+            packList(p, (List<Object>) v);
+        } else if (v instanceof Map) {
+            Map<Object, Object> m = (Map<Object, Object>) v;
+            p.packMapHeader(m.size());
+            for (Map.Entry<Object, Object> e : m.entrySet()) {
+                p.packString(JsonCodec.key(e.getKey()));
+                pack(p, e.getValue());
+            }
+        } else if (v instanceof Object[]) {
+            Object[] a = (Object[]) v;
+            p.packArrayHeader(a.length);
+            for (Object x : a) {
+                pack(p, x);
+            }
+        } else if (v instanceof Collection) {
+            Collection<Object> c = (Collection<Object>) v;
+            p.packArrayHeader(c.size());
+            for (Object x : c) {
+                pack(p, x);
+            }
+        } else if (v instanceof BigInteger) {
+            BigInteger b = (BigInteger) v;
+            if (b.bitLength() > 64 || b.signum() < 0 && b.bitLength() > 63) {
+                throw new BadValue(v, "an integer beyond 64 bits");
+            }
+            p.packBigInteger(b);
+        } else if (v instanceof Character) {
+            p.packString(v.toString());
+        } else if (v instanceof byte[]) {
+            byte[] b = (byte[]) v;
+            p.packBinaryHeader(b.length);
+            p.writePayload(b);
+        } else {
+            throw new BadValue(v, "a " + v.getClass().getName());
+        }
+    }
+
+    @Override
+    public List<Record> decode(byte[] buf, int off, int len) {
+        try (MessageUnpacker u = MessagePack.newDefaultUnpacker(buf, off, len)) {
+            int n = u.unpackArrayHeader();
+            List<Record> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                int size = u.unpackArrayHeader();
+                int fields = u.unpackArrayHeader();
+                List<Object> values = new ArrayList<>(fields);
+                for (int j = 0; j < fields; j++) {
+                    values.add(value(u));
+                }
+                if (size == 1) {
+                    out.add(new Record(values, 0, 0, null));
+                    continue;
+                }
+                long root = u.unpackLong();
+                if (root == Record.MULTI) {
+                    int m = u.unpackArrayHeader();
+                    long[] pairs = new long[m];
+                    for (int j = 0; j < m; j++) {
+                        pairs[j] = u.unpackLong();
+                    }
+                    out.add(new Record(values, root, 0, pairs));
+                } else {
+                    out.add(new Record(values, root, u.unpackLong(), null));
+                }
+            }
+            return out;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("records that are not msgpack: " + e.getMessage(), e);
+        }
+    }
+
+    static Object value(MessageUnpacker u) throws IOException {
+        MessageFormat f = u.getNextFormat();
+        ValueType t = f.getValueType();
+        switch (t) {
+            case NIL:
+                u.unpackNil();
+                return null;
+            case BOOLEAN:
+                return u.unpackBoolean();
+            case INTEGER:
+                if (f == MessageFormat.UINT64) {
+                    BigInteger b = u.unpackBigInteger();
+                    return b.bitLength() < 64 ? (Object) b.longValue() : b;
+                }
+                long l = u.unpackLong();
+                return l >= Integer.MIN_VALUE && l <= Integer.MAX_VALUE ? (Object) (int) l : (Object) l;
+            case FLOAT:
+                return u.unpackDouble();
+            case STRING:
+                return u.unpackString();
+            case BINARY:
+                return u.readPayload(u.unpackBinaryHeader());
+            case ARRAY: {
+                int n = u.unpackArrayHeader();
+                List<Object> list = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    list.add(value(u));
+                }
+                return list;
+            }
+            case MAP: {
+                int n = u.unpackMapHeader();
+                Map<String, Object> map = new HashMap<>(n * 2);
+                for (int i = 0; i < n; i++) {
+                    Object key = value(u);
+                    map.put(JsonCodec.key(key), value(u));
+                }
+                return map;
+            }
+            default:
+                throw new IOException("a msgpack " + t + " value, which no runtime serializer writes");
+        }
+    }
+
+    static boolean fitsInt(BigInteger b) {
+        return b.compareTo(INT_MIN) >= 0 && b.bitLength() < 32;
+    }
+}

@@ -1,0 +1,81 @@
+"""Write jvm/src/test/resources/frame_vectors.json: frames and value records as the Python
+runtime builds them, which the JVM task host's tests must read and write byte for byte.
+
+Run: python scripts/jvm_vectors.py          (rewrites the file)
+     python scripts/jvm_vectors.py --check  (exit 1 if it is stale)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from heronbridge.runtime.proto import control_pb2, topology_pb2
+from heronbridge.runtime.wire import frames
+from heronbridge.runtime.wire.serde import make_serializer
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "jvm" / "src" / "test" / "resources" / "frame_vectors.json"
+
+# Values a Java component may send or receive (no floats whose text differs between the
+# languages' shortest forms, no maps of more than one key: their order is the encoder's).
+VALUES = [
+    ["hello", 1, -2, 2**31, -(2**31) - 1, 2**40, 1.5, -0.25, True, False, None],
+    [[1, "a", [2.5]], {"k": "v"}, {}, [], "", "naïve ☃ \U0001F600", "quote\" back\\ nl\n tab\t"],
+    ["x" * 40, "y" * 300, 127, 128, 255, 256, 65535, 65536, -32, -33, -128, -129],
+]
+ROOT = (7 << frames.ROOT_TASK_SHIFT) | 12345
+EDGE = 0x5A5A5A5A5A5A5A5
+RECORDS = [[v] for v in VALUES] + [[VALUES[0], ROOT, EDGE],
+                                   [VALUES[1], -1, [0, ROOT, EDGE, ROOT + 1, EDGE ^ 1]]]
+
+
+def vectors() -> dict:
+    out: dict = {"records": [], "frames": []}
+    for name in ("msgpack", "json"):
+        encode = make_serializer(name).encode
+        for i in range(len(RECORDS)):
+            batch = RECORDS[i:i + 1]
+            out["records"].append({"serializer": name, "records": batch,
+                                   "bytes": encode(batch).hex()})
+        out["records"].append({"serializer": name, "records": RECORDS,
+                               "bytes": encode(RECORDS).hex()})
+    blob = make_serializer("msgpack").encode(RECORDS[:1])
+    cases = [
+        ("data", frames.data_frame(12, 3, 5, blob)),
+        ("init", frames.int_frame(frames.INIT, 3, [ROOT, EDGE])),
+        ("ack", frames.int_frame(frames.ACK, 0, [ROOT, EDGE, ROOT + 1, 0])),
+        ("fail", frames.int_frame(frames.FAIL, 0, [ROOT])),
+        ("acked", frames.int_frame(frames.ACKED, 3, [ROOT, ROOT + 1])),
+        ("register", frames.control_frame(control_pb2.RegisterInstanceRequest(
+            topology_id="wordcount-0123456789ab", task_id=3, pid=4242))),
+        ("started", frames.control_frame(control_pb2.InstanceStarted(task_id=3))),
+        ("state", frames.control_frame(
+            control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))),
+    ]
+    for name, frame in cases:
+        out["frames"].append({"name": name, "bytes": frame.hex()})
+    return out
+
+
+def text() -> str:
+    return json.dumps(vectors(), indent=1, ensure_ascii=False) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report a stale file")
+    if parser.parse_args().check:
+        if not OUT.is_file() or OUT.read_text() != text():
+            print(f"stale: {OUT}")
+            return 1
+        return 0
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
