@@ -10,7 +10,7 @@ knobs that only this runtime has live under `heronbridge.*`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .errors import ConfigError, where
 
@@ -291,7 +291,8 @@ class TopologyConfig:
             msg = (f"{loc}: configs {', '.join(map(repr, TLS_KEYS))} expect three PEM file "
                    f"paths together, received {dict(zip(TLS_KEYS, tls, strict=True))}")
             raise ConfigError(msg)
-        return cls(**values, host=host, tls=tls if tls[0] is not None else None)
+        return cls(**values, host=host,
+                   tls=cast("tuple[str, str, str]", tls) if tls[0] is not None else None)
 
 
 def _shown(k: Key) -> str:

@@ -28,6 +28,8 @@ class ComponentError(RuntimeKernelError):
 class SerializationError(ComponentError):
     """A tuple's values cannot be encoded by the topology's serializer."""
 
+    frames: list[bytes]  # the frames that could be built, set by the emitter's flush
+
 
 class ProtocolError(RuntimeKernelError):
     """A peer sent a frame or message the receiver cannot accept."""

@@ -23,6 +23,9 @@ def import_file(path: str | Path) -> ModuleType:
     and, when the error came from a module it imported, that module's file and line."""
     path = Path(path)
     spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        msg = f"{path}: expected a Python file, received one Python cannot import"
+        raise FileImportError(msg)
     module = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = module
     try:

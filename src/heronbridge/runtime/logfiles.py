@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
+from typing import BinaryIO, TextIO, cast
 
 # The folder of a task's own log, which its executor tells it (its output is a pipe).
 LOG_DIR_ENV = "HERONBRIDGE_LOG_DIR"
@@ -28,8 +29,11 @@ class RotatingOutput(RotatingFileHandler):
         os.fchmod(fd, 0o600)
         return open(fd, "a", encoding=self.encoding)  # noqa: SIM115 - the handler closes it
 
+    def _buffer(self) -> BinaryIO:
+        return cast("TextIO", self.stream).buffer  # opened in __init__, never None
+
     def write(self, data: bytes) -> None:
-        out = self.stream.buffer
+        out = self._buffer()
         while len(data) > self.maxBytes - out.tell():
             room = self.maxBytes - out.tell()
             cut = data.rfind(b"\n", 0, max(room, 0)) + 1
@@ -39,7 +43,7 @@ class RotatingOutput(RotatingFileHandler):
             data = data[cut:]
             out.flush()
             self.doRollover()
-            out = self.stream.buffer
+            out = self._buffer()
             if out.tell():  # nothing to roll over to (no backups): keep appending
                 break
         out.write(data)

@@ -42,7 +42,7 @@ class Start:
 
 
 def start(prog: str, description: str, argv: list[str] | None,
-          arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+          arguments: Callable[[argparse.ArgumentParser], object] | None = None,
           topology: bool = True) -> Start:
     """Parse `argv` (with --state and --topology unless `topology` is false, and what
     `arguments` adds) and set up logging."""

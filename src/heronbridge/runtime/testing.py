@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import time
 from functools import partial
+from typing import cast
 
 from .config import TopologyConfig
 from .errors import ComponentError
 from .instance.bolt_driver import BoltDriver
+from .instance.emitter import SpoutEmitter
 from .instance.spout_driver import settle
 from .instance.task import Task
 from .plan.logical import LogicalPlan
 from .plan.tasks import TaskLayout
-from .stream_manager.router import Router
+from .stream_manager.router import Endpoint, Router
 from .wire import frames
 
 
@@ -85,7 +87,7 @@ class InMemoryTopology:
         while done < spout_calls:
             n = min(batch, spout_calls - done)
             for spout in self.spouts:
-                em = spout.emitter
+                em = cast("SpoutEmitter", spout.emitter)
                 em.now = time.monotonic()
                 next_tuple = spout.user.next_tuple
                 for _ in range(n):
@@ -102,13 +104,13 @@ class InMemoryTopology:
         """Route frames until no task has anything more to send."""
         while self.in_flight:
             batch, self.in_flight = self.in_flight, []
-            delivered: dict[_TaskEnd, list] = {}
+            delivered: dict[Endpoint, list] = {}
             for source, data in batch:
                 found, _ = frames.split_frames(data)
                 for end, chunks in self.router.receive(source, data, found).items():
                     delivered.setdefault(end, []).extend(chunks)
             for end, chunks in delivered.items():
-                self._deliver(end.task, b"".join(chunks))
+                self._deliver(cast("_TaskEnd", end).task, b"".join(chunks))
 
     def _deliver(self, task: int, data: bytes) -> None:
         found, _ = frames.split_frames(data)

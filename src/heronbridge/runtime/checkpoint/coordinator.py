@@ -105,7 +105,7 @@ class CheckpointCoordinator:
             return
         self.stored[msg.task_id] = msg.state_bytes
         if self.tasks <= set(self.stored):
-            self._consistent(self.round)
+            self._consistent(msg.checkpoint_id)
 
     async def checkpoint_now(self, timeout: float) -> str:
         """Take a checkpoint now and wait until it is consistent (an update starts its

@@ -53,6 +53,9 @@ def _read(storage: CheckpointStorage, checkpoint_id: str, component: str, task: 
           loads: Callable[[bytes], Any]) -> dict:
     blob = storage.load(checkpoint_id, component, task)
     try:
+        if blob is None:
+            msg = "no state saved"
+            raise CheckpointError(msg)
         state = loads(blob)
     except Exception as exc:
         msg = (f"{where(storage.topology, component, task)}: checkpoint {checkpoint_id} holds "

@@ -46,7 +46,7 @@ def _not_json(value):
 
 # ---------------------------------------------------------------------------- strings
 
-_STR_MEMO = {}
+_STR_MEMO: dict[str, int] = {}
 _STR_MEMO_MAX = 1 << 16
 _STR_MEMO_MAX_LEN = 256
 _memo_get = _STR_MEMO.get

@@ -141,7 +141,7 @@ def _partial_key(singles: list[Target], idx: list[int]) -> Router:
 
 def _custom(path: str | None, singles: list[Target], context: Any, stream: str) -> Router:
     try:
-        grouping = resolve_import_path(path)
+        grouping = resolve_import_path(path or "")
     except Exception as exc:
         msg = f"{_where(context)}: custom grouping {path!r} cannot be imported: {exc}"
         raise PlanError(msg) from exc

@@ -20,7 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    topology_id = statemgr.get(TOPOLOGIES, args.topology).id
+    topology = statemgr.get(TOPOLOGIES, args.topology)
+    if topology is None:
+        print(f"topology {args.topology!r} is not in the state manager", file=sys.stderr)
+        return 2
+    topology_id = topology.id
     # Its counters travel as a task's do, through container 0's metrics manager.
     publisher = MetricsPublisher(metrics_address(topology_id, 0), topology_id, COMPONENT, -2,
                                  secret)

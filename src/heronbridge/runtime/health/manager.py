@@ -78,7 +78,10 @@ class HealthManager:
         if self.window.span < self.conf.window - self.conf.interval / 2 \
                 or now < self.quiet_until:
             return []
-        plan = topology_from_proto(self.statemgr.get(TOPOLOGIES, self.name))
+        topology = self.statemgr.get(TOPOLOGIES, self.name)
+        if topology is None:  # killed meanwhile
+            return []
+        plan = topology_from_proto(topology)
         layout = TaskLayout.of(plan)
         bolts = {n: layout.component_tasks[n] for n, s in plan.components.items()
                  if not s.is_spout}
@@ -105,7 +108,7 @@ class HealthManager:
             return self._act(SCALE_UP, d, now,
                              f"parallelism {current} -> {target}; spouts paused "
                              f"{report.paused_secs:.2f}s")
-        if d.kind == SLOW_INSTANCE:
+        if d.kind == SLOW_INSTANCE and d.task is not None:
             control.restart_task(self.statemgr, self.name, d.task, f"health manager: {d.symptoms}")
             return self._act(RESTART, d, now, "restarted the task: its queue is the longest "
                                               "while its rate is no higher than the others'")

@@ -16,7 +16,7 @@ import logging
 import os
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ..api.tuple import MULTI, Tuple
 from ..errors import ComponentError, SerializationError, where
@@ -95,10 +95,11 @@ class Emitter:
                 routers.append(make_router(grouping, buffers, stream.fields, local_tasks, rng,
                                            context, name))
             if all(isinstance(r, Target) for r in routers):
-                if routers:  # every tuple goes to the same tasks
-                    out.fixed = combine(routers) if len(routers) > 1 else routers[0]
+                targets = cast("list[Target]", routers)
+                if targets:  # every tuple goes to the same tasks
+                    out.fixed = combine(targets) if len(targets) > 1 else targets[0]
             elif len(routers) == 1:
-                out.route = routers[0]
+                out.route = cast("Callable[[list], Target]", routers[0])
             else:
                 calls = tuple(r if callable(r) else (lambda values, t=r: t) for r in routers)
                 out.route = lambda values, calls=calls: combine([r(values) for r in calls])
@@ -256,8 +257,8 @@ class SpoutEmitter(Emitter):
         self.emitted += 1
         if msg_id is None or not self.acking:
             record = (values,)
-            for b in target.buffers:
-                b.records.append(record)
+            for buf in target.buffers:
+                buf.records.append(record)
             if msg_id is not None:
                 self.ack_now.append(msg_id)
             return target.tasks

@@ -46,6 +46,8 @@ def run(task: Task) -> int:
                 driver.run()
                 break
             except RolledBack as rollback:
+                if checkpointer is None:  # only effectively-once rolls back
+                    raise
                 checkpointer.restore(rollback.message)
         task.shutdown()
         return 0

@@ -167,7 +167,8 @@ class MetricsManager:
             return master
         location = self.master_location.value
         if master is not None and (master.closed.done() or location is not self._connected_to):
-            master.transport.close()  # gone, or moved: follow it
+            if master.transport is not None:
+                master.transport.close()  # gone, or moved: follow it
             master = None
         if master is None and location is not None \
                 and location.topology_id == self.topology_id:

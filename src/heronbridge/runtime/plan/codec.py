@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from ..proto import plans_pb2, topology_pb2
 from .logical import (
@@ -46,7 +47,8 @@ def topology_to_proto(plan: LogicalPlan, topology_id: str,
                       state: int = topology_pb2.RUNNING) -> topology_pb2.Topology:
     msg = topology_pb2.Topology(id=topology_id, name=plan.name,
                                 config_json=_dump_config(plan.config),
-                                python_path=plan.python_path, state=state)
+                                python_path=plan.python_path,
+                                state=cast("topology_pb2.TopologyState", state))
     for name, tasks in sorted(plan.reserved.items()):
         msg.reserved.add(name=name, tasks=tasks)
     for name in sorted(plan.components):

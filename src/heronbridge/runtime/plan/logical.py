@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..config import TopologyConfig
 from ..errors import PlanError, where
@@ -70,6 +70,13 @@ class Grouping:
     kind: str
     fields: tuple[str, ...] = ()
     custom: str | None = None  # import path of a custom grouping
+    # The groupings without arguments, set below the class.
+    SHUFFLE: ClassVar[Grouping]
+    ALL: ClassVar[Grouping]
+    GLOBAL: ClassVar[Grouping]
+    NONE: ClassVar[Grouping]
+    DIRECT: ClassVar[Grouping]
+    LOCAL_OR_SHUFFLE: ClassVar[Grouping]
 
     @staticmethod
     def by_fields(*names: str | Iterable[str]) -> Grouping:

@@ -58,10 +58,10 @@ class Child:
     log_path: Path
     tier: int  # stopped in descending tier order: tasks first, the master last
     backoff: Backoff
+    output: RotatingOutput  # its log
     task: tuple[str, int] | None = None  # (component, task id) of a task
     incarnation: int = 0
     process: asyncio.subprocess.Process | None = None
-    output: RotatingOutput | None = None
     copying: asyncio.Task | None = None  # its output, from the pipe to the log
     started_at: float = 0.0
     restarts: int = 0
@@ -136,9 +136,9 @@ class Executor:
              task: tuple[str, int] | None = None) -> Child:
         conf = self.conf if task is None else TopologyConfig.read(
             self.plan.component_config(task[0]), self.name, task[0])
-        child = Child(name, argv_for, self.logs / f"{name}.log", tier,
-                      Backoff(conf.restart_backoff_secs), task)
-        child.output = RotatingOutput(child.log_path, conf.log_max_bytes, conf.log_backup_count)
+        log_path = self.logs / f"{name}.log"
+        child = Child(name, argv_for, log_path, tier, Backoff(conf.restart_backoff_secs),
+                      RotatingOutput(log_path, conf.log_max_bytes, conf.log_backup_count), task)
         self.children.append(child)
         return child
 
@@ -158,8 +158,9 @@ class Executor:
         finally:
             os.close(fd)
         child.started_at = time.monotonic()
-        child.copying = asyncio.create_task(self._copy_output(child.process.stdout,
-                                                              child.output))
+        stdout = child.process.stdout
+        if stdout is not None:  # always: a pipe was asked for
+            child.copying = asyncio.create_task(self._copy_output(stdout, child.output))
 
     async def _copy_output(self, pipe: asyncio.StreamReader, output: RotatingOutput) -> None:
         failed = False
@@ -173,11 +174,12 @@ class Executor:
                 failed = True
 
     async def _watch(self, child: Child) -> None:
-        while not self.stopping:
+        while not self.stopping and child.process is not None:
             code = await child.process.wait()
             # The rest of its output first (its own children may hold the pipe a moment).
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(child.copying), 2.0)
+            if child.copying is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(child.copying), 2.0)
             if self.stopping or child.retired:
                 return
             lived = time.monotonic() - child.started_at
@@ -198,6 +200,8 @@ class Executor:
         """Tell the metrics manager that a task waits to be restarted: a sample of the
         incarnation to come, with no counters of its own (the metrics manager keeps the
         earlier ones), whose gauge says how long the wait is."""
+        if child.task is None:
+            return
         component, task = child.task
         sample = control_pb2.TaskMetrics(
             component=component, task_id=task, container=self.container,
@@ -213,7 +217,8 @@ class Executor:
             except (OSError, auth.AuthError, TimeoutError):
                 return  # the metrics manager is away: the log has it
             self._metrics = link
-        link.send(control_pb2.MetricsPublish(tasks=[sample]))
+        if link is not None:
+            link.send(control_pb2.MetricsPublish(tasks=[sample]))
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
@@ -334,11 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     executor = Executor(process.statemgr(), args.topology, args.container, workdir)
-
-    async def start() -> int:
-        return await executor.run()
-
-    return run_loop(start())
+    return run_loop(executor.run())
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

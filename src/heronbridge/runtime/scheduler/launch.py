@@ -48,7 +48,11 @@ class Launch:
         self.topology_id = submit_plan(self.statemgr, home, plan, initial_state,
                                        "local" if spark is None else "spark")
         self.workdir = home.workdir(plan.name)
-        self.containers = len(self.statemgr.get(PACKING_PLANS, plan.name).containers)
+        packing = self.statemgr.get(PACKING_PLANS, plan.name)
+        if packing is None:
+            msg = f"{where(plan.name)}: no packing plan in the state manager after its submit"
+            raise SchedulerError(msg)
+        self.containers = len(packing.containers)
         if install is not None:
             try:
                 install(self.workdir / "resources")
@@ -165,7 +169,7 @@ class Launch:
     def _failure_detail(self) -> str:
         """What the scheduler said last: a detached one's log tail, or why a supervised
         Spark application ended."""
-        if self.check_fatal():
+        if isinstance(self.supervisor, SparkSupervisor) and self.supervisor.fatal is not None:
             return self.supervisor.fatal
         if not self.detached or not self.scheduler_log.is_file():
             return ""

@@ -13,10 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from google.protobuf.message import Message
-
 from ..errors import SchedulerError, StateManagerError
 from ..process import log_to_stderr
+from ..proto import topology_pb2
 from ..statemgr import TOPOLOGIES, StateManager
 from .home import Home
 
@@ -49,7 +48,7 @@ class KillWatch:
         self._id: str | None = None
         self._watch = statemgr.watch(TOPOLOGIES, name, self._changed)
 
-    def _changed(self, node: Message | None) -> None:
+    def _changed(self, node: topology_pb2.Topology | None) -> None:
         if node is not None and self._id in (None, node.id):
             self._id = node.id
         elif self._id is not None:

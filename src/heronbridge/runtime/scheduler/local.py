@@ -107,7 +107,7 @@ class ContainersFollower:
         self.containers: set[int] | None = None
         self._watch = statemgr.watch(PACKING_PLANS, name, self._changed)
 
-    def _changed(self, packing: object) -> None:
+    def _changed(self, packing: plans_pb2.PackingPlan | None) -> None:
         if packing is not None:
             self.containers = {c.id for c in packing.containers}
 

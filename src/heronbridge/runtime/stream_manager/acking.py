@@ -40,10 +40,10 @@ class XorTracker:
             old = get(root)
             bucket = newest
             if old is None:  # an older bucket's, or gone (failed or expired)
-                bucket = self._holder(root)
-                if bucket is None:
+                holder = self._holder(root)
+                if holder is None:
                     continue
-                old = bucket[root]
+                bucket, old = holder, holder[root]
             left = old ^ value
             if left:
                 bucket[root] = left

@@ -42,6 +42,11 @@ def is_open(link: FramedProtocol) -> bool:
     return link.transport is not None and not link.transport.is_closing()
 
 
+def close(link: FramedProtocol) -> None:
+    if link.transport is not None:
+        link.transport.close()
+
+
 class Link(FramedProtocol):
     """A connection the stream manager writes data to: a local task or a peer."""
 

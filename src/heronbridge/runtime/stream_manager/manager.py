@@ -65,7 +65,7 @@ class StreamManager:
         packing_plan = packing_from_proto(packing)
         self.packing_id = packing_plan.id
         self.pplan: plans_pb2.PhysicalPlan | None = None
-        self.state: int | None = None
+        self.state: topology_pb2.TopologyState | None = None
         self.owner: dict[int, str] = {}  # task -> stream manager id
         self._stopping = asyncio.Event()
         # The parts call back into each other: a lambda reaches a part made after it.
@@ -115,7 +115,7 @@ class StreamManager:
         servers[0].close()
         servers[1].close()
         for link in list(self.registry.instances.values()):
-            link.transport.close()
+            links.close(link)
         log.info("%s: stopped", self.id)
         return 0
 
@@ -149,7 +149,8 @@ class StreamManager:
         """Deliver the frames held for tasks that can be reached again."""
         if self.pplan is not None:
             self._write(self.router.release(
-                lambda link: is_open(link) and link not in self.registry.waiting))
+                lambda link: isinstance(link, Link) and is_open(link)
+                and link not in self.registry.waiting))
 
     def _tasks_changed(self) -> None:
         self._rebuild_routes()
@@ -172,7 +173,7 @@ class StreamManager:
             self.rollback.instance_restored(link, link.task, message)
 
     def instance_gone(self, link: InstanceLink) -> None:
-        if self.registry.gone(link):
+        if self.registry.gone(link) and link.task is not None:
             self._rebuild_routes()
             self.rollback.forget(link.task)
             self.rollback.lost(f"task {link.task} disconnected")
@@ -229,7 +230,7 @@ class StreamManager:
         for link in self.registry.replan(self.plan, mine, self.packing_id):
             self.instance_gone(link)
 
-    def set_state(self, state: int) -> None:
+    def set_state(self, state: topology_pb2.TopologyState) -> None:
         was, self.state = self.state, state
         if state == topology_pb2.PAUSED and was != state:
             spawn(self.master.report_drain(lambda: self.state), "drain report")

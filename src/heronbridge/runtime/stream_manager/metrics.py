@@ -45,11 +45,10 @@ BYTES_TO = "bytes-to/task/{}"  # written to a local task: what it consumed, near
 def sample(container: int, router: Router, backpressure: Backpressure,
            instances: dict[int, InstanceLink], peers: list[Link]) -> control_pb2.TaskMetrics:
     links = [*instances.values(), *peers]
-    buffered = max((link.transport.get_write_buffer_size() for link in links if is_open(link)),
-                   default=0)
+    buffered = max((_queued(link) for link in links), default=0)
     counters = {BP_BY_CAUSE.format("task" if kind == "instance" else kind, who): ms
                 for (kind, who), ms in backpressure.ms_by_cause().items()}
-    gauges = {QUEUE_BYTES.format(task): link.transport.get_write_buffer_size()
+    gauges = {QUEUE_BYTES.format(task): _queued(link)
               for task, link in instances.items() if is_open(link)}
     counters.update({BYTES_TO.format(task): link.sent for task, link in instances.items()})
     metrics = control_pb2.TaskMetrics(
@@ -66,6 +65,13 @@ def sample(container: int, router: Router, backpressure: Backpressure,
     metrics.counters.update(counters)
     metrics.gauges.update(gauges)
     return metrics
+
+
+def _queued(link: Link) -> int:
+    """Bytes written to an open link and not yet sent (0 for a closed one)."""
+    transport = link.transport
+    return 0 if transport is None or transport.is_closing() \
+        else transport.get_write_buffer_size()
 
 
 async def publish(topology_id: str, container: int, secret: bytes, interval: float,

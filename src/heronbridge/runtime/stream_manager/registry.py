@@ -21,7 +21,7 @@ from google.protobuf.message import Message
 from ..plan.logical import LogicalPlan
 from ..plan.tasks import TaskLayout
 from ..proto import control_pb2
-from .links import InstanceLink, is_open
+from .links import InstanceLink, close
 from .router import Router
 
 log = logging.getLogger("heronbridge.runtime.stream_manager")
@@ -45,13 +45,13 @@ class Registry:
         self.started: set[int] = set()  # local tasks whose component is set up
         self.local_tasks: set[int] = set()
         self.local_spouts: set[int] = set()
-        self.plan: LogicalPlan | None = None
+        self.task_component: dict[int, str] = {}
         self.has_pplan = False
 
     def place(self, plan: LogicalPlan, local_tasks: set[int]) -> None:
         """Which tasks are ours, and which of them are spouts, under the current plan."""
         layout = TaskLayout.of(plan)
-        self.plan = plan
+        self.task_component = layout.task_component
         self.local_tasks = local_tasks
         spouts = {t for t, c in layout.task_component.items()
                   if c in plan.components and plan.components[c].is_spout}
@@ -88,21 +88,21 @@ class Registry:
                       f"{self.topology_id!r}")
             link.send(control_pb2.RegisterInstanceResponse(
                 status=control_pb2.Status(ok=False, message=reason)))
-            link.transport.close()
+            close(link)
             return
         old = self.instances.get(task)
         if old is not None and old is not link:
-            old.transport.close()
+            close(old)
         link.task = task
         link.pid = req.pid
-        link.component = TaskLayout.of(self.plan).task_component.get(task)
+        link.component = self.task_component.get(task)
         link.cause = ("instance", task)
         link.is_spout = task in self.local_spouts
         if link.is_spout:  # a new life: the trees of the last are nobody's now
             self.router.forget_spout(task)
         self.instances[task] = link
         self.started.discard(task)  # this incarnation has not set its component up
-        if link.is_spout and self.spouts_paused():
+        if link.is_spout and self.spouts_paused() and link.transport is not None:
             link.transport.pause_reading()
         if self.has_pplan:
             self.welcome(link)
@@ -149,8 +149,9 @@ class Registry:
         return let_go
 
     def started_task(self, link: InstanceLink) -> bool:
-        if self.instances.get(link.task) is link:
-            self.started.add(link.task)
+        task = link.task
+        if task is not None and self.instances.get(task) is link:
+            self.started.add(task)
             return True
         return False
 
@@ -177,11 +178,12 @@ class Registry:
     def pause_spouts(self, paused: bool) -> None:
         """Stop (or start again) reading what the local spouts send."""
         for link in self.instances.values():
-            if link.is_spout and is_open(link):
+            transport = link.transport
+            if link.is_spout and transport is not None and not transport.is_closing():
                 if paused:
-                    link.transport.pause_reading()
+                    transport.pause_reading()
                 else:
-                    link.transport.resume_reading()
+                    transport.resume_reading()
 
     def restart(self, req: control_pb2.RestartTask) -> None:
         """End a local task (the health manager asked: a slow instance); its executor

@@ -282,7 +282,7 @@ class _Listening(asyncio.Protocol):
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
         self.buf = b""
-        self.hello: tuple[str, bytes] | None = None  # role, transcript
+        self.hello: tuple[str, bytes, bool] | None = None  # role, transcript, sealed
         self.transport: Any = None
         self.timer: asyncio.TimerHandle | None = None
         self.peer = "?"
@@ -321,12 +321,12 @@ class _Listening(asyncio.Protocol):
                     raise AuthError(msg)
                 nonce = secrets.token_bytes(NONCE)
                 said = transcript(role, identity, theirs, nonce)
-                self.hello = (role, said)
+                self.hello = (role, said, ours.sealed)
                 self.buf = self.buf[used:]
                 self.transport.write(MAGIC + nonce + proof(listener.secret, b"listener", said))
             if len(self.buf) < MAC:
                 return
-            role, said = self.hello
+            role, said, sealed = self.hello
             if not hmac.compare_digest(self.buf[:MAC],
                                        proof(listener.secret, b"dialer", said)):
                 msg = "wrong proof of the topology's secret"
@@ -334,9 +334,10 @@ class _Listening(asyncio.Protocol):
         except AuthError as exc:
             self._refuse(str(exc))
             return
-        self.timer.cancel()
+        if self.timer is not None:
+            self.timer.cancel()
         self.transport.write(OK)
-        session = Session.of(listener.secret, said, listener.identity.sealed, dialer=False)
+        session = Session.of(listener.secret, said, sealed, dialer=False)
         _hand_over(self.transport, listener.factory(), role, session, self.buf[MAC:])
 
     def _refuse(self, reason: str) -> None:
@@ -352,7 +353,8 @@ class _Listening(asyncio.Protocol):
 
 
 def _describe(identity: bytes) -> str:
-    parts, pos = [], 0
+    parts: list[str] = []
+    pos = 0
     while pos + 2 <= len(identity) and len(parts) < 3:
         size = int.from_bytes(identity[pos:pos + 2], "little")
         parts.append(identity[pos + 2:pos + 2 + size].decode(errors="replace"))

@@ -138,7 +138,7 @@ def split_frames(data: bytes, pos: int = 0,
     frame. Raises BadFrame at a malformed header, or at a length over MAX_FRAME as soon as
     its 4 bytes are there.
     """
-    frames = []
+    frames: list[tuple[int, int, int, int]] = []
     unpack = HEADER.unpack_from
     size = len(data) if size is None else size
     while size - pos >= HEADER_SIZE:
@@ -197,10 +197,10 @@ class FrameAssembler(Reassembler):
 
     def feed(self, chunk: bytes) -> tuple[bytes, list[tuple[int, int, int, int]]]:
         """Add a chunk; return (data, frames) where frames index into data."""
-        chunk = self._take(chunk)
-        if chunk is None:
+        data = self._take(chunk)
+        if data is None:
             return b"", []
-        found, used = split_frames(chunk)
-        if used < len(chunk):
-            self._keep(chunk[used:], 4, 0)
-        return chunk, found
+        found, used = split_frames(data)
+        if used < len(data):
+            self._keep(data[used:], 4, 0)
+        return data, found

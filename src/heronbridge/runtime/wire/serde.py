@@ -12,17 +12,20 @@ import json
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import msgspec
 
 from ..errors import ConfigError, where
+
+Decode = Callable[[bytes | memoryview], list]
 
 
 @dataclass(frozen=True)
 class Serializer:
     name: str
     encode: Callable[[list], bytes]
-    decode: Callable[[bytes | memoryview], list]
+    decode: Decode
     # A decoder straight into a msgspec Struct type (array-like records), where the
     # format allows it: a batch then becomes objects without a Python-level loop.
     typed: Callable[[type], Callable[[bytes | memoryview], list]] | None = None
@@ -37,7 +40,7 @@ def _json_dumps(records: list) -> bytes:
 
 
 def _json_typed(cls: type) -> Callable[[bytes | memoryview], list]:
-    fast = msgspec.json.Decoder(list[cls]).decode
+    fast = msgspec.json.Decoder(list[cls]).decode  # type: ignore[valid-type]
 
     def decode(blob: bytes | memoryview) -> list:
         try:
@@ -50,9 +53,9 @@ def _json_typed(cls: type) -> Callable[[bytes | memoryview], list]:
 def make_serializer(name: str, topology: str | None = None) -> Serializer:
     if name == "msgpack":
         return Serializer(name, msgspec.msgpack.Encoder().encode, msgspec.msgpack.Decoder().decode,
-                          lambda cls: msgspec.msgpack.Decoder(list[cls]).decode)
+                          lambda cls: msgspec.msgpack.Decoder(list[cls]).decode)  # type: ignore[valid-type]
     if name == "json":
-        return Serializer(name, _json_dumps, json.loads, _json_typed)
+        return Serializer(name, _json_dumps, cast("Decode", json.loads), _json_typed)
     if name == "pickle":
         return Serializer(name, _pickle_dumps, pickle.loads)
     msg = (f"{where(topology)}: expected a serializer among ('msgpack', 'json', 'pickle'), "

@@ -114,7 +114,7 @@ class StormPeer:
     def _age(self, now: float) -> None:
         self._older.appendleft(self.tuples)
         self.tuples = {}
-        self._next_generation = now + self._generation_secs
+        self._next_generation = now + (self._generation_secs or 0)
         if len(self._older) <= 2:
             return
         released = self._older.pop()

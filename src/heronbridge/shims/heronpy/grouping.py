@@ -36,7 +36,7 @@ class HeronpyGrouping:
             raise HeronpyError(msg) from exc
         heron_context = HeronpyContext(context, component_view(context.config), loc)
         grouping.prepare(heron_context, context.component_id, stream, list(target_tasks))
-        self.choose_tasks = grouping.choose_tasks
+        self.choose_tasks = grouping.choose_tasks  # type: ignore[method-assign]  # its own, per tuple
 
     def choose_tasks(self, values: list) -> list[int]:
         msg = "choose_tasks called before prepare"

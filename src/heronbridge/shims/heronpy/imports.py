@@ -48,7 +48,7 @@ class HeronpyFinder(importlib.abc.MetaPathFinder):
             spec.loader = Pb2Loader(spec.origin)
         elif spec.submodule_search_locations is not None:
             doc = namespace_only(Path(spec.origin))
-            if doc is not False:
+            if doc is None or isinstance(doc, str):
                 spec.loader = PlainPackageLoader(doc)
         elif fullname.startswith(STREAMLET_PACKAGE):
             from . import streamlet

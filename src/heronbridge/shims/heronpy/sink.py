@@ -33,11 +33,12 @@ class SinkBolt(Bolt, StreamletBoltBase):
     SINK = "sink"
 
     def initialize(self, config: dict, context: Any) -> None:
-        self._sink = config.get(SinkBolt.SINK)
-        if not isinstance(self._sink, Sink):
-            msg = f"SinkBolt needs a Sink in its config, received {self._sink!r}"
+        sink = config.get(SinkBolt.SINK)
+        if not isinstance(sink, Sink):
+            msg = f"SinkBolt needs a Sink in its config, received {sink!r}"
             raise RuntimeError(msg)
-        self._sink.setup(ContextImpl(context, None, self))
+        self._sink: Sink = sink
+        sink.setup(ContextImpl(context, None, self))
 
     def process(self, tup: Any) -> None:
         self._sink.put(tup.values[0])
