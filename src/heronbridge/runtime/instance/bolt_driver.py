@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from ..api.tuple import Tuple, tick_tuple
 from ..config import TopologyConfig
+from ..errors import ProtocolError
 from ..telemetry import EXECUTE_COUNT, EXECUTE_TIME_NS
 from ..wire import frames
 from .checkpointer import Checkpointer
@@ -31,11 +32,14 @@ class BoltDriver:
         """Until the task stops (a rollback unwinds it: see RolledBack)."""
         task = self.task
         conn = task.conn
+        if conn is None:
+            msg = f"{task.loc()}: the bolt driver runs a registered task"
+            raise ProtocolError(msg)
         task.reset_backpressure()
         # Read after prepare, as Heron's instance reads it after initialize: a component
         # may set its tick period there (heronpy's window bolts do).
         freq = TopologyConfig.read(task.user.config, task.topology,
-                                   task.component).tick_freq_secs
+                                   task.component).tick_freq_secs or 0.0
         monotonic = time.monotonic
         next_tick = monotonic() + freq if freq else float("inf")
         interval = task.conf.metrics_interval_secs
@@ -52,14 +56,14 @@ class BoltDriver:
                 data, found = conn.poll(wait, read=not blocked)
             for i, (kind, _dest, start, end) in enumerate(found):
                 if kind == frames.DATA:
-                    if aligner is not None and aligner.holding \
+                    if aligner is not None and aligner.holding and checkpointer is not None \
                             and checkpointer.hold(data, start, end, self.execute_frame):
                         continue
                     self.execute_frame(data, start, end)
                     # Flush per input batch, not per read: a read can hold many batches,
                     # and holding their output back would leave the next stage idle.
                     task.flush()
-                elif kind == frames.MARKER:
+                elif kind == frames.MARKER and checkpointer is not None:
                     checkpointer.marker(data, start, end, self.execute_frame)
                 elif kind == frames.CONTROL:
                     task.take_control(data, found, i)
@@ -123,14 +127,6 @@ class BoltDriver:
             if now - mark >= limit:
                 task.flush()
                 mark = now
-
-
-def _executed_through(batch: list[Tuple], last: Tuple | None) -> int:
-    """How many tuples of `batch` were handed to the component, up to `last`."""
-    for i, tup in enumerate(batch):
-        if tup is last:
-            return i + 1
-    return 0
 
 
 def _executed_through(batch: list[Tuple], last: Tuple | None) -> int:

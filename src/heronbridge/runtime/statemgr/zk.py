@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from kazoo.client import KazooClient, KazooState
@@ -56,8 +57,8 @@ class ZooKeeperStateManager(StateManager):
         hosts, self.root, options = parse_uri(uri)
         self.uri = uri
         self.hosts = hosts
-        credential = credential or os.environ.get(ZK_DIGEST_ENV)
-        user, sep, password = (credential or "").partition(":")
+        credential = credential or os.environ.get(ZK_DIGEST_ENV) or ""
+        user, sep, password = credential.partition(":")
         if not sep or not user or not password:
             msg = (f"state {uri}: expected a ZooKeeper digest identity 'user:password' (in "
                    f"${ZK_DIGEST_ENV} or the heronbridge home), received none")
@@ -122,7 +123,7 @@ class ZooKeeperStateManager(StateManager):
         return f"{self.root}/{kind}/{name}"
 
     def _call(self, what: str, kind: str, name: str, fn: Callable, *args: object,
-              **kwargs: object) -> object:
+              **kwargs: object) -> Any:  # kazoo's answers are untyped
         try:
             return self.zk.retry(fn, *args, **kwargs)
         except (NoNodeError, NodeExistsError):

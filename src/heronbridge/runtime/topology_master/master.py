@@ -41,6 +41,7 @@ from ..statemgr import (
     NodeExistsError,
     StateManager,
 )
+from ..statemgr.base import Kind
 from ..statemgr.follow import Follower
 from ..wire import auth, tls
 from ..wire.aio import FramedProtocol, cancel, spawn
@@ -81,11 +82,13 @@ class TopologyMaster:
     def __init__(self, statemgr: StateManager, topology_name: str, secret: bytes) -> None:
         self.statemgr = statemgr
         self.secret = secret
-        self.topology = statemgr.get(TOPOLOGIES, topology_name)
-        self.packing = statemgr.get(PACKING_PLANS, topology_name)
-        if self.topology is None or self.packing is None:
+        topology = statemgr.get(TOPOLOGIES, topology_name)
+        packing = statemgr.get(PACKING_PLANS, topology_name)
+        if topology is None or packing is None:
             msg = f"topology {topology_name!r}: no topology or packing plan in the state manager"
             raise SchedulerError(msg)
+        self.topology: topology_pb2.Topology = topology
+        self.packing: plans_pb2.PackingPlan = packing
         self.name = topology_name
         self.conf = TopologyConfig.read(topology_from_proto(self.topology).config, self.name)
         self.tls_listen, _ = tls.contexts(self.conf.tls, self.name)
@@ -98,7 +101,7 @@ class TopologyMaster:
         self.started = False
         self.metrics: dict[tuple[str, int, int], control_pb2.TaskMetrics] = {}
         self._stopping = asyncio.Event()
-        self._pending: dict[str, Any] = {}
+        self._pending: dict[Kind[Any], Any] = {}
         self._wake = asyncio.Event()
         self.updating = False
         self._all_ready = asyncio.Event()
@@ -163,7 +166,7 @@ class TopologyMaster:
         finally:
             holder.cancel()
 
-    def _publish(self, kind: str, message: Any) -> None:
+    def _publish(self, kind: Kind[Any], message: Any) -> None:
         """Write a node without blocking the loop (ZooKeeper may be away for a while);
         writes of one node keep their order, and only the newest waiting one is written."""
         self._pending[kind] = _copy(message)  # the writer's thread must not see it change
@@ -189,21 +192,24 @@ class TopologyMaster:
 
     def _plan_checkpoints(self) -> None:
         """Which tasks and stream managers a checkpoint or a rollback waits for."""
-        self.checkpoints.tasks = {i.task_id for c in self.packing.containers
-                                  for i in c.instances}
-        self.checkpoints.stmgrs = set(self.expected)
+        if self.checkpoints is not None:
+            self.checkpoints.tasks = {i.task_id for c in self.packing.containers
+                                      for i in c.instances}
+            self.checkpoints.stmgrs = set(self.expected)
 
     async def _checkpoint_loop(self) -> None:
-        while True:
-            self.checkpoints.paused = self.updating
-            await self.checkpoints.tick()
+        checkpoints = self.checkpoints
+        while checkpoints is not None:
+            checkpoints.paused = self.updating
+            await checkpoints.tick()
             await asyncio.sleep(0.02)
 
     def handle(self, link: MasterLink, message: Any) -> None:
-        if not isinstance(message, ALLOWED.get(link.role, ())):
+        if not isinstance(message, ALLOWED.get(link.role or "", ())):
             log.warning("refused %s from a %s link; closing it", type(message).__name__,
                         link.role)
-            link.transport.close()
+            if link.transport is not None:
+                link.transport.close()
             return
         if isinstance(message, control_pb2.RegisterStreamManagerRequest):
             self._register(link, message)
@@ -439,7 +445,7 @@ class TopologyMaster:
             await self.checkpoints.restore_now(f"update to packing {packing.id}", checkpoint_id,
                                                ready_secs)
 
-    def _set_spouts(self, state: int) -> None:
+    def _set_spouts(self, state: topology_pb2.TopologyState) -> None:
         self.state = state
         self.topology.state = state
         if self.pplan is not None:
@@ -463,7 +469,7 @@ class TopologyMaster:
     def _restart(self, req: Any) -> control_pb2.ControllerResponse:
         owner = next((c.id for c in self.packing.containers
                       if any(i.task_id == req.task_id for i in c.instances)), None)
-        link = self.stmgrs.get(stmgr_id(owner))[0] if owner is not None \
+        link = self.stmgrs[stmgr_id(owner)][0] if owner is not None \
             and stmgr_id(owner) in self.stmgrs else None
         if link is None:
             return control_pb2.ControllerResponse(status=control_pb2.Status(
