@@ -57,6 +57,8 @@ class Checkpointer:
                     return
                 if isinstance(msg, control_pb2.TopologyStateChange):
                     task.running = msg.state == topology_pb2.RUNNING
+            if task.conn is None:
+                break
             data, found = task.conn.poll(0.1)
         raise SystemExit(0)
 
@@ -100,12 +102,12 @@ class Checkpointer:
     def _carry_counts(self, old: SpoutEmitter | BoltEmitter | None) -> None:
         """Metrics count over the task's life: a rebuilt collector goes on from the old
         one's counts (what the old one had not sent is dropped, and not counted)."""
-        if old is None:
-            return
         new = self.task.emitter
+        if old is None or new is None:
+            return
         new.emitted = new._emitted_at_flush = old._emitted_at_flush  # noqa: SLF001
         new.errors_reported, new.exceptions = old.errors_reported, old.exceptions
-        if not self.task.is_spout:
+        if isinstance(new, BoltEmitter) and isinstance(old, BoltEmitter):
             new.acked, new.failed = old.acked, old.failed
 
     def _load_state(self, checkpoint_id: str) -> dict:

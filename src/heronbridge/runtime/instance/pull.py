@@ -15,12 +15,15 @@ import os
 import threading
 import time
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 from ..api.tuple import Tuple, tick_tuple
+from ..errors import ProtocolError
 from ..telemetry import ACK_COUNT, CRASH_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
 from ..wire import frames
-from .pacing import IDLE_WAIT
+from .connection import Connection
+from .emitter import SpoutEmitter
+from .pacing import IDLE_WAIT, SpoutPacer
 from .spout_driver import settle
 from .task import Task
 
@@ -47,7 +50,11 @@ class PullHost:
         self.task = task.task
         self.is_spout = task.is_spout
         self.lock = threading.RLock()
-        self._conn = task.conn
+        conn = task.conn
+        if conn is None:
+            msg = f"{task.loc()}: a component owns its loop only in a registered task"
+            raise ProtocolError(msg)
+        self._conn: Connection = conn
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -55,7 +62,7 @@ class PullHost:
         conf = task.conf
         self._interval = conf.metrics_interval_secs
         self._next_metrics = time.monotonic() + self._interval
-        self._tick_freq = conf.tick_freq_secs
+        self._tick_freq = conf.tick_freq_secs or 0.0
         self._next_tick = time.monotonic() + self._tick_freq if self._tick_freq else float("inf")
         self._batch: deque[Tuple] = deque()
         self._events: deque[tuple[str, Any]] = deque()
@@ -162,12 +169,12 @@ class PullHost:
         """A spout's next command: ("activate"|"deactivate"|"next", None) or
         ("ack"|"fail", msg_id); a watched fd that became readable; or None when
         `timeout` passed or the task is stopping."""
-        em = self.collector
+        em = cast("SpoutEmitter", self.collector)  # a spout's
         if not self._started and not self._holding:
             self._announce()
         deadline = None if timeout is None else time.monotonic() + timeout
         idle = False
-        pacer = self._pacer
+        pacer = cast("SpoutPacer", self._pacer)
         if self._emitted_at_next is not None:
             idle = em.emitted == self._emitted_at_next  # the last `next` emitted nothing
             self._emitted_at_next = None

@@ -7,9 +7,12 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
+from typing import cast
 
+from ..errors import ProtocolError
 from ..telemetry import ACK_COUNT, FAIL_COUNT, NEXT_TUPLE_COUNT, TIMEOUT_COUNT
 from ..wire import frames
+from .emitter import SpoutEmitter
 from .pacing import IDLE_WAIT
 from .task import Task
 
@@ -24,6 +27,9 @@ class SpoutDriver:
         """Until the task stops (a rollback unwinds it: see RolledBack)."""
         task = self.task
         spout, em, conn, pacer = task.user, task.emitter, task.conn, task.pacer
+        if not isinstance(em, SpoutEmitter) or conn is None or pacer is None:
+            msg = f"{task.loc()}: the spout driver runs a registered spout task"
+            raise ProtocolError(msg)
         next_tuple = spout.next_tuple
         pending = em.pending
         window = task.window
@@ -96,7 +102,8 @@ def settle(task: Task, data: bytes, found: list, ack: Callable | None = None,
            fail: Callable | None = None) -> None:
     """Apply what the stream manager sent a spout: completed, failed and expired trees go
     to `ack` and `fail` (the spout's own methods by default); control frames to the task."""
-    pop = task.emitter.pending.pop
+    pending = cast("SpoutEmitter", task.emitter).pending
+    pop = pending.pop
     ack = ack or task.user.ack
     fail = fail or task.user.fail
     counts, window = task.counts, task.window
@@ -123,10 +130,10 @@ def settle(task: Task, data: bytes, found: list, ack: Callable | None = None,
                 add(now - emitted_at)
             if sample:
                 window.acked(now - sum(e for _, e in sample) / len(sample),
-                             len(task.emitter.pending), now)
+                             len(pending), now)
         else:
             counts[FAIL_COUNT if kind == frames.FAILED else TIMEOUT_COUNT] += len(entries)
             if kind == frames.FAILED and entries:  # a bolt's answer: a round trip too
-                window.acked(now - entries[-1][1], len(task.emitter.pending), now)
+                window.acked(now - entries[-1][1], len(pending), now)
             for msg_id, _ in entries:
                 fail(msg_id)

@@ -95,7 +95,7 @@ class Task:
         self.topology = "?"
         self.component = "?"
         self.conn: Connection | None = None
-        self.send: Callable[[list[bytes]], None] | None = None  # frames to the stream manager
+        self.send: Callable[[list[bytes]], None] = self._unconnected  # to the stream manager
         self.backlog: tuple[bytes, list] = (b"", [])
         self.active = False  # a spout runs: its topology is RUNNING and processing
         self.running = False  # the topology's state is RUNNING
@@ -125,6 +125,10 @@ class Task:
     def stop(self, signum: int, frame: Any) -> None:
         self.stopping = True
 
+    def _unconnected(self, frames: list[bytes]) -> None:
+        msg = f"{self.loc()}: frames to send before the task registered"
+        raise ProtocolError(msg)
+
     def stmgr_identity(self) -> Identity:
         address = self.stmgr_address
         if isinstance(address, tuple):
@@ -134,8 +138,8 @@ class Task:
     def register(self, deadline: float) -> control_pb2.RegisterInstanceResponse:
         while True:
             try:
-                self.conn = Connection.connect(self.stmgr_identity(), self.secret)
-                self.send = self.conn.send
+                conn = self.conn = Connection.connect(self.stmgr_identity(), self.secret)
+                self.send = conn.send
                 break
             except (OSError, AuthError):  # not listening yet, or going away: try again
                 if time.monotonic() > deadline or self.stopping:
@@ -143,9 +147,9 @@ class Task:
                 time.sleep(0.05)
         request = control_pb2.RegisterInstanceRequest(
             topology_id=self.topology_id, task_id=self.task, pid=os.getpid())
-        self.conn.send([frames.control_frame(request)])
+        conn.send([frames.control_frame(request)])
         while True:
-            data, found = self.conn.poll(0.2)
+            data, found = conn.poll(0.2)
             for i, (kind, _dest, start, end) in enumerate(found):
                 if kind == frames.CONTROL:
                     msg = frames.parse_control(memoryview(data)[start:end])
@@ -157,8 +161,8 @@ class Task:
                         self.backlog = (data, found[i + 1:])
                         return msg
             if time.monotonic() > deadline or self.stopping:
-                msg = f"task {self.task}: no registration reply from the stream manager"
-                raise ProtocolError(msg)
+                why = f"task {self.task}: no registration reply from the stream manager"
+                raise ProtocolError(why)
 
     def setup(self, pplan: plans_pb2.PhysicalPlan) -> None:
         plan = topology_from_proto(pplan.topology)
@@ -238,8 +242,11 @@ class Task:
         self.send([frames.control_frame(control_pb2.InstanceStarted(task_id=self.task))])
 
     def flush(self) -> None:
+        em = self.emitter
+        if em is None:
+            return  # no component yet: nothing emitted
         try:
-            out = self.emitter.flush()
+            out = em.flush()
         except SerializationError as exc:
             self.send(exc.frames)
             raise
@@ -279,7 +286,8 @@ class Task:
     def finish(self) -> None:
         """Send everything still buffered and the last metrics."""
         self.flush()
-        self.conn.drain(2.0)
+        if self.conn is not None:
+            self.conn.drain(2.0)
         self.publish()
         log.info("%s: stopped", self.loc())
 
@@ -290,7 +298,8 @@ class Task:
     def backpressured(self, now: float) -> bool:
         """Hysteresis on unsent output: stop producing above the high watermark and
         resume below the low one."""
-        out = self.conn.out_bytes
+        conn = self.conn
+        out = conn.out_bytes if conn is not None else 0
         if self._blocked_since is None:
             if out > self.conf.bp_high_bytes:
                 self._blocked_since = now
@@ -326,7 +335,8 @@ class Task:
         if isinstance(msg, control_pb2.TopologyStateChange) and self.is_spout:
             self.running = msg.state == topology_pb2.RUNNING
             self._activate()
-        elif isinstance(msg, control_pb2.StartCheckpoint) and self.is_spout and self.processing:
+        elif isinstance(msg, control_pb2.StartCheckpoint) and self.is_spout and self.processing \
+                and self.checkpointer is not None:
             self.checkpointer.checkpoint(msg.checkpoint_id)
         elif isinstance(msg, control_pb2.StartProcessing) and msg.txid == self.txid:
             self.processing = True
@@ -341,7 +351,8 @@ class Task:
             self.on_activation(running)
         elif running and not self.active:
             self.active = True
-            self.pacer.activated(time.monotonic())
+            if self.pacer is not None:
+                self.pacer.activated(time.monotonic())
             self.user.activate()
         elif not running and self.active:
             self.active = False
@@ -361,8 +372,9 @@ class Task:
         else:
             generic = self.serializer.decode
 
-            def decode(blob: memoryview) -> list:
+            def decode_records(blob: bytes | memoryview) -> list:
                 return [cls(*record) for record in generic(blob)]
+            decode = decode_records
         self.decoders[(src, stream)] = decode
         return decode
 
@@ -380,9 +392,9 @@ class Task:
         if self.metrics is None:
             return  # not registered yet: nothing to say, nobody to say it to
         em = self.emitter
-        counters = dict(self.counts)
+        counters: dict[str, float] = dict(self.counts)
         counters[BACKPRESSURE_MS] = self.bp_ms
-        gauges = {RSS_BYTES: rss_bytes_with_children()}
+        gauges: dict[str, float] = {RSS_BYTES: rss_bytes_with_children()}
         if self.conn is not None:
             gauges[OUT_QUEUE_BYTES] = self.conn.out_bytes
         if self.started_at is not None:
@@ -390,14 +402,14 @@ class Task:
         if em is not None:
             counters[ERROR_COUNT] += em.errors_reported
             counters[EMIT_COUNT] = em.emitted
-            if not self.is_spout:
+            if isinstance(em, BoltEmitter):
                 counters[ACK_COUNT] = em.acked
                 counters[FAIL_COUNT] = em.failed
         metrics = control_pb2.TaskMetrics(
             component=self.component, task_id=self.task, container=self.container,
             timestamp_ms=int(time.time() * 1000), incarnation=self.incarnation,
             counters=counters, gauges=gauges)
-        if self.is_spout and em is not None:
+        if isinstance(em, SpoutEmitter):
             metrics.gauges[PENDING] = len(em.pending)
             metrics.histograms[COMPLETE_LATENCY].counts.extend(self.latency.counts)
         if self.exceptions.records:

@@ -83,7 +83,7 @@ class BatchingBolt(Bolt):
     def _pending_batches(self) -> defaultdict:
         batches = self.__dict__.get("_batches")
         if batches is None:
-            batches = self._batches = defaultdict(list)
+            batches = self._batches = defaultdict[Any, list](list)
         return batches
 
 
@@ -130,8 +130,8 @@ class ReliableSpout(Spout):
         # from the start, as pystorm's are: user code reads them.
         unacked = self.__dict__.get("_unacked")
         if unacked is None:
-            unacked = self._unacked = {}
-            self._failed = Counter()
+            unacked = self._unacked = dict[Any, Any]()
+            self._failed = Counter[Any]()
         return unacked, self._failed
 
     @property

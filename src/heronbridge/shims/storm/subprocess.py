@@ -46,6 +46,8 @@ class ChildExited(ShimError):
     def __init__(self, msg: str, reported: bool) -> None:
         super().__init__(msg)
         self.reported = reported
+        # What it died of where it did not report it (see telemetry.ExceptionLog).
+        self.origin: tuple[str, str, str] | None = None
 
 
 def child_argv(command: str, script: str) -> list[str]:
@@ -114,7 +116,12 @@ class ShellComponent(LoopOwner):
             msg = f"{self.where}: cannot start: {exc}"
             raise ShimError(msg) from exc
         self.stderr = StderrTail(self.child.stderr)
-        self.out = self.child.stdout.fileno()
+        stdin, stdout = self.child.stdin, self.child.stdout
+        if stdin is None or stdout is None:  # never: both are pipes
+            msg = f"{self.where}: started without pipes"
+            raise ShimError(msg)
+        self.stdin = stdin
+        self.out = stdout.fileno()
         os.set_blocking(self.out, False)
         host.watch(self.out)
         self.inbox: list[Any] = []
@@ -145,8 +152,8 @@ class ShellComponent(LoopOwner):
         """Write to the child's stdin; False once it has gone away (its stdout closing
         then says how it ended)."""
         try:
-            self.child.stdin.write(data)
-            self.child.stdin.flush()
+            self.stdin.write(data)
+            self.stdin.flush()
         except (BrokenPipeError, OSError):
             return False
         return True
