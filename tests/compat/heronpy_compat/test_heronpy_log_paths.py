@@ -84,13 +84,15 @@ def talker_text(folder: Path, task: int) -> str:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("case", ["exists", "creatable", "unwritable"])
+@pytest.mark.parametrize("case", ["exists", "creatable", "unwritable", "no parent"])
 def test_heronpy_components_log_to_the_configured_folder_or_else_the_tasks(
         home, state, tmp_path, caplog, case):
     if case == "exists":
         folder = tmp_path / "logs"
         folder.mkdir()
-    elif case == "creatable":
+    elif case == "creatable":  # made only where its parent exists
+        folder = tmp_path / "logs"
+    elif case == "no parent":
         folder = tmp_path / "new" / "logs"
     else:
         (tmp_path / "afile").write_text("not a folder")
@@ -100,7 +102,8 @@ def test_heronpy_components_log_to_the_configured_folder_or_else_the_tasks(
                                resources=home.workdir("talk") / "resources")
     warnings = [r.getMessage() for r in caplog.records if r.name == "heronbridge.compat"]
     with Running(project.plan, home, state, project) as running:
-        used = running.workdir / "container-0" / "logs" if case == "unwritable" else folder
+        refused = case in ("unwritable", "no parent")
+        used = running.workdir / "container-0" / "logs" if refused else folder
         task = TaskLayout.of(running.plan).component_tasks["talker"][0]
         wait_until(lambda: "log line 2" in talker_text(used, task), 30,
                    "the talker's log file", on_timeout=running.logs)
@@ -113,7 +116,7 @@ def test_heronpy_components_log_to_the_configured_folder_or_else_the_tasks(
     assert all(p.stat().st_size <= MAX_BYTES for p in files)
     task_log = (running.workdir / "container-0" / "logs" / f"task-{task}-talker.log").read_text()
     assert "info line" not in task_log  # the file holds them, as pystorm's would
-    if case == "unwritable":
+    if refused:
         [warning] = warnings
         assert str(folder) in warning and f"{running.workdir}/container-N/logs/" in warning
     else:
