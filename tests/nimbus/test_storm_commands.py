@@ -83,6 +83,18 @@ def test_storm_commands_on_a_sparse_submitted_topology(nimbus, tmp_path, storm_c
         assert code == 0 and said in out, out
         assert listed(storm(storm_classpath, "ListTopologies", **seeds)[1])[0][1] == status
 
+    # Storm's SetLogLevel (setLogConfig): the root logger at DEBUG in every task, for 5 s.
+    code, out = storm(storm_classpath, "SetLogLevel", "-l", "ROOT=DEBUG:5", "wordcount",
+                      **seeds)
+    assert code == 0, out
+    logs = list((nimbus.home / "topologies" / "wordcount" / "current").glob(
+        "container-*/logs/task-*-count_bolt.log"))
+    assert logs
+    wait_until(lambda: all("log level of 'root' set to DEBUG for 5s" in p.read_text()
+                           for p in logs), 30, "the level set in every count_bolt task")
+    wait_until(lambda: all("log level of 'root' back to" in p.read_text() for p in logs), 30,
+               "the level put back after its timeout")
+
     code, out = storm(storm_classpath, "Rebalance", "wordcount", "-e", "nosuch=2", **seeds)
     assert code != 0
     assert ("InvalidTopologyException(msg:Invalid component nosuch for topology wordcount, "

@@ -66,6 +66,16 @@ def test_auto_anchor_and_ack_carry_fails_back_and_values_are_namedtuples(tmp_pat
         {("numbers", "default", "NumbersDefaultTuple", ("n",))}
 
 
+def test_pystorm_report_metric_counts_in_the_tasks_metrics(tmp_path):
+    topo, _ = topology(tmp_path, "acking", **{"test.count": 30})
+    topo.run(40, batch=7)
+    passing = [t for t in topo.tasks.values() if t.component == "passing"]
+    assert sum(t.context.metrics.counters.get("user/passed", 0) for t in passing) == 30
+    counters: dict[str, float] = {}
+    passing[0].context.metrics.export(counters, {})
+    assert "user/passed" in counters  # published with the task's own metrics
+
+
 def test_reliable_spout_replays_and_need_task_ids(tmp_path):
     topo, out = topology(tmp_path, "replays", **{"test.count": 20, "test.reject": 5})
     topo.run(200, batch=5)

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from heronbridge.runtime.proto import control_pb2
 from heronbridge.ui.history import TIERS, History
-from heronbridge.ui.stats import WIDTH, report_rows, task_stats, window_seconds
+from heronbridge.ui.stats import (
+    WIDTH,
+    report_latencies,
+    report_rows,
+    task_stats,
+    window_seconds,
+)
 from heronbridge.ui.storm_api import float_str, pretty_uptime, window_hint
 
 
@@ -58,3 +64,53 @@ def test_storm_formats():
     assert float_str(None) == "0" and float_str(1.23456) == "1.235"
     assert window_seconds(":all-time") is None and window_seconds("60") == 60.0
     assert window_seconds("bogus") is None
+
+
+def test_charts_show_rates_latencies_and_markers_per_interval():
+    from pathlib import Path
+
+    from conftest import plan
+
+    from heronbridge.runtime.health.actions import Action
+    from heronbridge.runtime.telemetry import Histogram
+    from heronbridge.ui.series import series
+    from heronbridge.ui.tracker import Nodes, Topology
+
+    def sample(n: int, slow: bool, rss: float) -> control_pb2.MetricsReport:
+        r = control_pb2.MetricsReport(all_ready=True)
+        spout = r.tasks.add(component="numbers", task_id=1, container=0,
+                            counters={"emit-count": 100.0 * n}, gauges={"rss-bytes": rss})
+        hist = Histogram()
+        for i in range(n):  # 100 tuples a second: 1 ms each, then 64 ms each when slow
+            for _ in range(100):
+                hist.add(0.064 if slow and i == n - 1 else 0.001)
+        spout.histograms["complete-latency"].counts.extend(hist.counts)
+        exec_ms = 1.0 * n + (19.0 if slow else 0.0)
+        r.tasks.add(component="work", task_id=2, container=0, incarnation=1 if slow else 0,
+                    counters={"execute-count": 100.0 * n, "execute-time-ns": exec_ms * 1e8})
+        return r
+
+    t = Topology("shown", Nodes(actions=[Action("restart", "slow", "work", 2, "", "", 1003.5)]),
+                 plan("shown", Path("/nonexistent")))
+    t.updates = ((1002.5, "packing-2"),)
+    for n in range(1, 5):
+        r = sample(n, slow=(n == 4), rss=2**20 * n)
+        t.history.append(1000.0 + n, report_rows(r), report_latencies(r))
+    found = series(t, "900", now=1004.0)
+    assert found["times"] == [1002.0, 1003.0, 1004.0]
+    work, numbers = found["lines"]["work"], found["lines"]["numbers"]
+    assert numbers["emitted"] == [100.0, 100.0, 100.0]
+    assert work["executed"] == [100.0, 100.0, 100.0]
+    assert work["execute_ms"] == [1.0, 1.0, 20.0]  # the spike
+    assert work["capacity"] == [0.1, 0.1, 2.0]
+    assert work["restarts"] == [0, 0, 1]
+    assert numbers["memory_mb"] == [2.0, 3.0, 4.0]
+    p50, p99 = numbers["complete_p50_ms"], numbers["complete_p99_ms"]
+    assert 0.9 < p50[0] < 1.2 and 0.9 < p99[0] < 1.2
+    assert 60 < p50[2] < 70 and 60 < p99[2] < 70  # only the slow interval's tuples
+    assert [(e["kind"], e["time"]) for e in found["events"]] == \
+        [("update", 1002.5), ("health", 1003.5)]
+    one = series(t, "900", now=1004.0, task=2)
+    assert list(one["lines"]) == ["task 2"] and one["lines"]["task 2"]["execute_ms"][2] == 20.0
+    assert [m["unit"] for m in found["metrics"]][:3] == ["tuples/s", "tuples/s", "ms"]
+

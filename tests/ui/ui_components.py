@@ -3,10 +3,13 @@ to raise, while the topology runs, by creating a file in the folder `ui.flags` n
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
 from heronbridge.runtime import Bolt, Spout
+
+log = logging.getLogger("ui.components")
 
 
 class Numbers(Spout):
@@ -57,9 +60,13 @@ class Work(Bolt, Flags):
 
     def prepare(self, config, context, collector):
         self._flags(config, context)
+        self.metrics = context.metrics
 
     def execute(self, tup):
         self._check()
+        self.metrics.count("passed")  # a custom metric (runtime.api.metrics)
+        if tup.values[0] % 50 == 0:
+            log.debug("%s passes %s", self.component, tup.values[0])
         if self.slow:
             time.sleep(0.02)
         if self.passes_on:

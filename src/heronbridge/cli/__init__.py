@@ -17,6 +17,8 @@ from . import (
     deactivate,
     kill,
     list,  # noqa: A004 - the verb's name
+    log_level,
+    logs,
     migrate,
     nimbus,
     run,
@@ -29,8 +31,8 @@ from .options import parents
 from .terminal import console
 
 # In the order `heronbridge --help` lists them.
-VERBS = (run, submit, list, kill, activate, deactivate, update, migrate, conform, storm,
-         bench, ui, nimbus)
+VERBS = (run, submit, list, logs, kill, activate, deactivate, update, log_level, migrate,
+         conform, storm, bench, ui, nimbus)
 
 
 def build_parser() -> argparse.ArgumentParser:

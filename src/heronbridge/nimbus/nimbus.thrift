@@ -225,6 +225,25 @@ struct TopologyInfo {
   515: optional i32 replication_count;
 }
 
+// `storm set_log_level`: levels of named loggers, each until an optional timeout.
+enum LogLevelAction {
+  UNCHANGED = 1,
+  UPDATE = 2,
+  REMOVE = 3
+}
+
+struct LogLevel {
+  1: required LogLevelAction action;
+  2: optional string target_log_level;
+  3: optional i32 reset_log_level_timeout_secs;
+  4: optional i64 reset_log_level_timeout_epoch;
+  5: optional string reset_log_level;
+}
+
+struct LogConfig {
+  2: optional map<string, LogLevel> named_logger_level;
+}
+
 // ---- the service ---------------------------------------------------------------
 
 service Nimbus {
@@ -276,4 +295,5 @@ service Nimbus {
     throws (1: NotAliveException e, 2: AuthorizationException aze);
   StormTopology getUserTopology(1: string id)
     throws (1: NotAliveException e, 2: AuthorizationException aze);
+  void setLogConfig(1: string name, 2: LogConfig config);
 }

@@ -345,6 +345,21 @@ class NimbusService:
     def getTopologyInfoByNameWithOpts(self, name: str, options: Any) -> Any:  # noqa: N802
         return self.getTopologyInfoByName(name)
 
+    def setLogConfig(self, topology_id: str, config: Any) -> None:  # noqa: N802
+        """`storm set_log_level`: each named logger's level (log4j's ROOT is the root
+        logger) in every task, back to the level before after its timeout; REMOVE puts
+        the level before back now."""
+        known = self._alive(topology_id, by_id=True)
+        levels = (config.named_logger_level if config is not None else None) or {}
+        for logger, level in levels.items():
+            name = "" if logger in ("", "ROOT") else logger
+            if level.action == self.t.LogLevelAction.REMOVE:
+                admin.set_log_level(self.statemgr, known.name, "", "", 0, name)
+            elif level.action == self.t.LogLevelAction.UPDATE:
+                admin.set_log_level(self.statemgr, known.name, "",
+                                    level.target_log_level or "",
+                                    level.reset_log_level_timeout_secs or 0, name)
+
     def getTopologyConf(self, topology_id: str) -> str:  # noqa: N802
         known = self._alive(topology_id, by_id=True)
         conf = {**known.plan.config, "storm.id": known.topology.id,

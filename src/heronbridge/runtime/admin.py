@@ -201,3 +201,15 @@ def restart_task(statemgr: StateManager, name: str, task: int, reason: str) -> N
     """End one task; its executor starts it again."""
     _running(statemgr, name)
     control.restart_task(statemgr, name, task, reason)
+
+
+def set_log_level(statemgr: StateManager, name: str, component: str, level: str,
+                  timeout_secs: int = 0, logger: str = "") -> None:
+    """Storm's setLogConfig for one component (or all, with ""): `logger`'s level (the
+    root's by default) in its running tasks, back to what it was after `timeout_secs`."""
+    _running(statemgr, name)
+    if timeout_secs < 0:
+        msg = f"{where(name, component or None)}: expected a timeout >= 0 seconds, " \
+              f"received {timeout_secs}"
+        raise SchedulerError(msg)
+    control.set_log_level(statemgr, name, component, level, timeout_secs, logger)

@@ -151,3 +151,14 @@ def restart_task(statemgr: StateManager, name: str, task: int, reason: str) -> N
         restart=control_pb2.RestartTask(task_id=task, reason=reason)))
     if not reply.status.ok:
         raise UpdateError(reply.status.message)
+
+
+def set_log_level(statemgr: StateManager, name: str, component: str, level: str,
+                  timeout_secs: int = 0, logger: str = "") -> None:
+    """A logger's level in a component's tasks (every task's if `component` is empty)
+    until `timeout_secs` (0: until changed again); an empty level puts the one before back."""
+    reply = ask_master(statemgr, name, control_pb2.ControllerRequest(
+        log_level=control_pb2.LogLevel(component=component, logger=logger, level=level,
+                                       timeout_secs=timeout_secs)))
+    if not reply.status.ok:
+        raise SchedulerError(reply.status.message)

@@ -12,6 +12,7 @@ from urllib.parse import quote
 from heronbridge.runtime.proto import topology_pb2
 
 from . import files
+from .custom import custom_metrics
 from .history import History
 from .stats import COLUMNS, STMGR, WIDTH, ComponentStats, by_component
 from .tracker import Topology, Tracker
@@ -64,6 +65,7 @@ def topology_data(t: Topology, home: Path | None) -> dict[str, Any]:
         "timeline": backpressure_timeline(t.history, time.time()),
         "exceptions": exceptions(t),
         "actions": health_actions(t),
+        "custom": custom_metrics(t),
     }
 
 
@@ -106,14 +108,33 @@ def backpressure_timeline(history: History, now: float) -> list[list[float]]:
 
 
 def exceptions(t: Topology, limit: int = 20) -> list[dict[str, Any]]:
-    found = []
+    """Each distinct error once: the same exception class raised from the same place (the
+    same frames) in any task, with its count, first and last seen, and the tasks; the
+    latest message and stack trace shown. Latest first."""
+    found: dict[tuple, dict[str, Any]] = {}
     for task in t.report.tasks if t.report is not None else []:
         for e in task.exceptions:
-            found.append({"component": task.component, "task": task.task_id,
-                          "class_name": e.class_name, "message": e.message,
-                          "stacktrace": e.stacktrace, "count": e.count,
-                          "first": e.first_ms / 1000, "last": e.last_ms / 1000})
-    return sorted(found, key=lambda e: -e["last"])[:limit]
+            key = (task.component, e.class_name, _place(e.stacktrace))
+            first, last = e.first_ms / 1000, e.last_ms / 1000
+            seen = found.get(key)
+            if seen is None:
+                found[key] = seen = {
+                    "component": task.component, "class_name": e.class_name, "count": 0,
+                    "first": first, "last": 0.0, "tasks": [], "message": e.message,
+                    "stacktrace": e.stacktrace}
+            seen["count"] += e.count
+            seen["first"] = min(seen["first"], first)
+            if last >= seen["last"]:
+                seen.update(last=last, message=e.message, stacktrace=e.stacktrace)
+            if task.task_id not in seen["tasks"]:
+                seen["tasks"] = sorted([*seen["tasks"], task.task_id])
+    return sorted(found.values(), key=lambda e: -e["last"])[:limit]
+
+
+def _place(trace: str) -> str:
+    """Where an exception was raised: its frames without the message (which may vary)."""
+    frames = [line for line in trace.splitlines() if line.startswith("  File ")]
+    return "\n".join(frames) if frames else trace
 
 
 def health_actions(t: Topology, limit: int = 20) -> list[dict[str, Any]]:
@@ -170,6 +191,7 @@ def topology_page(t: Topology | None, name: str, home: Path | None) -> bytes:
     task_options = "".join(
         f"<option value={r['task']}>task {r['task']} ({escape(r['component'])})</option>"
         for r in data["tasks"])
+    component_options = "".join(f"<option>{escape(n)}</option>" for n in t.kinds)
     body = f"""<header><h1><a href='/'>heronbridge</a> › {escape(t.name)}</h1>
 <span id=state class='state state-{data["state"]}'>{data["state"]}</span>
 <span class=where>id {escape(t.id)} · up <span id=uptime>{_uptime(t.uptime)}</span></span>
@@ -182,17 +204,28 @@ data-action=kill class=danger>Kill</button><span id=control-result></span></form
 (<span class=level-ok>&lt; {WARM}</span>, <span class=level-warm>&lt; {HOT}</span>,
 <span class=level-hot>&ge; {HOT}</span>); dashed: output held back by backpressure</p>
 {dag(t, data["components"])}</section>
-<section><h2>Backpressure</h2><p class=legend>share of each interval the spouts were paused
-(red), tuples emitted per second (grey), last 10 minutes</p>
-<svg id=timeline viewBox='0 0 600 120' preserveAspectRatio=none></svg></section>
+<section><h2>Over time</h2><form id=chart-controls autocomplete=off><label>window
+<select id=chart-window><option value=900>15 minutes</option><option value=10800>3 hours
+</option><option value=86400>1 day</option></select></label> <label>lines <select
+id=chart-task><option value="">per component</option>{task_options}</select></label>
+</form><p id=chart-legend class=legend></p><div id=charts></div></section>
 <section><h2>Components</h2>{_table("components", COMPONENT_COLUMNS, data["components"])}
 </section><section><h2>Tasks</h2>{_table("tasks", TASK_COLUMNS, data["tasks"])}</section>
+<section><h2>Custom metrics</h2><p class=legend>what the components report themselves
+(a counter's total, a gauge's latest value), per task</p>
+{_table("custom", CUSTOM_COLUMNS, data["custom"])}</section>
 <section><h2>Health manager</h2><p class=legend>its latest decisions (what it saw, what
 it did or why nothing), latest first</p>
 {_table("actions", ACTION_COLUMNS, data["actions"])}</section>
 <section><h2>Exceptions</h2><div id=exceptions>{_exceptions(data["exceptions"])}</div>
 </section><section><h2>Logs</h2><select id=log-task>{task_options}</select>
-<button type=button id=log-refresh>Refresh</button><pre id=log></pre></section>
+<button type=button id=log-refresh>Refresh</button>
+<form id=log-level autocomplete=off>log level of <select id=level-component><option
+value="">every component</option>{component_options}</select> <select id=level-name>
+<option>DEBUG</option><option>INFO</option><option>WARNING</option><option>ERROR</option>
+<option value="">as before</option></select> for <input id=level-timeout type=number
+min=0 value=30 aria-label="seconds"> s <button type=button id=level-set>Set</button>
+<span id=level-result></span></form><pre id=log></pre></section>
 <section><h2>Reports</h2>{reports}</section></main>"""
     return _page(t.name, body, t.name)
 
@@ -203,6 +236,8 @@ COMPONENT_COLUMNS = (
     ("failed", "failed"), ("execute_ms", "execute ms"), ("complete_ms", "complete ms"),
     ("capacity", "capacity"), ("blocked", "held back"), ("restarts", "restarts"),
     ("rss_mb", "memory MB"))
+CUSTOM_COLUMNS = (("component", "component"), ("task", "task"), ("name", "metric"),
+                  ("kind", "kind"), ("value", "value"))
 ACTION_COLUMNS = (
     ("when", "time"), ("action", "action"), ("component", "component"), ("task", "task"),
     ("diagnosis", "diagnosis"), ("detail", "what was done"), ("why", "symptoms"))
@@ -236,9 +271,18 @@ def _exceptions(found: list[dict]) -> str:
         return "<p class=quiet>No exception reported.</p>"
     return "".join(
         f"<details class=exception><summary><b>{escape(e['class_name'])}</b>: "
-        f"{escape(e['message'][:200])} <span class=where>{escape(e['component'])} task "
-        f"{e['task']} · {e['count']}× · last {time.strftime('%H:%M:%S', time.localtime(e['last']))}"
-        f"</span></summary><pre>{escape(e['stacktrace'])}</pre></details>" for e in found)
+        f"{escape(e['message'][:200])} <span class=where>{escape(e['component'])} "
+        f"{_task_list(e['tasks'])} · {e['count']}× · first {_clock(e['first'])} · last "
+        f"{_clock(e['last'])}</span></summary><pre>{escape(e['stacktrace'])}</pre></details>"
+        for e in found)
+
+
+def _task_list(tasks: list[int]) -> str:
+    return ("task " if len(tasks) == 1 else "tasks ") + ", ".join(map(str, tasks))
+
+
+def _clock(ts: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(ts))
 
 
 def _reports(found: list[files.Report]) -> str:

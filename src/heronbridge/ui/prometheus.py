@@ -8,6 +8,7 @@ one (a representative spread of each ack batch), folded into powers-of-four buck
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from prometheus_client.core import (
@@ -44,6 +45,7 @@ from heronbridge.runtime.telemetry import (
     TUPLES_ROUTED,
 )
 
+from .custom import custom_metrics
 from .stats import STMGR, latency_sum_ms
 from .tracker import Tracker
 
@@ -116,6 +118,25 @@ class TopologyCollector(Collector):
         yield from (info, running, uptime, up)
         yield from self._tasks(tops)
         yield from self._stmgrs(tops)
+        yield from self._custom(tops)
+
+    def _custom(self, tops: list) -> Iterator[Metric]:
+        """The components' own metrics: `heronbridge_user_NAME` (a counter gains
+        `_total`), labelled by topology, component and task like the runtime's."""
+        families: dict[str, Metric] = {}
+        for t in tops:
+            for m in custom_metrics(t):
+                name = "heronbridge_user_" + re.sub(r"[^A-Za-z0-9_]", "_", m["name"]).lower()
+                family = families.get(name)
+                if family is None:
+                    kind = CounterMetricFamily if m["kind"] == "counter" else GaugeMetricFamily
+                    family = families[name] = kind(
+                        name, f"{m['name']}: a {m['kind']} the component reports itself.",
+                        labels=TASK)
+                elif (m["kind"] == "counter") != isinstance(family, CounterMetricFamily):
+                    continue  # a counter and a gauge of one name: the first kind seen wins
+                family.add_metric([t.name, m["component"], str(m["task"])], m["value"])
+        yield from families.values()
 
     def _tasks(self, tops: list) -> Iterator[Metric]:
         counters = [CounterMetricFamily(n, h, labels=TASK) for n, h, _, _ in TASK_COUNTERS]

@@ -40,7 +40,7 @@ from heronbridge.runtime import admin
 from heronbridge.runtime.errors import RuntimeKernelError, where
 from heronbridge.runtime.procfs import tcp_peer_owner
 
-from . import BadRequest, Forbidden, NotFound, UIError, page
+from . import BadRequest, Forbidden, NotFound, UIError, page, series
 from . import files as topology_files
 from .heron_api import HeronAPI, dumps, failure
 from .prometheus import CONTENT_TYPE, Exposition
@@ -93,6 +93,7 @@ class UIServer:
         self.storm = StormAPI(tracker, self.url.rstrip("/"))
         self.prometheus = Exposition(tracker)
         self.routes = self._routes()
+        self._series_cache: dict[tuple, tuple[tuple, Any]] = {}
         self._thread: threading.Thread | None = None
         self._serving = threading.Event()
 
@@ -171,8 +172,10 @@ class UIServer:
             ("GET", "/reports/(?P<kind>[a-z]+)/(?P<folder>[^/]+)/?(?P<path>.*)", "page",
              self._report),
             ("GET", f"/ui/api/topology/{topo}", "page", self._page_data),
+            ("GET", f"/ui/api/topology/{topo}/series", "page", self._series),
             ("POST", f"/ui/api/topology/{topo}/(?P<action>activate|deactivate|kill)", "page",
              self._page_control),
+            ("POST", f"/ui/api/topology/{topo}/loglevel", "page", self._log_level),
             ("GET", "/metrics", "prometheus",
              lambda q: Reply(self.prometheus.render(), CONTENT_TYPE)),
             # Storm UI REST API v1
@@ -309,6 +312,23 @@ class UIServer:
     def _page_data(self, q: dict, topology: str) -> Any:
         return page.topology_data(self._find(topology), self.home)
 
+    def _series(self, q: dict, topology: str) -> Any:
+        """The charts' data; computed once per new sample, window and task asked."""
+        t = self._find(topology)
+        window = _one(q, "window") or series.DEFAULT_WINDOW
+        task = _int(q, "task", -1)
+        latest = t.history.latest()
+        key = (t.name, t.id, window, task, latest.ts if latest else 0.0,
+               len(t.nodes.actions), len(t.updates))
+        cached = self._series_cache.get(key[:4])
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        found = series.series(t, window, time.time(), None if task < 0 else task)
+        if len(self._series_cache) > 256:  # topologies gone, tasks asked once
+            self._series_cache.clear()
+        self._series_cache[key[:4]] = (key, found)
+        return found
+
     def _find(self, topology: str) -> Any:
         t = self.tracker.find(unquote(topology))
         if t is None:
@@ -346,6 +366,18 @@ class UIServer:
             return {"topology": t.name, "action": action, "result": self._kill(t)}
         state = self.tracker.set_running(t, action == "activate")
         return {"topology": t.name, "action": action, "state": state}
+
+    def _log_level(self, q: dict, topology: str) -> Any:
+        """Storm UI's log level, for one component (or all): ?component=&level=&timeout="""
+        t = self._find(topology)
+        component, level = _one(q, "component") or "", _one(q, "level") or ""
+        timeout, logger = _int(q, "timeout", 30), _one(q, "logger") or ""
+        if component and component not in t.kinds:
+            msg = f"topology {t.name!r} has no component {component!r}"
+            raise BadRequest(msg)
+        admin.set_log_level(self.tracker.statemgr, t.name, component, level, timeout, logger)
+        return {"topology": t.name, "component": component, "logger": logger,
+                "level": level, "timeout": timeout}
 
     def _storm_control(self, q: dict, topology: str, action: str) -> Any:
         t = self.storm.topology(unquote(topology))

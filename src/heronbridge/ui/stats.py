@@ -35,10 +35,13 @@ WINDOWS = ("600", "10800", "86400", ALL_TIME)  # Storm UI's windows, all-time la
 CAPACITY_WINDOW = 600.0  # Storm computes capacity over the last 10 minutes
 LIVE_WINDOW = 5.0  # what the page colours its graph by: a slow bolt shows in seconds
 
-# The columns each point of the history keeps per task, cumulative.
+# The columns each point of the history keeps per task, cumulative, then the gauges it
+# keeps as they were at that point (restarts so far, memory).
 COLUMNS = ("emitted", "executed", "acked", "failed", "timed_out", "exec_ns", "errors",
            "bp_ms", "lat_sum_ms", "lat_count", "next_tuple")
-WIDTH = len(COLUMNS)
+GAUGES = ("restarts", "rss_bytes")
+CUMULATIVE = len(COLUMNS)
+WIDTH = CUMULATIVE + len(GAUGES)  # a history row
 # Middle of each latency bucket, in milliseconds (bucket b: [2^(b/4), 2^((b+1)/4)) us).
 _MID_MS = [2 ** ((b + 0.5) / BUCKETS_PER_OCTAVE) / 1000 for b in range(NUM_BUCKETS)]
 
@@ -59,7 +62,23 @@ def task_row(task: Any) -> tuple[float, ...]:
 
 
 def report_rows(report: Any) -> dict[Key, tuple[float, ...]]:
-    return {(t.component, t.task_id, t.container): task_row(t) for t in report.tasks}
+    """Each task's history row: its cumulative COLUMNS, then its GAUGES."""
+    return {(t.component, t.task_id, t.container):
+            task_row(t) + (float(t.incarnation), t.gauges.get(RSS_BYTES, 0.0))
+            for t in report.tasks}
+
+
+def report_latencies(report: Any) -> dict[str, list[float]]:
+    """Per component: its tasks' complete-latency histograms summed (cumulative)."""
+    out: dict[str, list[float]] = {}
+    for t in report.tasks:
+        hist = t.histograms.get(COMPLETE_LATENCY) if t.histograms else None
+        if hist is None or not any(hist.counts):
+            continue
+        total = out.setdefault(t.component, [0.0] * NUM_BUCKETS)
+        for b, c in enumerate(hist.counts[:NUM_BUCKETS]):
+            total[b] += c
+    return out
 
 
 @dataclass
@@ -179,6 +198,7 @@ def task_stats(report: Any, history: History, uptime: float, window: float | Non
         key = (task.component, task.task_id, task.container)
         row = task_row(task)
         before = base_rows.get(key)
+        before = before[:CUMULATIVE] if before is not None else None
         if before is not None and all(a >= b for a, b in zip(row, before, strict=True)):
             row = tuple(a - b for a, b in zip(row, before, strict=True))
         # else: the task is new since, or its counters restarted (a new metrics manager)

@@ -22,6 +22,7 @@ from urllib.parse import quote
 from heronbridge.runtime.proto import topology_pb2
 
 from . import NotFound
+from .custom import custom_metrics
 from .stats import (
     ALL_TIME,
     CAPACITY_WINDOW,
@@ -347,6 +348,9 @@ class StormAPI:
             "debug": False, "samplingPct": 10, "profilingAndDebuggingCapable": False,
             "profileActionEnabled": False, "profilerActive": [],
             "componentErrors": self._errors(t, component),
+            # not in Storm's page: the component's own metrics (runtime.api.metrics)
+            "customMetrics": [{k: v for k, v in m.items() if k != "component"}
+                              for m in custom_metrics(t, component)],
         }
         streams = sorted(spec.outputs) or ["default"]
         if kind == "spout":

@@ -32,7 +32,7 @@ from heronbridge.runtime.statemgr import (
 )
 
 from .history import History
-from .stats import LIVE_WINDOW, WIDTH, report_rows, task_stats
+from .stats import LIVE_WINDOW, WIDTH, report_latencies, report_rows, task_stats
 
 log = logging.getLogger("heronbridge.ui")
 
@@ -64,6 +64,7 @@ class Topology:
     report: control_pb2.MetricsReport | None = None
     report_time: float = 0.0  # wall clock of `report`
     error: str | None = None  # why the last metrics request failed
+    updates: tuple = ()  # (wall clock, packing plan id) of each new packing plan seen
 
     @property
     def id(self) -> str:
@@ -127,6 +128,17 @@ class Topology:
 
 def _newest(report: control_pb2.MetricsReport | None) -> int:
     return max((t.timestamp_ms for t in report.tasks), default=0) if report is not None else -1
+
+
+MAX_UPDATES = 50
+
+
+def _updates(old: Topology, nodes: Nodes) -> tuple:
+    """`update`s show as a new packing plan (the charts mark them on their time axis)."""
+    before, now = old.nodes.packing, nodes.packing
+    if before is None or now is None or before.id == now.id:
+        return old.updates
+    return (*old.updates, (time.time(), now.id))[-MAX_UPDATES:]
 
 
 class Tracker:
@@ -197,7 +209,7 @@ class Tracker:
             old = self.topologies.get(name)
             if old is not None and old.id == nodes.topology.id:
                 view = Topology(name, nodes, old.plan, old.history, old.report,
-                                old.report_time, old.error)
+                                old.report_time, old.error, _updates(old, nodes))
             else:  # new, or submitted again: a fresh history
                 view = Topology(name, nodes, topology_from_proto(nodes.topology))
             self.topologies[name] = view
@@ -211,7 +223,7 @@ class Tracker:
             return view
         now = time.time()
         if _newest(report) != _newest(view.report):  # the master has heard something new
-            view.history.append(now, report_rows(report))
+            view.history.append(now, report_rows(report), report_latencies(report))
         view.report, view.report_time, view.error = report, now, None
         return view
 

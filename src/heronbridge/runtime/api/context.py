@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import where
 from ..plan.logical import Grouping, Input, LogicalPlan, Stream
 from ..plan.tasks import TaskLayout
+from .metrics import Metrics
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,7 @@ class TopologyContext:
     targets: dict[str, list[tuple[str, str]]]  # own stream -> [(bolt, grouping as text)]
     target_groupings: dict[str, list[tuple[str, Grouping]]]  # own stream -> [(bolt, grouping)]
     config: dict[str, Any] = field(default_factory=dict)
+    metrics: Metrics = field(default_factory=Metrics)  # the component's own (api.metrics)
 
     @classmethod
     def build(cls, plan: LogicalPlan, topology_id: str, task_id: int) -> TopologyContext:
@@ -43,6 +46,7 @@ class TopologyContext:
                      for s in spec.outputs},
             target_groupings={s: plan.subscribers(component, s) for s in spec.outputs},
             config=plan.component_config(component),
+            metrics=Metrics(where(plan.name, component, task_id)),
         )
 
     def component_tasks(self, component: str) -> tuple[int, ...]:

@@ -24,6 +24,7 @@ from ..api.context import TopologyContext
 from ..api.tuple import Tuple, tuple_class
 from ..config import TopologyConfig
 from ..errors import ComponentError, ProtocolError, SerializationError, where
+from ..log_levels import LogLevels
 from ..plan.codec import topology_from_proto
 from ..plan.logical import LogicalPlan, resolve_import_path
 from ..plan.tasks import TaskLayout
@@ -121,6 +122,7 @@ class Task:
                        ACK_COUNT: 0, FAIL_COUNT: 0, TIMEOUT_COUNT: 0, ERROR_COUNT: 0,
                        CRASH_COUNT: 0}
         self.latency = Histogram()
+        self.log_levels = LogLevels()  # set at run time, until their timeout
 
     def stop(self, signum: int, frame: Any) -> None:
         self.stopping = True
@@ -341,6 +343,8 @@ class Task:
         elif isinstance(msg, control_pb2.StartProcessing) and msg.txid == self.txid:
             self.processing = True
             self._activate()
+        elif isinstance(msg, control_pb2.LogLevel) and msg.component in ("", self.component):
+            self.log_levels.apply(msg)
 
     def _activate(self) -> None:
         """A spout runs while its topology is RUNNING, and not mid-rollback."""
@@ -391,6 +395,7 @@ class Task:
     def publish(self) -> None:
         if self.metrics is None:
             return  # not registered yet: nothing to say, nobody to say it to
+        self.log_levels.expire()  # as often as metrics go: a timeout is good to a second
         em = self.emitter
         counters: dict[str, float] = dict(self.counts)
         counters[BACKPRESSURE_MS] = self.bp_ms
@@ -405,6 +410,9 @@ class Task:
             if isinstance(em, BoltEmitter):
                 counters[ACK_COUNT] = em.acked
                 counters[FAIL_COUNT] = em.failed
+        context = getattr(self, "context", None)
+        if context is not None:
+            context.metrics.export(counters, gauges)
         metrics = control_pb2.TaskMetrics(
             component=self.component, task_id=self.task, container=self.container,
             timestamp_ms=int(time.time() * 1000), incarnation=self.incarnation,

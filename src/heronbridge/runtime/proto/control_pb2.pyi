@@ -97,18 +97,32 @@ class BackPressureNotice(_message.Message):
     def __init__(self, stmgr_id: _Optional[str] = ..., active: _Optional[bool] = ...) -> None: ...
 
 class ControllerRequest(_message.Message):
-    __slots__ = ("topology_name", "set_state", "metrics", "update", "restart")
+    __slots__ = ("topology_name", "set_state", "metrics", "update", "restart", "log_level")
     TOPOLOGY_NAME_FIELD_NUMBER: _ClassVar[int]
     SET_STATE_FIELD_NUMBER: _ClassVar[int]
     METRICS_FIELD_NUMBER: _ClassVar[int]
     UPDATE_FIELD_NUMBER: _ClassVar[int]
     RESTART_FIELD_NUMBER: _ClassVar[int]
+    LOG_LEVEL_FIELD_NUMBER: _ClassVar[int]
     topology_name: str
     set_state: _topology_pb2.TopologyState
     metrics: MetricsQuery
     update: UpdateRequest
     restart: RestartTask
-    def __init__(self, topology_name: _Optional[str] = ..., set_state: _Optional[_Union[_topology_pb2.TopologyState, str]] = ..., metrics: _Optional[_Union[MetricsQuery, _Mapping]] = ..., update: _Optional[_Union[UpdateRequest, _Mapping]] = ..., restart: _Optional[_Union[RestartTask, _Mapping]] = ...) -> None: ...
+    log_level: LogLevel
+    def __init__(self, topology_name: _Optional[str] = ..., set_state: _Optional[_Union[_topology_pb2.TopologyState, str]] = ..., metrics: _Optional[_Union[MetricsQuery, _Mapping]] = ..., update: _Optional[_Union[UpdateRequest, _Mapping]] = ..., restart: _Optional[_Union[RestartTask, _Mapping]] = ..., log_level: _Optional[_Union[LogLevel, _Mapping]] = ...) -> None: ...
+
+class LogLevel(_message.Message):
+    __slots__ = ("component", "logger", "level", "timeout_secs")
+    COMPONENT_FIELD_NUMBER: _ClassVar[int]
+    LOGGER_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_SECS_FIELD_NUMBER: _ClassVar[int]
+    component: str
+    logger: str
+    level: str
+    timeout_secs: int
+    def __init__(self, component: _Optional[str] = ..., logger: _Optional[str] = ..., level: _Optional[str] = ..., timeout_secs: _Optional[int] = ...) -> None: ...
 
 class ControllerResponse(_message.Message):
     __slots__ = ("status", "metrics", "state", "update")

@@ -188,6 +188,8 @@ class StreamManager:
             self.set_state(message.state)
         elif isinstance(message, control_pb2.RestartTask):
             self.registry.restart(message)
+        elif isinstance(message, control_pb2.LogLevel):
+            self.registry.tell(message)  # each task checks the component
         else:  # effectively-once: checkpoints and rollbacks
             self.rollback.from_master(message)
 

@@ -28,6 +28,7 @@ from ..checkpoint import CheckpointCoordinator, CheckpointStorage
 from ..checkpoint.coordinator import COMPONENT as CHECKPOINTS_COMPONENT
 from ..config import TopologyConfig
 from ..errors import CheckpointError, SchedulerError, StateManagerError
+from ..log_levels import LEVEL_NAMES, level_number
 from ..plan.codec import packing_from_proto, packing_to_proto, topology_from_proto
 from ..plan.packing import repack
 from ..plan.rescale import UpdateError, changes, rescaled
@@ -313,6 +314,8 @@ class TopologyMaster:
             return await self._update(req.update)
         if which == "restart":
             return self._restart(req.restart)
+        if which == "log_level":
+            return self._log_level(req.log_level)
         if which == "set_state" and self.updating:
             return control_pb2.ControllerResponse(status=control_pb2.Status(
                 ok=False, message=f"topology {self.name!r}: an update is in progress; its "
@@ -479,6 +482,26 @@ class TopologyMaster:
         link.send(req)
         return control_pb2.ControllerResponse(status=control_pb2.Status(ok=True),
                                               state=self.state)
+
+    def _log_level(self, req: Any) -> control_pb2.ControllerResponse:
+        """To every stream manager, for its tasks of the component (they check the level)."""
+        if req.component and req.component not in self.topology_components():
+            return control_pb2.ControllerResponse(status=control_pb2.Status(
+                ok=False, message=f"topology {self.name!r} has no component {req.component!r}; "
+                                  f"expected one of {', '.join(self.topology_components())}"))
+        if level_number(req.level) is None:
+            return control_pb2.ControllerResponse(status=control_pb2.Status(
+                ok=False, message=f"topology {self.name!r}: expected a log level "
+                                  f"({', '.join(LEVEL_NAMES)}) or none, received {req.level!r}"))
+        log.warning("log level of %s, logger %r: %s for %ss", req.component or "every component",
+                    req.logger or "root", req.level or "as before", req.timeout_secs or "ever")
+        for link, _ in self.stmgrs.values():
+            link.send(req)
+        return control_pb2.ControllerResponse(status=control_pb2.Status(ok=True),
+                                              state=self.state)
+
+    def topology_components(self) -> list[str]:
+        return sorted(c.name for c in self.topology.components)
 
     def link_lost(self, link: MasterLink) -> None:
         if link.stmgr is not None and self.stmgrs.get(link.stmgr, (None,))[0] is link:

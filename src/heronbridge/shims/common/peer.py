@@ -232,7 +232,15 @@ class StormPeer:
         return held
 
     def _metrics(self, msg: dict) -> None:
-        self.metrics[str(msg.get("name"))] = msg.get("params")
+        """pystorm's `report_metric(name, value)`: as Storm's CountShellMetric, the value
+        is added to a counter (the task's `user/NAME`); a value that is no number is kept
+        here only, as before."""
+        name, value = str(msg.get("name")), msg.get("params")
+        self.metrics[name] = value
+        context = getattr(self.host, "context", None)
+        if context is not None and isinstance(value, (int, float)) \
+                and not isinstance(value, bool):
+            context.metrics.count(name, value)
 
     def _sync(self, msg: dict) -> None:
         self.synced = True

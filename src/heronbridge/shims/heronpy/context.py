@@ -17,6 +17,7 @@ from heronpy.api.task_hook import (
 )
 from heronpy.api.topology_context import TopologyContext
 
+from heronbridge.runtime.errors import ComponentError
 from heronbridge.runtime.plan.logical import resolve_import_path
 
 from . import HeronpyError, keys
@@ -29,7 +30,8 @@ AUTO_TASK_HOOKS = "topology.auto.task.hooks"
 class HeronpyContext(TopologyContext):
     """What `initialize(context=...)` gets: the task's place in the topology.
 
-    Registered metrics are kept (`metrics`) but not exported. Task hooks (added here or
+    Registered metrics are read every time bucket and published with the task's own
+    (runtime.api.metrics), as `user/NAME`. Task hooks (added here or
     named by `topology.auto.task.hooks`) make the host call them on every emit, ack,
     fail and execute, as Heron's instance does.
     """
@@ -80,6 +82,12 @@ class HeronpyContext(TopologyContext):
                    f"bucket > 0 seconds, received {metric!r} and {time_bucket_in_sec!r}")
             raise HeronpyError(msg)
         self.metrics[name] = (metric, time_bucket_in_sec)
+        # heronpy's count metrics report counts per bucket: summed into a counter.
+        counter = type(metric).__name__ in ("CountMetric", "MultiCountMetric")
+        try:
+            self.runtime.metrics.poll(name, metric, time_bucket_in_sec, counter=counter)
+        except ComponentError as exc:
+            raise HeronpyError(str(exc)) from exc
 
     def add_task_hook(self, task_hook: ITaskHook) -> None:
         if not isinstance(task_hook, ITaskHook):

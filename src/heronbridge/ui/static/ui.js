@@ -1,5 +1,5 @@
 // The topology page's live parts: every 2 s it reads /ui/api/topology/NAME and updates
-// the graph's colours, the tables, the backpressure timeline and the exceptions; it
+// the graph's colours, the tables and the exceptions, every 5 s the charts over time; it
 // fetches a task's log tail on request and sends the control buttons (token + confirm).
 "use strict";
 (function () {
@@ -40,20 +40,89 @@
     }
   }
 
-  function drawTimeline(points) {
-    const svg = $("timeline");
-    if (!svg) { return; }
-    if (!points.length) { svg.innerHTML = ""; return; }
-    const t0 = points[0][0], t1 = points[points.length - 1][0], span = Math.max(1, t1 - t0);
-    const top = Math.max(1, ...points.map((p) => p[2]));
-    const x = (t) => ((t - t0) / span) * 600;
-    const bars = points.map((p, i) => {
-      const prev = i ? points[i - 1][0] : p[0] - span / points.length;
-      const w = Math.max(1, x(p[0]) - x(prev));
-      return `<rect class=bp x="${x(p[0]) - w}" y="${120 - p[1] * 120}" width="${w}" height="${p[1] * 120}"></rect>`;
-    }).join("");
-    const line = points.map((p) => `${x(p[0])},${118 - (p[2] / top) * 110}`).join(" ");
-    svg.innerHTML = bars + `<polyline class=rate points="${line}"></polyline>`;
+  // -- charts over time: one per metric, a line per component (or the one task asked),
+  // axes with units, a legend, the health manager's actions and updates as markers.
+  const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"];
+  const W = 380, H = 180, ML = 52, MR = 10, MT = 24, MB = 30;
+  const ns = (v) => Math.abs(v) >= 1000 ? (v / 1000).toLocaleString(undefined, {
+    maximumFractionDigits: 1 }) + "k" : v.toLocaleString(undefined, {
+    maximumFractionDigits: Math.abs(v) < 1 ? 3 : Math.abs(v) < 10 ? 2 : 0 });
+
+  function niceMax(v) {
+    if (!(v > 0)) { return 1; }
+    const p = Math.pow(10, Math.floor(Math.log10(v)));
+    for (const m of [1, 2, 2.5, 5, 10]) { if (m * p >= v) { return m * p; } }
+    return 10 * p;
+  }
+
+  function clock(t, span) {
+    const d = new Date(t * 1000);
+    const hh = String(d.getHours()).padStart(2, "0"), mm = String(d.getMinutes()).padStart(2, "0");
+    return span > 3 * 3600 ? `${hh}:${mm}` : `${hh}:${mm}:${String(d.getSeconds()).padStart(2, "0")}`;
+  }
+
+  function chart(metric, data, names) {
+    const t0 = data.start, t1 = data.end, span = Math.max(1, t1 - t0);
+    const x = (t) => ML + ((t - t0) / span) * (W - ML - MR);
+    let peak = 0;
+    for (const n of names) {
+      for (const v of data.lines[n][metric.key]) { if (v !== null && v > peak) { peak = v; } }
+    }
+    const top = niceMax(peak);
+    const y = (v) => H - MB - (v / top) * (H - MT - MB);
+    const parts = [`<text class=title x=${ML} y=14>${esc(metric.title)}</text>`,
+      `<text class=unit x=4 y=14>${esc(metric.unit)}</text>`];
+    for (let i = 0; i <= 4; i++) {
+      const v = (top * i) / 4;
+      parts.push(`<line class=grid x1=${ML} x2=${W - MR} y1=${y(v)} y2=${y(v)}></line>`,
+        `<text class="tick ytick" x=${ML - 4} y=${y(v) + 3} text-anchor=end>${ns(v)}</text>`);
+    }
+    for (let i = 0; i <= 3; i++) {
+      const t = t0 + (span * i) / 3;
+      parts.push(`<text class="tick xtick" x=${x(t)} y=${H - MB + 14} text-anchor=${
+        i === 0 ? "start" : i === 3 ? "end" : "middle"}>${clock(t, span)}</text>`);
+    }
+    parts.push(`<line class=axis x1=${ML} x2=${ML} y1=${MT} y2=${H - MB}></line>`,
+      `<line class=axis x1=${ML} x2=${W - MR} y1=${H - MB} y2=${H - MB}></line>`,
+      `<text class=unit x=${W - MR} y=${H - 4} text-anchor=end>time</text>`);
+    names.forEach((n, i) => {
+      const values = data.lines[n][metric.key];
+      let d = "", pen = "M", linePeak = null;
+      values.forEach((v, j) => {
+        if (v === null) { pen = "M"; return; }
+        d += `${pen}${x(data.times[j]).toFixed(1)},${y(v).toFixed(1)} `;
+        pen = "L";
+        linePeak = linePeak === null ? v : Math.max(linePeak, v);
+      });
+      if (d) {
+        parts.push(`<path class=line data-line="${esc(n)}" data-peak="${linePeak}" d="${d}" ` +
+          `stroke="${COLOURS[i % COLOURS.length]}"><title>${esc(n)}</title></path>`);
+      }
+    });
+    for (const e of data.events) {
+      parts.push(`<line class="event event-${e.kind}" data-kind="${e.kind}" x1=${x(e.time)} ` +
+        `x2=${x(e.time)} y1=${MT} y2=${H - MB}><title>${esc(clock(e.time, 0))} ${esc(e.label)}` +
+        `: ${esc(e.detail)}</title></line>`);
+    }
+    return `<svg class=chart id="chart-${metric.key}" data-metric="${metric.key}" ` +
+      `data-unit="${esc(metric.unit)}" width=${W} height=${H} viewBox="0 0 ${W} ${H}" ` +
+      `role=img aria-label="${esc(metric.title)} (${esc(metric.unit)})">${parts.join("")}</svg>`;
+  }
+
+  async function drawCharts() {
+    const task = $("chart-task").value;
+    const query = `?window=${$("chart-window").value}` + (task ? `&task=${task}` : "");
+    const reply = await fetch(`${base}/series${query}`, { credentials: "same-origin" });
+    if (!reply.ok) { throw new Error(await reply.text()); }
+    const data = await reply.json();
+    const names = Object.keys(data.lines);
+    $("chart-legend").innerHTML = names.map((n, i) =>
+      `<span class=swatch style="background:${COLOURS[i % COLOURS.length]}"></span>${esc(n)}`)
+      .join("") + "<span class='swatch event-health' style='background:#b00'></span>health " +
+      "manager action<span class='swatch event-update' style='background:#06c'></span>update";
+    $("charts").innerHTML = data.metrics.map((m) => chart(m, data, names)).join("");
+    document.body.dataset.charted = String(Date.now());
   }
 
   function showExceptions(found) {
@@ -61,12 +130,13 @@
     if (!found.length) { box.innerHTML = "<p class=quiet>No exception reported.</p>"; return; }
     const open = new Set(Array.from(box.querySelectorAll("details[open]")).map((d) => d.dataset.key));
     box.innerHTML = found.map((e) => {
-      const key = e.component + e.task + e.stacktrace.length + e.class_name;
-      const when = new Date(e.last * 1000).toLocaleTimeString();
+      const key = e.component + e.class_name + e.tasks.join(",") + e.stacktrace.length;
+      const clockOf = (t) => new Date(t * 1000).toLocaleTimeString();
+      const tasks = (e.tasks.length === 1 ? "task " : "tasks ") + e.tasks.join(", ");
       return `<details class=exception data-key="${esc(key)}"${open.has(key) ? " open" : ""}>` +
         `<summary><b>${esc(e.class_name)}</b>: ${esc(e.message.slice(0, 200))} <span class=where>` +
-        `${esc(e.component)} task ${e.task} · ${e.count}× · last ${esc(when)}</span></summary>` +
-        `<pre>${esc(e.stacktrace)}</pre></details>`;
+        `${esc(e.component)} ${esc(tasks)} · ${e.count}× · first ${esc(clockOf(e.first))} · ` +
+        `last ${esc(clockOf(e.last))}</span></summary><pre>${esc(e.stacktrace)}</pre></details>`;
     }).join("");
   }
 
@@ -83,7 +153,7 @@
       fillTable("components", data.components);
       fillTable("tasks", data.tasks);
       fillTable("actions", data.actions);
-      drawTimeline(data.timeline);
+      fillTable("custom", data.custom);
       showExceptions(data.exceptions);
       document.body.dataset.refreshed = String(Date.now());
     } catch (err) {
@@ -111,12 +181,30 @@
     refresh();
   }
 
+  async function setLevel() {
+    const token = $("token").value.trim();
+    if (!token) { $("level-result").textContent = "enter the token first"; return; }
+    const query = new URLSearchParams({ component: $("level-component").value,
+      level: $("level-name").value, timeout: $("level-timeout").value || "0" });
+    const reply = await fetch(`${base}/loglevel?${query}`, {
+      method: "POST", credentials: "same-origin", headers: { "X-Heronbridge-Token": token } });
+    const text = await reply.text();
+    $("level-result").textContent = reply.ok ? "set" : "refused: " + text;
+  }
+
+  $("level-set").addEventListener("click", setLevel);
   for (const button of document.querySelectorAll("#controls button")) {
     button.addEventListener("click", () => control(button.dataset.action));
   }
+  const charts = () => drawCharts().catch((err) => {
+    $("chart-legend").textContent = "charts failed: " + err.message; });
+  $("chart-window").addEventListener("change", charts);
+  $("chart-task").addEventListener("change", charts);
   $("log-task").addEventListener("change", showLog);
   $("log-refresh").addEventListener("click", showLog);
   refresh();
   showLog();
   setInterval(refresh, 2000);
+  charts();
+  setInterval(charts, 5000);
 })();

@@ -20,6 +20,7 @@ class PassBolt(Bolt, Recorder):
         self.record(component=tup.component, stream=tup.stream, task=tup.task,
                     values=list(tup.values), type=type(tup.values).__name__,
                     fields=list(getattr(tup.values, "_fields", [])), n=tup.values.n)
+        self.report_metric("passed", 1)  # pystorm's custom metric call
         self.emit([tup.values[0]])
 
 

@@ -1,0 +1,117 @@
+"""The page's charts over time in a real browser (Debian's Chromium): every metric drawn
+with axes, units and a legend; a bolt made slow shows as a spike in its execute latency;
+an `update` is marked on the time axis; one task's lines on demand; a custom metric the
+bolt reports reaches the page, /metrics and Storm UI's API; DEBUG set from the page shows
+in the bolt's log tail and goes after its timeout. Screenshots go to $HERONBRIDGE_UI_SCREENSHOTS
+(default: the test's temporary folder)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import TOKEN
+from testkit import start_chromium, wait_until
+
+from heronbridge.runtime import admin
+
+pytestmark = [pytest.mark.integration, pytest.mark.conformance]
+
+CHARTS = ["emitted", "executed", "execute_ms", "complete_p50_ms", "complete_p99_ms",
+          "capacity", "backpressure", "restarts", "memory_mb"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = start_chromium("1300,1700")
+    yield driver
+    driver.quit()
+
+
+def _peak(browser, chart: str, line: str) -> float:
+    found = browser.execute_script(
+        "const p = document.querySelector(`#chart-${arguments[0]} path.line"
+        "[data-line=\"${arguments[1]}\"]`); return p ? p.dataset.peak : null;", chart, line)
+    return float(found) if found not in (None, "null") else -1.0
+
+
+def test_charts_show_a_spike_an_update_and_one_task(served, browser, tmp_path_factory):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    shots = Path(os.environ.get("HERONBRIDGE_UI_SCREENSHOTS") or
+                 tmp_path_factory.mktemp("screenshots"))
+    shots.mkdir(parents=True, exist_ok=True)
+    wait_until(lambda: len(served.json("/ui/api/topology/shown")["tasks"]) == 4, 30,
+               "metrics of every task")
+    browser.get(served.url("/topology/shown"))
+    wait_until(lambda: _peak(browser, "executed", "work") > 0, 30,
+               "the charts to draw the bolt's executed rate")
+    charts = browser.find_elements(By.CSS_SELECTOR, "#charts svg.chart")
+    assert [c.get_attribute("data-metric") for c in charts] == CHARTS
+    latency = browser.find_element(By.ID, "chart-execute_ms")
+    assert latency.get_attribute("data-unit") == "ms"
+    assert "ms" in latency.find_element(By.CSS_SELECTOR, "text.unit").text
+    assert len(latency.find_elements(By.CSS_SELECTOR, "text.ytick")) == 5
+    assert len(latency.find_elements(By.CSS_SELECTOR, "text.xtick")) == 4
+    legend = browser.find_element(By.ID, "chart-legend").text
+    assert all(name in legend for name in ("numbers", "work", "sink", "update"))
+    passed = wait_until(lambda: [r.text for r in browser.find_elements(
+        By.CSS_SELECTOR, "#custom tbody tr") if r.text.startswith("work") and " passed " in r.text],
+        20, "the bolt's custom metric on the page")
+    assert len(passed) == 2 and all(" counter " in r for r in passed)  # both work tasks
+    status, _, body = served.get("/metrics")
+    assert status == 200
+    samples = [line for line in body.decode().splitlines()
+               if line.startswith("heronbridge_user_passed_total{")]
+    assert len(samples) == 2 and all('component="work"' in line for line in samples)
+    assert "# TYPE heronbridge_user_passed counter" in body.decode()
+    storm = served.json("/api/v1/topology/shown/component/work")
+    assert {m["name"] for m in storm["customMetrics"]} == {"passed"}
+    quiet = _peak(browser, "execute_ms", "work")
+    assert 0 <= quiet < 5, quiet  # the bolt only passes tuples on
+
+    (served.flags / "slow-work").touch()  # 20 ms a tuple
+    try:
+        wait_until(lambda: _peak(browser, "execute_ms", "work") >= 15, 40,
+                   "the bolt's execute latency to spike on its chart")
+    finally:
+        (served.flags / "slow-work").unlink()
+    top = float(latency.find_elements(By.CSS_SELECTOR, "text.ytick")[-1].text.replace(",", ""))
+    assert top >= _peak(browser, "execute_ms", "work")  # the axis reaches the spike
+    assert _peak(browser, "execute_ms", "sink") < 5  # only the slow bolt
+    browser.save_screenshot(str(shots / "5-charts-spike.png"))
+
+    # The log level from the page: the bolt's DEBUG lines in its task's log tail.
+    browser.find_element(By.ID, "token").send_keys(TOKEN)
+    Select(browser.find_element(By.ID, "level-component")).select_by_visible_text("work")
+    Select(browser.find_element(By.ID, "level-name")).select_by_visible_text("DEBUG")
+    timeout = browser.find_element(By.ID, "level-timeout")
+    timeout.clear()
+    timeout.send_keys("5")
+    browser.find_element(By.ID, "level-set").click()
+    wait_until(lambda: browser.find_element(By.ID, "level-result").text == "set", 20,
+               "the page to set the level")
+    Select(browser.find_element(By.ID, "log-task")).select_by_visible_text("task 3 (work)")
+
+    def tail() -> str:
+        browser.find_element(By.ID, "log-refresh").click()
+        time.sleep(0.3)
+        return browser.find_element(By.ID, "log").text
+
+    wait_until(lambda: "work passes" in tail(), 20, "the bolt's DEBUG lines on the page")
+    wait_until(lambda: "log level of 'root' back to" in tail(), 20, "the level put back")
+    browser.save_screenshot(str(shots / "7-log-level.png"))
+
+    admin.update(served.launch.statemgr, served.name, {"sink": 2})
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#chart-executed line.event"
+                                                              "[data-kind=update]"), 60,
+               "the update marked on the time axis")
+
+    Select(browser.find_element(By.ID, "chart-task")).select_by_value("1")
+    wait_until(lambda: browser.find_element(By.ID, "chart-legend").text.startswith("task 1"),
+               15, "the charts of task 1 alone")
+    wait_until(lambda: _peak(browser, "emitted", "task 1") > 0, 15, "task 1's emitted rate")
+    browser.save_screenshot(str(shots / "6-charts-one-task.png"))
