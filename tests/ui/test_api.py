@@ -192,11 +192,20 @@ def test_the_health_managers_actions_reach_the_page(served):
     assert shown["why"] == action.why and shown["detail"] == action.detail
     _, _, body = served.get("/topology/shown")
     assert b"id=actions" in body and b"more tasks cannot split one key" in body
+    marked = served.json("/ui/api/topology/shown/series?window=900")["events"]
+    labels = [e["label"] for e in marked if e["kind"] == "health"]
+    assert labels[-1] == f"health: none {BOLT} task 3"  # marked on the charts' time axis
 
 
 def test_changing_a_topology_needs_the_token(served):
     status, body = served.post("/ui/api/topology/shown/deactivate", token=None)
     assert status == 401 and b"token" in body
+    status, body = served.post("/ui/api/topology/shown/loglevel?component=work&level=DEBUG",
+                               token=None)
+    assert status == 401 and b"token" in body
+    status, _, _ = served.get("/ui/api/topology/shown/series?window=900",
+                              headers={"Host": "evil.example:80"})
+    assert status == 421  # the charts' data answers only requests that name this server
     status, body = served.post("/ui/api/topology/shown/deactivate", token="wrong")
     assert status == 401
     status, body = served.post(f"/api/v1/topology/{served.launch.topology_id}/deactivate",

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 from conftest import TOKEN
 from testkit import start_chromium, wait_until
 
-from heronbridge.runtime import admin
+from heronbridge.runtime import admin, control
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 
@@ -115,3 +116,60 @@ def test_charts_show_a_spike_an_update_and_one_task(served, browser, tmp_path_fa
                15, "the charts of task 1 alone")
     wait_until(lambda: _peak(browser, "emitted", "task 1") > 0, 15, "task 1's emitted rate")
     browser.save_screenshot(str(shots / "6-charts-one-task.png"))
+
+
+def _executed(served, task: int) -> float:
+    report = control.metrics(served.launch.statemgr, served.name)
+    return next(t.counters.get("execute-count", 0.0) for t in report.tasks if t.task_id == task)
+
+
+def test_a_live_tasks_stacks_flame_graph_and_memory(served, browser, tmp_path_factory):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(served.url("/topology/shown"))
+    wait_until(lambda: browser.execute_script("return document.body.dataset.refreshed"), 20,
+               "the page's first refresh")
+    option = next(o for o in browser.find_elements(By.CSS_SELECTOR, "#profile-task option")
+                  if o.text.endswith("(work)"))
+    task = int(option.get_attribute("value"))
+    (served.flags / "busy-work").touch()  # the bolt's time goes to crunch()
+    try:
+        time.sleep(3)
+        browser.find_element(By.ID, "token").send_keys(TOKEN)
+        Select(browser.find_element(By.ID, "profile-task")).select_by_value(str(task))
+        browser.find_element(By.CSS_SELECTOR, "#profile button[data-kind=stacks]").click()
+        wait_until(lambda: "crunch" in browser.find_element(By.ID, "profile-text").text, 40,
+                   "the stacks of the busy bolt")
+        browser.find_element(By.CSS_SELECTOR, "#profile button[data-kind=memory]").click()
+        wait_until(lambda: "VmRSS" in browser.find_element(By.ID, "profile-text").text, 20,
+                   "the task's memory")
+        # Its throughput while it is sampled, against the 5 s before (printed: measured).
+        before = _executed(served, task)
+        time.sleep(5)
+        quiet = _executed(served, task) - before
+        browser.find_element(By.CSS_SELECTOR, "#profile button[data-kind=flame]").click()
+        time.sleep(0.5)
+        during_from = _executed(served, task)
+        wait_until(lambda: browser.find_element(By.ID, "profile-flame").is_displayed(), 60,
+                   "the flame graph")
+        during = _executed(served, task) - during_from
+        print(f"task {task}: {quiet:.0f} tuples in 5 s before, {during:.0f} while sampled "
+              f"(about 4.5 s)")
+        assert browser.execute_script("return document.getElementById('profile-flame')"
+                                      ".naturalWidth") > 0
+        status, _ = served.post(f"/ui/api/topology/shown/tasks/{task}/flame?seconds=2",
+                                token=None)
+        assert status == 401  # behind the token
+        request = urllib.request.Request(
+            served.url(f"/ui/api/topology/shown/tasks/{task}/flame?seconds=2"), data=b"",
+            headers={"X-Heronbridge-Token": TOKEN}, method="POST")
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            svg = reply.read().decode()
+            assert "script-src" not in reply.headers["Content-Security-Policy"]
+        assert "crunch" in svg and "ui_components.py" in svg
+    finally:
+        (served.flags / "busy-work").unlink()
+    shots = Path(os.environ.get("HERONBRIDGE_UI_SCREENSHOTS") or
+                 tmp_path_factory.mktemp("screenshots"))
+    browser.save_screenshot(str(shots / "8-flame-graph.png"))

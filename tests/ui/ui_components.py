@@ -35,6 +35,7 @@ class Flags:
         self.component = context.component_id
         self.checked = 0.0
         self.slow = False
+        self.busy = False
 
     def _check(self):
         now = time.monotonic()
@@ -42,6 +43,7 @@ class Flags:
             return
         self.checked = now
         self.slow = (self.folder / f"slow-{self.component}").exists()
+        self.busy = (self.folder / f"busy-{self.component}").exists()
         raise_flag = self.folder / f"raise-{self.component}"
         try:
             raise_flag.unlink()  # once, in one task: the restarted task must not raise again
@@ -51,9 +53,14 @@ class Flags:
         raise ValueError(msg)
 
 
+def crunch() -> int:
+    """CPU work, for a profile to find by name."""
+    return sum(i * i for i in range(5000))
+
+
 class Work(Bolt, Flags):
-    """Passes [n] on; sleeps 20 ms per tuple while `slow-COMPONENT` exists; raises once
-    when `raise-COMPONENT` appears."""
+    """Passes [n] on; sleeps 20 ms per tuple while `slow-COMPONENT` exists, computes while
+    `busy-COMPONENT` exists; raises once when `raise-COMPONENT` appears."""
 
     outputs = ["n"]
     passes_on = True
@@ -69,6 +76,8 @@ class Work(Bolt, Flags):
             log.debug("%s passes %s", self.component, tup.values[0])
         if self.slow:
             time.sleep(0.02)
+        if self.busy:
+            crunch()
         if self.passes_on:
             self.collector.emit([tup.values[0]], anchors=tup)
         self.collector.ack(tup)

@@ -226,6 +226,12 @@ value="">every component</option>{component_options}</select> <select id=level-n
 <option value="">as before</option></select> for <input id=level-timeout type=number
 min=0 value=30 aria-label="seconds"> s <button type=button id=level-set>Set</button>
 <span id=level-result></span></form><pre id=log></pre></section>
+<section><h2>Profile a task</h2><form id=profile autocomplete=off><select
+id=profile-task>{task_options}</select> <button type=button data-kind=stacks>Stacks</button>
+<button type=button data-kind=memory>Memory</button> <button type=button
+data-kind=flame>Flame graph</button> for <input id=profile-seconds type=number min=1
+max=60 value=5 aria-label=seconds> s <span id=profile-result></span></form>
+<pre id=profile-text hidden></pre><img id=profile-flame alt="flame graph" hidden></section>
 <section><h2>Reports</h2>{reports}</section></main>"""
     return _page(t.name, body, t.name)
 

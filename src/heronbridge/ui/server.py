@@ -40,7 +40,7 @@ from heronbridge.runtime import admin
 from heronbridge.runtime.errors import RuntimeKernelError, where
 from heronbridge.runtime.procfs import tcp_peer_owner
 
-from . import BadRequest, Forbidden, NotFound, UIError, page, series
+from . import BadRequest, Forbidden, NotFound, UIError, page, profiles, series
 from . import files as topology_files
 from .heron_api import HeronAPI, dumps, failure
 from .prometheus import CONTENT_TYPE, Exposition
@@ -176,6 +176,8 @@ class UIServer:
             ("POST", f"/ui/api/topology/{topo}/(?P<action>activate|deactivate|kill)", "page",
              self._page_control),
             ("POST", f"/ui/api/topology/{topo}/loglevel", "page", self._log_level),
+            ("POST", f"/ui/api/topology/{topo}/tasks/(?P<task>\\d+)/(?P<kind>stacks|flame|memory)",
+             "page", self._profile),
             ("GET", "/metrics", "prometheus",
              lambda q: Reply(self.prometheus.render(), CONTENT_TYPE)),
             # Storm UI REST API v1
@@ -378,6 +380,19 @@ class UIServer:
         admin.set_log_level(self.tracker.statemgr, t.name, component, level, timeout, logger)
         return {"topology": t.name, "component": component, "logger": logger,
                 "level": level, "timeout": timeout}
+
+    def _profile(self, q: dict, topology: str, task: str, kind: str) -> Any:
+        """A live task's stacks, flame graph (?seconds=) or memory: a POST, so always with
+        the token in a header, as the buttons that change a topology."""
+        pid = profiles.task_pid(self._find(topology), int(task))
+        if kind == "memory":
+            return {"task": int(task), "pid": pid, "kB": profiles.memory(pid)}
+        if kind == "stacks":
+            return Reply(profiles.stacks(pid).encode(), "text/plain; charset=utf-8")
+        svg = profiles.flame_graph(pid, _int(q, "seconds", 5))
+        # py-spy's SVG carries a script: never run it in this origin
+        return Reply(svg, "image/svg+xml", headers={
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"})
 
     def _storm_control(self, q: dict, topology: str, action: str) -> Any:
         t = self.storm.topology(unquote(topology))

@@ -192,6 +192,30 @@
     $("level-result").textContent = reply.ok ? "set" : "refused: " + text;
   }
 
+  async function profile(kind) {
+    const token = $("token").value.trim();
+    if (!token) { $("profile-result").textContent = "enter the token first"; return; }
+    const task = $("profile-task").value, seconds = $("profile-seconds").value || "5";
+    $("profile-result").textContent = kind === "flame" ? `sampling for ${seconds} s…` : "…";
+    const reply = await fetch(`${base}/tasks/${task}/${kind}?seconds=${seconds}`, {
+      method: "POST", credentials: "same-origin", headers: { "X-Heronbridge-Token": token } });
+    if (!reply.ok) { $("profile-result").textContent = "refused: " + await reply.text(); return; }
+    const text = $("profile-text"), flame = $("profile-flame");
+    if (kind === "flame") {  // as an image: its script never runs
+      if (flame.src) { URL.revokeObjectURL(flame.src); }
+      flame.src = URL.createObjectURL(await reply.blob());
+      flame.hidden = false; text.hidden = true;
+    } else {
+      const body = kind === "memory" ? JSON.stringify(await reply.json(), null, 1)
+        : await reply.text();
+      text.textContent = body; text.hidden = false; flame.hidden = true;
+    }
+    $("profile-result").textContent = `task ${task}: ${kind}`;
+  }
+
+  for (const button of document.querySelectorAll("#profile button")) {
+    button.addEventListener("click", () => profile(button.dataset.kind));
+  }
   $("level-set").addEventListener("click", setLevel);
   for (const button of document.querySelectorAll("#controls button")) {
     button.addEventListener("click", () => control(button.dataset.action));
