@@ -15,7 +15,7 @@ from ..errors import ComponentError
 
 PREFIX = "user/"
 MAX_NAMES = 100  # per task: metric names are labels downstream, and must stay bounded
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,99}$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]{0,99}$")
 
 
 @dataclass
@@ -78,7 +78,8 @@ class Metrics:
         for key, v in values.items():
             if not isinstance(v, (int, float)) or isinstance(v, bool):
                 continue  # None (nothing in this bucket) or a value that is no number
-            full = f"{name}/{key}" if key != "" else name
+            full = f"{name}/{re.sub(r'[^A-Za-z0-9_.:-]', '_', str(key))}" if key != "" \
+                else name
             if p.counter:
                 self.count(full, v)
             else:
@@ -86,8 +87,8 @@ class Metrics:
 
     def _check(self, name: str, value: Any) -> None:
         if not isinstance(name, str) or not _NAME.match(name):
-            msg = (f"{self.where}: expected a metric name of letters, digits, '_', '.', ':' "
-                   f"or '-' (up to 100, not starting with a digit), received {name!r}")
+            msg = (f"{self.where}: expected a metric name of letters, digits, '_', '.', ':', "
+                   f"'/' or '-' (up to 100, not starting with a digit), received {name!r}")
             raise ComponentError(msg)
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             msg = f"{self.where}: metric {name!r}: expected a number, received {value!r}"
