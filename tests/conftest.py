@@ -35,13 +35,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     fixture is set up once and its shared state is seen in the order the module expects."""
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
-        module = getattr(item, "module", None)
-        if info is None or module is None or item.get_closest_marker("xdist_group"):
+        if info is None or item.get_closest_marker("xdist_group"):
             continue  # a group named by the test itself stands
         for name in info.names_closure:
             defs = info.name2fixturedefs.get(name)
             if defs and defs[-1].scope in ("module", "class", "package"):
-                item.add_marker(pytest.mark.xdist_group(module.__name__))
+                item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
                 break
 
 
