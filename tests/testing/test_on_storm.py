@@ -23,3 +23,6 @@ def test_the_word_counts_tests_pass_on_storm(storm_install, storm_home, tmp_path
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900, check=False)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert "2 passed" in run.stdout
+    # complete_topology ran on Storm: its JVM's log and the tasks' traces are in the run dir
+    assert [p.name for p in (tmp_path / "run").rglob("storm-run/storm/java.log")] == ["java.log"]
+    assert list((tmp_path / "run").rglob("storm-run/storm/traces/count_bolt-*.trace"))
