@@ -113,6 +113,7 @@ def test_completes_a_runtime_topology_file_with_mocked_sources():
         "sentences": [["a b a"], ("b",)]})
     assert sorted(result.emitted("count")) == [["a", 1], ["a", 2], ["b", 1], ["b", 2]]
     assert result.emitted("split") == [["a"], ["b"], ["a"], ["b"]]
+    assert result.anchors("split") == [[["a b a"]]] * 3 + [[["b"]]]
     assert sorted(result.acked("sentences")) == [0, 1]  # positions in the mocked input
     assert result.failed("sentences") == []
     assert sorted(map(tuple, result.acked("split"))) == [("a b a",), ("b",)]

@@ -190,6 +190,10 @@ class Isolated:
     def emitted(self, stream: str = "default") -> list[list[Any]]:
         return list(self.record.emitted.get(stream, []))
 
+    def anchors(self, stream: str = "default") -> list[list[list[Any]]]:
+        """For each emit on `stream`, the values of the inputs it was anchored to."""
+        return list(self.record.anchors.get(stream, []))
+
     @property
     def acked(self) -> list[Any]:
         return list(self.record.acked)

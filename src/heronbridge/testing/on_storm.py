@@ -81,7 +81,9 @@ def complete_on_storm(source: Any, name: str | None = None, *,
     run = run_on_storm(project, scenario, run_dir, install=fetch(home))
     if not run.finished:
         raise TestingError(run.explanation)
-    result = read_traces(name, list(project.plan.components), run_dir / "storm" / "traces")
+    spouts = {c for c, spec in project.plan.components.items() if spec.is_spout}
+    result = read_traces(name, list(project.plan.components), run_dir / "storm" / "traces",
+                         spouts)
     for component, line in shell_logs(run.java_log):
         if component in result.components:
             result.components[component].logs.append(line)
@@ -89,7 +91,8 @@ def complete_on_storm(source: Any, name: str | None = None, *,
     return result
 
 
-def read_traces(topology: str, components: list[str], traces: Path) -> Result:
+def read_traces(topology: str, components: list[str], traces: Path,
+                spouts: set[str]) -> Result:
     """A Result of one system's trace files."""
     from heronbridge.conformance.trace import schema, tracefile
 
@@ -99,6 +102,7 @@ def read_traces(topology: str, components: list[str], traces: Path) -> Result:
         events += tracefile.read(path)
     events.sort(key=lambda e: (e["t"], e["component"], e["task"], e["seq"]))
     received: dict[tuple[str, int, str], Any] = {}  # (component, task, id) -> values
+    held: dict[tuple[str, int, str], Any] = {}  # ... the same, kept after their ack
     for event in events:
         record = records.get(event["component"])
         if record is None:
@@ -108,9 +112,13 @@ def read_traces(topology: str, components: list[str], traces: Path) -> Result:
             if event["stream"] == schema.TICK_STREAM and event["src"] == schema.SYSTEM_COMPONENT:
                 record.ticks += 1
             else:
-                received[key] = json.loads(event["values"])
+                received[key] = held[key] = json.loads(event["values"])
         elif ev == schema.EMIT:
             record.emitted.setdefault(event["stream"], []).append(json.loads(event["values"]))
+            if event["component"] not in spouts:  # a bolt's anchors: input tuple ids
+                where = (event["component"], event["task"])
+                record.anchors.setdefault(event["stream"], []).append(
+                    [held[(*where, a)] for a in event["anchors"] if (*where, a) in held])
         elif ev in (schema.ACK, schema.FAIL) and key in received:
             (record.acked if ev == schema.ACK else record.failed).append(received.pop(key))
         elif ev in (schema.SPOUT_ACK, schema.SPOUT_FAIL):

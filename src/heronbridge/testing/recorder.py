@@ -112,6 +112,7 @@ class Recorder(logging.Handler):
                       direct_task: int | None = None) -> Any:
             tasks = emit(values, stream, anchors, direct_task)
             record.emitted.setdefault(stream, []).append(carried(values))
+            record.anchors.setdefault(stream, []).append(_anchor_values(anchors))
             return tasks
 
         em.emit = bolt_emit  # type: ignore[method-assign]
@@ -144,6 +145,13 @@ def _carrier(task: Task) -> Callable[[Any], list[Any]]:
             return list(values)
 
     return carried
+
+
+def _anchor_values(anchors: Any) -> list[list[Any]]:
+    if anchors is None:
+        return []
+    many = anchors if isinstance(anchors, (list, tuple)) else [anchors]
+    return [list(a.values) for a in many if not getattr(a, "is_tick", False)]
 
 
 def _settled(call: Callable[[Any], None], noted: list[Any]) -> Callable[[Any], None]:

@@ -20,6 +20,8 @@ class ComponentRecord:
     """What one component's tasks did, in the order they did it."""
 
     emitted: dict[str, list[list[Any]]] = field(default_factory=dict)  # stream -> values
+    # stream -> for each emit, the values of the input tuples it was anchored to (a bolt's)
+    anchors: dict[str, list[list[list[Any]]]] = field(default_factory=dict)
     acked: list[Any] = field(default_factory=list)
     failed: list[Any] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
@@ -43,6 +45,11 @@ class Result:
 
     def emitted(self, component: str, stream: str = "default") -> list[list[Any]]:
         return list(self.record(component).emitted.get(stream, []))
+
+    def anchors(self, component: str, stream: str = "default") -> list[list[list[Any]]]:
+        """For each of a bolt's emits on `stream`, the values of the inputs it was anchored
+        to ([] for an unanchored emit)."""
+        return list(self.record(component).anchors.get(stream, []))
 
     def acked(self, component: str) -> list[Any]:
         return list(self.record(component).acked)
