@@ -14,6 +14,7 @@ import os
 import shutil
 import stat
 import subprocess
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -66,6 +67,14 @@ def project(tmp_path: Path, requirements: str, **env: object) -> Path:
     config = json.loads((root / "config.json").read_text())
     config["envs"]["prod"].update(env)
     (root / "config.json").write_text(json.dumps(config))
+    return root
+
+
+def uses_hbpin(root: Path) -> Path:
+    """The project's components import hbpin (from these wheels) instead of semver."""
+    for name in ("pins.py", "spouts/versions.py", "bolts/report.py"):
+        path = root / "src" / name
+        path.write_text(path.read_text().replace("import semver", "import hbpin as semver"))
     return root
 
 
@@ -127,12 +136,7 @@ def test_two_pins_of_one_library_get_two_environments(tmp_path, wheels):
 
 
 def test_the_loader_imports_components_with_the_topologys_own_packages(tmp_path, wheels):
-    root = project(tmp_path, offline(wheels, "hbpin==2.0"))
-    (root / "src" / "pins.py").write_text(
-        (root / "src" / "pins.py").read_text().replace("import semver", "import hbpin as semver"))
-    for name in ("spouts/versions.py", "bolts/report.py"):
-        path = root / "src" / name
-        path.write_text(path.read_text().replace("import semver", "import hbpin as semver"))
+    root = uses_hbpin(project(tmp_path, offline(wheels, "hbpin==2.0")))
     env, _ = prepare(root, tmp_path / "home")
     with pytest.raises(Exception, match="hbpin"):  # not in heronbridge's environment
         load_project(root, "semver2")
@@ -250,3 +254,45 @@ def test_wheels_for_another_platform_are_refused_naming_the_topology(tmp_path):
     wheel(shipped, "hbpin", "1.0")
     env = cache.install_offline(spec, shipped, lambda _line: None)
     assert env.built and run(env.python, "import hbpin; print(hbpin.__version__)") == "1.0"
+
+
+def test_the_spark_package_ships_the_environment_as_wheels_a_host_installs_offline(
+        tmp_path, wheels):
+    from heronbridge.runtime.scheduler.package import (
+        ENVIRONMENT,
+        MANIFEST,
+        build,
+        environment_of,
+    )
+
+    root = uses_hbpin(project(tmp_path, offline(wheels, "hbpin==2.0")))
+    env, _ = prepare(root, tmp_path / "home")
+    plan = load_project(root, "semver2", python=env.python).plan
+    workdir = tmp_path / "submitted"
+    (workdir / "resources").mkdir(parents=True)
+    package = build(plan, "semver2-1", workdir, tmp_path / "package.tar.gz")
+    copy = tmp_path / "unpacked"
+    with tarfile.open(package) as tar:
+        tar.extractall(copy, filter="data")
+    shipped = environment_of(copy)
+    assert json.loads((copy / MANIFEST).read_text())["environment"] == shipped
+    assert shipped["root"] == str(Path(env.python).parent.parent)
+    assert shipped["requirements"] == ["hbpin==2.0"]
+    assert [p.name for p in (copy / ENVIRONMENT).iterdir()] == ["hbpin-2.0-py3-none-any.whl"]
+
+    said: list[str] = []
+    host = envs.install_shipped(shipped, copy / ENVIRONMENT, "topology 'semver2'",
+                                tmp_path / "host" / "virtualenvs", said.append)
+    assert host.built and run(host.python, "import hbpin; print(hbpin.__version__)") == "2.0"
+    again = envs.install_shipped(shipped, copy / ENVIRONMENT, "topology 'semver2'",
+                                 tmp_path / "host" / "virtualenvs", said.append)
+    assert not again.built and again.root == host.root  # cached on the host by content
+    assert "reusing its virtualenv" in said[-1]
+
+    other = {**shipped, "interpreter": {**shipped["interpreter"], "version": "3.9.18",
+                                        "tag": "cpython-39-x86_64-linux-gnu"}}
+    with pytest.raises(envs.EnvironmentBuildError,
+                       match=r"topology 'semver2': .*semver2\.txt was built for Python 3\.9\.18"
+                             r" .*expected the same Python on every host"):
+        envs.install_shipped(other, copy / ENVIRONMENT, "topology 'semver2'",
+                             tmp_path / "other" / "virtualenvs", said.append)
