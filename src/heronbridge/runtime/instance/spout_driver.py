@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import cast
 
 from ..errors import ProtocolError
-from ..telemetry import ACK_COUNT, FAIL_COUNT, NEXT_TUPLE_COUNT, TIMEOUT_COUNT
+from ..telemetry import ACK_COUNT, FAIL_COUNT, NEXT_TUPLE_COUNT, TIMEOUT_COUNT, WINDOW_HELD_MS
 from ..wire import frames
 from .emitter import SpoutEmitter
 from .pacing import IDLE_WAIT
@@ -36,6 +36,8 @@ class SpoutDriver:
         burst = pacer.burst
         burst_secs = pacer.burst_secs
         window_full = False
+        held_at = 0.0  # when the window was last seen full (0: it was not)
+        counts = task.counts
         task.reset_backpressure()
         interval = task.conf.metrics_interval_secs
         next_metrics = time.monotonic() + interval
@@ -50,6 +52,12 @@ class SpoutDriver:
                                            else max_pending)
             if window_full:
                 window.stalled(now)
+                if held_at:
+                    counts[WINDOW_HELD_MS] += (now - held_at) * 1000
+                held_at = now
+            elif held_at:
+                counts[WINDOW_HELD_MS] += (now - held_at) * 1000
+                held_at = 0.0
             can_emit = task.active and not window_full and not task.backpressured(now)
             wait = 0.0
             if not can_emit:

@@ -43,8 +43,10 @@ from ..telemetry import (
     OUT_QUEUE_BYTES,
     PENDING,
     RSS_BYTES,
+    SOURCE_LAG,
     TIMEOUT_COUNT,
     UPTIME_SECS,
+    WINDOW_HELD_MS,
     ExceptionLog,
     Histogram,
 )
@@ -119,7 +121,7 @@ class Task:
         self._blocked_since: float | None = None
         self.counts = {NEXT_TUPLE_COUNT: 0, EXECUTE_COUNT: 0, EXECUTE_TIME_NS: 0,
                        ACK_COUNT: 0, FAIL_COUNT: 0, TIMEOUT_COUNT: 0, ERROR_COUNT: 0,
-                       CRASH_COUNT: 0}
+                       CRASH_COUNT: 0, WINDOW_HELD_MS: 0}
         self.latency = Histogram()
 
     def stop(self, signum: int, frame: Any) -> None:
@@ -388,6 +390,21 @@ class Task:
             self.malformed(f"data frame (from task {src}, stream #{stream})", exc)
             return []
 
+    def source_lag(self) -> float | None:
+        """What the spout says its source holds that it has not read yet (None: it does
+        not say). A spout that raises there is reported, not stopped."""
+        lag = getattr(getattr(self, "user", None), "source_lag", None)
+        if lag is None:
+            return None
+        try:
+            value = lag()
+        except Exception as exc:  # the component's: reported, and metrics go on
+            self.exceptions.add(exc)
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return float(value)
+
     def publish(self) -> None:
         if self.metrics is None:
             return  # not registered yet: nothing to say, nobody to say it to
@@ -412,6 +429,9 @@ class Task:
         if isinstance(em, SpoutEmitter):
             metrics.gauges[PENDING] = len(em.pending)
             metrics.histograms[COMPLETE_LATENCY].counts.extend(self.latency.counts)
+            lag = self.source_lag()
+            if lag is not None:
+                metrics.gauges[SOURCE_LAG] = lag
         if self.exceptions.records:
             metrics.exceptions.extend(self.exceptions.records.values())
         self.metrics.publish(metrics)
