@@ -70,6 +70,18 @@ def test_spout_held_by_its_window():
     assert d.spout_held(EMPTY, CONF) is None
 
 
+def test_trees_in_flight_growing():
+    # The window off: the spout emits what its source offers, the bolt takes 80/s.
+    piling = spout(SpoutTaskView(1, emitted=197, acked=69, timed_out=17))
+    symptom = d.in_flight_growing(piling)
+    assert symptom is not None and "its trees completing 86/s" in symptom.evidence
+    assert round(symptom.pressure) == 650  # 197 offered for 69 served: 3 tasks for 1
+    assert d.in_flight_growing(FREE) is None and d.in_flight_growing(HELD) is None
+    assert d.in_flight_growing(EMPTY) is None
+    # Not acking (no trees): nothing to tell.
+    assert d.in_flight_growing(spout(SpoutTaskView(1, emitted=200))) is None
+
+
 def test_tuples_lost_against_acks():
     lost = spout(SpoutTaskView(1, acked=33, timed_out=46, failed=1))
     symptom = d.tuples_lost(lost, CONF, 60)
@@ -105,6 +117,16 @@ def test_the_bottleneck_is_the_upstream_most_bolt_at_capacity():
     assert diagnose_topology(quiet, {"source": EMPTY}, order, CONF, 60) == []
     # Held, but no bolt at capacity (the limit is elsewhere): no bolt to blame.
     assert bottleneck(quiet, {"source": HELD}, order, CONF, 60) is None
+
+
+def test_the_demand_comes_from_the_most_telling_sign():
+    lost = spout(SpoutTaskView(1, emitted=197, acked=69, timed_out=17))
+    growing = TaskView(3, capacity=0.99, rate=80, intake=11600, growth=7000,
+                       queues=[3e4, 2e5, 3e5, 4.5e5])
+    neck = bottleneck({"work": bolt("work", growing)}, {"source": lost}, ["work"], CONF, 60)
+    assert neck is not None and round(neck.pressure) == 650  # trees in flight, not the queue
+    assert "timed out" in neck.symptoms and "queue growing" in neck.symptoms
+    assert scaled_parallelism(bolt("work", growing), 8, neck.pressure) == 3
 
 
 def test_a_growing_queue_alone_points_at_its_bolt():

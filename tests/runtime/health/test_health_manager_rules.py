@@ -70,7 +70,7 @@ def test_scale_up_then_cool_down_then_the_ceiling(state, monkeypatch):
     # At the ceiling: nothing more to do, said once per cool-down.
     assert kinds[2:] == [("none", "under-provisioned")] * 3
     assert "parallelism 1 -> 3" in taken[0].detail and "at the ceiling" in taken[2].detail
-    assert all(b - a >= 10 for a, b in zip(when[1:], when[2:], strict=False))
+    assert all(b - a >= 10 for a, b in zip(when[2:], when[3:], strict=False))
     assert [a.line() for a in read_actions(state, "rules")] == [a.line() for a in taken]
 
 

@@ -3,7 +3,9 @@
 A bolt is *at capacity* when a task spent `capacity` (0.85) of the window in `execute`.
 Demand held back or lost shows elsewhere, by whatever limits the topology: a spout whose
 in-flight window (max spout pending, or the latency target) was full more than
-`spout.held.ms` ms per second; timeouts and fails at `failure.ratio` of the acks or more;
+`spout.held.ms` ms per second; a spout with no such window emitting a fifth more than its
+trees complete (its trees in flight piling up); timeouts and fails at `failure.ratio` of
+the acks or more;
 a bolt's queue growing over the window however slowly; a source whose reported lag keeps
 growing; and backpressure (Heron's signal, see diagnosis.py).
 """
@@ -19,6 +21,8 @@ AT_CAPACITY = "at-capacity"
 QUEUE_GROWING = "queue-growing"
 SPOUT_HELD = "spout-held"
 TUPLES_LOST = "tuples-lost"
+IN_FLIGHT_GROWING = "in-flight-growing"
+OUTPACED = 1.2  # emitted / completed trees that is more than a pipeline filling up
 LAG_GROWING = "lag-growing"
 
 
@@ -79,6 +83,19 @@ def spout_held(view: SpoutView, conf: HealthConfig) -> Symptom | None:
                    min(999.0, view.held))
 
 
+def in_flight_growing(view: SpoutView) -> Symptom | None:
+    """Trees emitted faster than they complete (acked, failed or timed out): what its
+    spout offers over what the topology serves, when nothing holds the spout back."""
+    acked = view.total("acked")
+    done = acked + view.total("failed") + view.total("timed_out")
+    emitted = view.total("emitted")
+    if not done or emitted < OUTPACED * done:
+        return None
+    return Symptom(IN_FLIGHT_GROWING, view.name, f"{view.name} emitting {emitted:.0f}/s, "
+                   f"its trees completing {done:.0f}/s ({acked:.0f}/s acked)",
+                   _pressure(emitted / acked) if acked > 0 else 999.0)
+
+
 def tuples_lost(view: SpoutView, conf: HealthConfig, seconds: float) -> Symptom | None:
     acked = view.total("acked")
     lost = view.total("failed") + view.total("timed_out")
@@ -103,8 +120,8 @@ def held_back(spouts: dict[str, SpoutView], conf: HealthConfig, seconds: float) 
     """The spouts' signs of demand held back or lost."""
     found = []
     for view in spouts.values():
-        for symptom in (spout_held(view, conf), tuples_lost(view, conf, seconds),
-                        lag_growing(view)):
+        for symptom in (spout_held(view, conf), in_flight_growing(view),
+                        tuples_lost(view, conf, seconds), lag_growing(view)):
             if symptom is not None:
                 found.append(symptom)
     return found

@@ -166,7 +166,7 @@ class HealthManager:
         before = check.before
         still = any(d.kind == done.diagnosis and d.component == done.component
                     for d in diagnoses)
-        helped = not still or after.throughput >= HELPED * before.throughput \
+        helped = not still or after.throughput > HELPED * before.throughput \
             or (before.lost > 0 and after.lost <= HALVED * before.lost)
         d = Diagnosis(done.diagnosis, done.component, done.task,
                       f"before: {before.text()}; after: {after.text()}"
