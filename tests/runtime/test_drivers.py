@@ -152,14 +152,14 @@ def test_a_spout_counts_the_time_its_window_held_it_and_publishes_its_source_lag
     took = (time.monotonic() - began) * 1000
     # Full after its first emits (one a turn, just after activation), then the rest of
     # its 20 polls of at least 10 ms each with no acks.
-    assert 10 * 10 <= spout.counts[WINDOW_HELD_MS] <= took
+    assert 10 * 10 <= spout.held_ms <= took
     spout.metrics = published = Published()
     spout.publish()
     assert SOURCE_LAG not in published.samples[-1].gauges  # Spout.source_lag: None
     spout.user.source_lag = lambda: 1234
     spout.publish()
     assert published.samples[-1].gauges[SOURCE_LAG] == 1234
-    assert published.samples[-1].counters[WINDOW_HELD_MS] == spout.counts[WINDOW_HELD_MS]
+    assert published.samples[-1].counters[WINDOW_HELD_MS] == spout.held_ms
 
 
 def test_expired_trees_go_to_fail_and_are_counted_as_timeouts():

@@ -19,13 +19,7 @@ from typing import Any, cast
 
 from ..api.tuple import Tuple, tick_tuple
 from ..errors import ProtocolError
-from ..telemetry import (
-    ACK_COUNT,
-    CRASH_COUNT,
-    EXECUTE_COUNT,
-    NEXT_TUPLE_COUNT,
-    WINDOW_HELD_MS,
-)
+from ..telemetry import ACK_COUNT, CRASH_COUNT, EXECUTE_COUNT, NEXT_TUPLE_COUNT
 from ..wire import frames
 from .connection import Connection
 from .emitter import SpoutEmitter
@@ -207,10 +201,10 @@ class PullHost:
             if self._window_full:
                 self._window.stalled(now)
                 if self._held_at:
-                    self._task.counts[WINDOW_HELD_MS] += (now - self._held_at) * 1000
+                    self._task.held_ms += (now - self._held_at) * 1000
                 self._held_at = now
             elif self._held_at:
-                self._task.counts[WINDOW_HELD_MS] += (now - self._held_at) * 1000
+                self._task.held_ms += (now - self._held_at) * 1000
                 self._held_at = 0.0
             waiting_acks = pacer.awaiting_acks(now) and em.pending
             if not idle and self._active and not self._window_full and not waiting_acks \

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import cast
 
 from ..errors import ProtocolError
-from ..telemetry import ACK_COUNT, FAIL_COUNT, NEXT_TUPLE_COUNT, TIMEOUT_COUNT, WINDOW_HELD_MS
+from ..telemetry import ACK_COUNT, FAIL_COUNT, NEXT_TUPLE_COUNT, TIMEOUT_COUNT
 from ..wire import frames
 from .emitter import SpoutEmitter
 from .pacing import IDLE_WAIT
@@ -37,7 +37,6 @@ class SpoutDriver:
         burst_secs = pacer.burst_secs
         window_full = False
         held_at = 0.0  # when the window was last seen full (0: it was not)
-        counts = task.counts
         task.reset_backpressure()
         interval = task.conf.metrics_interval_secs
         next_metrics = time.monotonic() + interval
@@ -53,10 +52,10 @@ class SpoutDriver:
             if window_full:
                 window.stalled(now)
                 if held_at:
-                    counts[WINDOW_HELD_MS] += (now - held_at) * 1000
+                    task.held_ms += (now - held_at) * 1000
                 held_at = now
             elif held_at:
-                counts[WINDOW_HELD_MS] += (now - held_at) * 1000
+                task.held_ms += (now - held_at) * 1000
                 held_at = 0.0
             can_emit = task.active and not window_full and not task.backpressured(now)
             wait = 0.0

@@ -118,10 +118,11 @@ class Task:
         self.exceptions = ExceptionLog()
         self.started_at: float | None = None  # when the component was opened or prepared
         self.bp_ms = 0.0
+        self.held_ms = 0.0  # a spout's, with its in-flight window full
         self._blocked_since: float | None = None
         self.counts = {NEXT_TUPLE_COUNT: 0, EXECUTE_COUNT: 0, EXECUTE_TIME_NS: 0,
                        ACK_COUNT: 0, FAIL_COUNT: 0, TIMEOUT_COUNT: 0, ERROR_COUNT: 0,
-                       CRASH_COUNT: 0, WINDOW_HELD_MS: 0}
+                       CRASH_COUNT: 0}
         self.latency = Histogram()
 
     def stop(self, signum: int, frame: Any) -> None:
@@ -411,6 +412,8 @@ class Task:
         em = self.emitter
         counters: dict[str, float] = dict(self.counts)
         counters[BACKPRESSURE_MS] = self.bp_ms
+        if self.is_spout:
+            counters[WINDOW_HELD_MS] = self.held_ms
         gauges: dict[str, float] = {RSS_BYTES: rss_bytes_with_children()}
         if self.conn is not None:
             gauges[OUT_QUEUE_BYTES] = self.conn.out_bytes
