@@ -12,7 +12,8 @@ import psutil
 import pytest
 from testkit import HERONBRIDGE, read_jsonl, wait_until
 
-pytestmark = pytest.mark.integration
+# One xdist worker: leftovers() counts every `cli-test` task on the machine.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cli-test")]
 
 TOPOLOGY = str(Path(__file__).resolve().parents[1] / "runtime" / "cli_topology.py")
 WORDCOUNT = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / "wordcount"

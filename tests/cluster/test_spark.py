@@ -48,7 +48,8 @@ from heronbridge.runtime.statemgr import (
     TOPOLOGIES,
 )
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration]
+pytestmark = [pytest.mark.cluster, pytest.mark.integration,
+              pytest.mark.xdist_group("spark")]  # one Spark cluster
 
 WORKERS = {"127.0.0.2", "127.0.0.3"}
 RUNTIME_TESTS = Path(__file__).resolve().parents[1] / "runtime"

@@ -22,7 +22,8 @@ from nimbuskit import free_port, sparse, table_rows, wordcount_project, words_in
 
 from heronbridge.nimbus.submit import write_jar  # noqa: E402
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration]
+pytestmark = [pytest.mark.cluster, pytest.mark.integration,
+              pytest.mark.xdist_group("spark")]  # one Spark cluster
 
 WORKERS = {"127.0.0.2", "127.0.0.3"}
 

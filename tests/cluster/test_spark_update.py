@@ -17,7 +17,8 @@ from heronbridge.runtime.plan.codec import topology_from_proto
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.statemgr import TOPOLOGIES
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration]
+pytestmark = [pytest.mark.cluster, pytest.mark.integration,
+              pytest.mark.xdist_group("spark")]  # one Spark cluster
 PAUSED = re.compile(r"spouts paused (\d+\.\d+)s")
 
 

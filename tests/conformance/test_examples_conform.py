@@ -18,6 +18,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 EARLIER: dict[Path, Path] = {}  # scenario -> the run dir of its test above, this session
 SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
                     / "scenarios").glob("*.yaml"))
+# A scenario's two tests run on one xdist worker (--dist loadgroup), the migrated one after
+# the other: it reuses the Storm run the first left in EARLIER.
+PER_SCENARIO = [pytest.param(p, id=p.stem, marks=pytest.mark.xdist_group(f"scenario-{p.stem}"))
+                for p in SCENARIOS]
 
 
 def table(outcome) -> str:
@@ -35,7 +39,7 @@ def fails(said: str) -> int:
     return int(found.group(1).replace(",", ""))
 
 
-@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+@pytest.mark.parametrize("path", PER_SCENARIO)
 def test_the_example_conforms(path, tmp_path_factory, spark, storm_home, storm_install):
     scenario = scenarios.load(path)
     tmp_path = tmp_path_factory.mktemp(path.stem)  # kept: the migrated test reuses Storm's run
@@ -59,7 +63,7 @@ def test_the_example_conforms(path, tmp_path_factory, spark, storm_home, storm_i
     assert saved["ok"] is True and len(saved["verdicts"]) == len(outcome.verdicts)
 
 
-@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+@pytest.mark.parametrize("path", PER_SCENARIO)
 def test_the_migrated_example_conforms(path, tmp_path, spark, storm_home, storm_install):
     """The project migrated to heronpy by the codemod, on the runtime, against the
     original on Storm: the same verdicts, or divergences its TODO markers explain."""

@@ -183,11 +183,15 @@ def test_effectively_once_counts_stay_exact_when_the_checkpoint_root_fills_up(
     assert row.lost == 0 and row.duplicates == 0, row.detail
 
 
+# Drawn from the run's id under xdist: each worker collects the tests, and they must agree.
+DRAW = random.Random(os.environ.get("PYTEST_XDIST_TESTRUNUID"))
+
+
 def seeds(n: int) -> list[int]:
     fixed = os.environ.get("HERONBRIDGE_FAULTS_SEED")
     if fixed:
         return [int(fixed)]
-    return [random.randrange(1 << 30) for _ in range(n)]
+    return [DRAW.randrange(1 << 30) for _ in range(n)]
 
 
 SCHEDULES = [  # (workload, seeds, faults)

@@ -65,6 +65,7 @@ def test_the_log_settings_of_a_streamparse_env_apply_to_task_logs():
 
 
 @pytest.mark.integration
+@pytest.mark.solo  # the backoff doubles only while each run stays short
 def test_a_task_that_keeps_failing_waits_longer_each_time(run_topology, state, tmp_path):
     b = TopologyBuilder("crashloop", {"test.out": str(tmp_path), "test.count": 10**6,
                                       "test.interval": 0.01,

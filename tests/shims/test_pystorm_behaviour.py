@@ -89,6 +89,7 @@ def test_a_raising_bolt_fails_its_tuple_and_exits_and_only_it_restarts(
     assert len({r["pid"] for r in calm}) == 1
 
 
+@pytest.mark.solo  # tick gaps between 0.5 s and 2 s
 @MODES
 def test_ticks_batching_bolts_and_tickless_batching_bolts(run_project, tmp_path, multilang):
     out, count = tmp_path / "out", 30

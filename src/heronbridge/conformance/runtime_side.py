@@ -140,7 +140,7 @@ def _crashes(launch: Any, project: Project, snapshot: Snapshot) -> str:
     traces count those), each component's first with what it died of (and where in the
     project's src/): '' when none was."""
     try:
-        report = control.metrics(launch.state, launch.name, timeout=2.0)
+        report = control.metrics(launch.statemgr, launch.name, timeout=2.0)
     except RuntimeKernelError:
         return ""
     restarted = {key: n - snapshot.exited.get(key, 0)
