@@ -97,8 +97,6 @@ class Scenario:
 
 
 @pytest.mark.integration
-@pytest.mark.solo  # a deadline of seconds from the start: alone, as a user's machine runs it
-@pytest.mark.timeout(DEADLINE + 60)
 def test_the_default_health_manager_scales_a_slow_bolt_however_the_spout_is_held(home, state):
     with contextlib.ExitStack() as stack:
         scenarios = [Scenario(name, options, home, state, stack)
