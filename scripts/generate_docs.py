@@ -54,8 +54,13 @@ def cli_page() -> str:
     from heronbridge.cli import DOCS, build_parser, docs_anchor, verb_parsers
 
     assert DOCS == "docs/reference/cli.md"
+    # Defaults as a user without these variables sees them, on any machine.
+    saved = {k: os.environ.pop(k, None) for k in ("HERONBRIDGE_HOME", "HERONBRIDGE_STATE")}
     os.environ["COLUMNS"] = WIDTH
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    finally:
+        os.environ.update({k: v for k, v in saved.items() if v is not None})
     out = [HEADER.format(source="heronbridge.cli's parsers"), "# Command line\n\n",
            "Every verb of `heronbridge`, as its `--help` shows it; each verb's `--help` ends "
            "with a link to its section here.\n\n"]

@@ -29,6 +29,12 @@ def test_the_checked_in_page_is_the_generated_one(path):
         f"{path} is stale: run python scripts/generate_docs.py"
 
 
+def test_the_pages_do_not_depend_on_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("HERONBRIDGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HERONBRIDGE_STATE", "zk://127.0.0.1:2181/x")
+    assert generator().stale() == []
+
+
 def anchors(page: str) -> set[str]:
     text = (ROOT / page).read_text()
     return set(re.findall(r"\{#([\w-]+)\}", text)) | {
