@@ -49,7 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 
 from zkserver import running_zookeeper  # noqa: E402
 
-pytestmark = [pytest.mark.faults, pytest.mark.integration]
+# Alone: the nemeses cut loopback hosts off, stop ZooKeeper and fill a shared tmpfs.
+pytestmark = [pytest.mark.faults, pytest.mark.integration, pytest.mark.solo]
 
 FULL = size() == "full"
 

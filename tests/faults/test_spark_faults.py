@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 
 from zkserver import running_zookeeper  # noqa: E402
 
-pytestmark = [pytest.mark.faults, pytest.mark.integration]
+# Alone: the Spark workers listen on the shared loopback hosts.
+pytestmark = [pytest.mark.faults, pytest.mark.integration, pytest.mark.solo]
 
 
 @pytest.fixture(scope="module")
