@@ -178,10 +178,11 @@ def decide(outcomes: dict[str, str]) -> dict[str, str]:
                 "note": f"{len(passed)} of {len(passed) + len(failed)} tests pass"}
     if failed:
         return {"verdict": "no", "note": "its test fails", "test": failed[0][0]}
-    if passed:
-        partial = [nodeid for nodeid, note in passed if note]
-        return {"verdict": "partly" if notes else "yes", "note": "; ".join(notes),
-                "test": (partial or [passed[0][0]])[0]}
+    whole = [nodeid for nodeid, note in passed if not note]
+    if whole:
+        return {"verdict": "yes", "note": "", "test": whole[0]}
+    if passed:  # every passing test shows the feature in part
+        return {"verdict": "partly", "note": "; ".join(notes), "test": passed[0][0]}
     return {"verdict": "not run", "note": "its test was skipped", "test": by[SKIPPED][0][0]}
 
 

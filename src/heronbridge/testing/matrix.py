@@ -7,7 +7,8 @@ A test names its cells with a marker, rows first, then the columns it ran on:
 
 `on` defaults to the runtime in-process; `partly="what is missing"` says that the test,
 when it passes, shows the feature only in part. A parametrised test marks each case
-(`pytest.param(..., marks=pytest.mark.compat(...))`).
+(`pytest.param(..., marks=pytest.mark.compat(...))`), or gives each case the column its
+rows default to with a marker without rows (`marks=pytest.mark.compat(on="multilang")`).
 
 With `--compat-results DIR` (or $HERONBRIDGE_COMPAT_RESULTS), every process that runs
 tests (each xdist worker too) writes the outcomes of the cells it decided to a file of its
@@ -56,14 +57,17 @@ def configure(config: pytest.Config) -> None:
 
 def cells(item: pytest.Item) -> Iterator[tuple[str, str, str | None]]:
     """(row, column, partly) for each cell the item's markers name."""
-    for mark in item.iter_markers(MARKER):
-        on = mark.kwargs.get("on", "inprocess")
+    marks = list(item.iter_markers(MARKER))
+    default = next((m.kwargs["on"] for m in marks if not m.args and "on" in m.kwargs),
+                   "inprocess")
+    for mark in marks:
+        on = mark.kwargs.get("on", default)
         columns = (on,) if isinstance(on, str) else tuple(on)
         unknown = [c for c in columns if c not in COLUMNS]
-        if unknown or not mark.args:
-            raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.{MARKER} expects rows and on= one of "
-                f"{', '.join(COLUMNS)}; got rows {mark.args!r}, on={on!r}")
+        if unknown or not (mark.args or "on" in mark.kwargs):
+            msg = (f"{item.nodeid}: @pytest.mark.{MARKER} expects rows and on= one of "
+                   f"{', '.join(COLUMNS)}; got rows {mark.args!r}, on={on!r}")
+            raise pytest.UsageError(msg)
         for row in mark.args:
             for column in columns:
                 yield row, column, mark.kwargs.get("partly")
