@@ -271,9 +271,9 @@ def main(argv: list[str] | None = None) -> int:
                 have.splitlines(True), text.splitlines(True), str(path.relative_to(ROOT)),
                 "from the tests' results"))
     if stale:
-        print("the compatibility matrix differs from the tests' results: run "
-              "`python scripts/compatibility.py .tox/compat-results` and commit it",
-              file=sys.stderr)
+        print("docs/compatibility.md differs from what the tests decided (the diff above): "
+              "regenerate it with `tox -e matrix -- --write` after the test envs and commit "
+              "it", file=sys.stderr)
     return 1 if stale else 0
 
 
