@@ -123,4 +123,4 @@ def test_rows_come_from_the_lists_that_define_them_and_stray_cells_are_refused(t
         {"row": "grouping/fields", "column": "storm", "nodeid": "tests/a.py::test_a@xdist-group",
          "outcome": "passed", "partly": None}]}))
     markdown = module.markdown(module.build(module.read_results(tmp_path)))
-    assert "| fields | **yes** ([test_a](../tests/a.py)) | no test |" in markdown
+    assert "| fields | **yes** (`tests/a.py::test_a`) | no test |" in markdown
