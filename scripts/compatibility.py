@@ -237,7 +237,7 @@ def _md_cell(cell: dict[str, str]) -> str:
     if cell["note"]:
         text += f": {_escape(cell['note'])}"
     if cell["test"]:  # the deciding test's node id (the docs site links only its own pages)
-        text += f" (`{cell['test'].replace('|', '%7C')}`)"
+        text += f" (`{cell['test']}`)"
     return text
 
 
