@@ -73,10 +73,9 @@ def heronpy_api() -> list[str]:
 
 
 def cli_verbs() -> list[str]:
-    from heronbridge.cli import build_parser
+    from heronbridge.cli import build_parser, verb_parsers
 
-    verbs = next(a for a in build_parser()._actions if a.dest == "verb")
-    return [f"heronbridge {name}" for name in verbs.choices]
+    return [f"heronbridge {command}" for command in verb_parsers(build_parser())]
 
 
 def sparse_commands() -> list[str]:
