@@ -151,8 +151,7 @@ def read_results(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
     partly: dict[tuple[str, str, str], str] = {}
     for path in sorted(folder.rglob("*.json")):
         for cell in json.loads(path.read_text())["cells"]:
-            # xdist's loadgroup appends "@GROUP" to a node id: the test is the same one
-            cell["nodeid"] = re.sub(r"@[^\[\]:/]+$", "", cell["nodeid"])
+            cell["nodeid"] = _without_group(cell["nodeid"])
             key = (cell["row"], cell["column"])
             before = found[key].get(cell["nodeid"], SKIPPED)
             if rank[cell["outcome"]] >= rank[before]:
@@ -163,6 +162,15 @@ def read_results(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
         if found[(row, column)][nodeid] == PASSED:
             found[(row, column)][nodeid] = f"{PASSED}:{note}"
     return found
+
+
+def _without_group(nodeid: str) -> str:
+    """xdist's loadgroup appends "@GROUP" to a node id: the test is the same one."""
+    path, _, name = nodeid.rpartition("::")
+    closing = name.rfind("]")
+    if closing >= 0:
+        name = name[:closing + 1]
+    return f"{path}::{name.split('@')[0] if closing < 0 else name}"
 
 
 def decide(outcomes: dict[str, str]) -> dict[str, str]:

@@ -48,7 +48,8 @@ from heronbridge.runtime.statemgr import (
     TOPOLOGIES,
 )
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration,
+# The grouping tests imported above decide their matrix cells for the Spark scheduler here.
+pytestmark = [pytest.mark.cluster, pytest.mark.integration, pytest.mark.compat(on="spark"),
               pytest.mark.xdist_group("spark")]  # one Spark cluster
 
 WORKERS = {"127.0.0.2", "127.0.0.3"}
