@@ -48,7 +48,8 @@ from heronbridge.runtime.statemgr import (
     TOPOLOGIES,
 )
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration,
+# The grouping tests imported above decide their matrix cells for the Spark scheduler here.
+pytestmark = [pytest.mark.cluster, pytest.mark.integration, pytest.mark.compat(on="spark"),
               pytest.mark.xdist_group("spark")]  # one Spark cluster
 
 WORKERS = {"127.0.0.2", "127.0.0.3"}
@@ -132,6 +133,7 @@ def outcome(grouping_run):
     return grouping_run["records"], grouping_run["layout"], grouping_run["packing"]
 
 
+@pytest.mark.compat("grouping/local_or_shuffle", on="spark")
 def test_local_or_shuffle_stays_in_the_senders_container_when_it_has_a_target(outcome):
     """Three containers, two `localed` tasks: a sender whose container has one sends
     there; a sender in the third container has no local target and shuffles."""
@@ -178,6 +180,7 @@ def test_each_task_ran_from_the_package_spark_shipped_to_its_worker(grouping_run
 # -- the durable word count: a whole container SIGKILLed mid-run --------------------------
 
 
+@pytest.mark.compat("cli/heronbridge submit", "api/spouts", "api/bolts", "api/ack", on="spark")
 def test_durable_word_count_survives_a_whole_container_killed(spark, zookeeper, tmp_path,
                                                               capsys):
     """The many-hosts tutorial's command submits the example project; the container

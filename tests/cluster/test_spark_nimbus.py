@@ -39,6 +39,9 @@ def ours(home: Path, uri: str) -> list[str]:
     return found
 
 
+@pytest.mark.compat("sparse/sparse submit", "sparse/sparse list", "sparse/sparse kill",
+                    "nimbus/submitTopology", "nimbus/getClusterInfo",
+                    "nimbus/killTopologyWithOpts", on="spark")
 def test_sparse_submits_through_nimbus_onto_the_spark_cluster(zookeeper, spark, tmp_path):
     home, port, log = tmp_path / "home", free_port(), tmp_path / "nimbus.log"
     uri = zookeeper.uri("nimbus")

@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.integration,
 PAUSED = re.compile(r"spouts paused (\d+\.\d+)s")
 
 
+@pytest.mark.compat("cli/heronbridge update", on="spark")
 def test_durable_word_count_rescaled_on_spark(spark, zookeeper, tmp_path, capsys):
     lines = (DURABLE / "src" / "data" / "log.txt").read_text().splitlines()
     expected = {(n, i) for n, line in enumerate(lines)

@@ -25,6 +25,7 @@ CASES = {  # api: (its word count, kills)
 }
 
 
+@pytest.mark.compat("api/stateful bolts", "config/topology.reliability.mode")
 @pytest.mark.parametrize("api", list(CASES))
 def test_every_count_is_exact_after_random_kills(home, state, tmp_path, api, capsys):
     build, kills = CASES[api]

@@ -17,6 +17,7 @@ ONE_CONTAINER = KINDS if size() == "full" else ("stream manager", "executor")
 CASES = [(kind, n) for kind in KINDS for n in (1, 3) if n == 3 or kind in ONE_CONTAINER]
 
 
+@pytest.mark.compat("api/anchoring", "api/ack")
 @pytest.mark.parametrize(("kind", "containers"), CASES,
                          ids=[f"{k}-{n}-container{'s' if n > 1 else ''}" for k, n in CASES])
 def test_no_line_is_lost_when_a_process_is_killed(home, state, tmp_path, kind, containers,

@@ -148,6 +148,7 @@ def test_relay_under_each_nemesis_one_after_another(zookeeper, zk_home, hosts, t
     assert verdict.lost == [], verdict.summary()
 
 
+@pytest.mark.compat("heronpy/Spout and Bolt", "heronpy/TopologyBuilder and Topology")
 @pytest.mark.parametrize("kind", ["stream manager", "container"] if FULL else
                          ["stream manager"])
 def test_heronpy_relay_loses_nothing_when_a_stream_manager_dies(home, state, tmp_path,

@@ -10,6 +10,9 @@ Fixtures:
 - `isolate`: opens one component on its own (closed after the test);
 - `on_storm`: whether `--on-storm` was given.
 
+It also registers the `compat` marker, with which a test names the compatibility-matrix
+cells it decides (heronbridge.testing.matrix).
+
 The module imports nothing heavy: every suite that has heronbridge installed loads it.
 """
 
@@ -19,6 +22,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+from . import matrix
 
 STORM_FLAG = "--on-storm"
 
@@ -31,6 +36,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "heronbridge's conformance extra) instead of in memory")
     group.addoption("--storm-timeout", type=float, default=300.0,
                     help="seconds a topology may take on Storm (default 300)")
+    matrix.addoption(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    matrix.configure(config)
 
 
 @pytest.fixture
