@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from heronbridge.runtime import Bolt, Grouping, Spout, TopologyBuilder
@@ -12,7 +14,13 @@ from heronbridge.runtime.instance.spout_driver import SpoutDriver, settle
 from heronbridge.runtime.instance.task import RolledBack, Task
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.proto import control_pb2, topology_pb2
-from heronbridge.runtime.telemetry import ACK_COUNT, EXECUTE_COUNT, TIMEOUT_COUNT
+from heronbridge.runtime.telemetry import (
+    ACK_COUNT,
+    EXECUTE_COUNT,
+    SOURCE_LAG,
+    TIMEOUT_COUNT,
+    WINDOW_HELD_MS,
+)
 from heronbridge.runtime.wire import frames
 from heronbridge.runtime.wire.serde import make_serializer
 
@@ -116,6 +124,42 @@ def test_the_spout_driver_emits_up_to_its_window_and_hands_acks_to_the_spout():
     acked = frames.int_frame(frames.ACKED, spout.task, roots[:2])
     settle(spout, acked, frames.split_frames(acked)[0])
     assert sorted(spout.user.acked) == [0, 1] and spout.counts[ACK_COUNT] == 2
+
+
+class WaitingConn(Conn):
+    """Each empty poll waits 10 ms, as a poll for acks that do not come."""
+
+    def poll(self, timeout, read=True):
+        if not self.reads:
+            time.sleep(0.01)
+        return super().poll(timeout, read)
+
+
+class Published:
+    def __init__(self) -> None:
+        self.samples: list = []
+
+    def publish(self, metrics):
+        self.samples.append(metrics)
+
+
+def test_a_spout_counts_the_time_its_window_held_it_and_publishes_its_source_lag():
+    spout, _, _ = task_of("numbers", max_pending=5)
+    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
+    spout.conn = WaitingConn(spout, [], empty_polls=20)
+    began = time.monotonic()
+    SpoutDriver(spout).run()
+    took = (time.monotonic() - began) * 1000
+    # Full after its first emits (one a turn, just after activation), then the rest of
+    # its 20 polls of at least 10 ms each with no acks.
+    assert 10 * 10 <= spout.held_ms <= took
+    spout.metrics = published = Published()
+    spout.publish()
+    assert SOURCE_LAG not in published.samples[-1].gauges  # Spout.source_lag: None
+    spout.user.source_lag = lambda: 1234
+    spout.publish()
+    assert published.samples[-1].gauges[SOURCE_LAG] == 1234
+    assert published.samples[-1].counters[WINDOW_HELD_MS] == spout.held_ms
 
 
 def test_expired_trees_go_to_fail_and_are_counted_as_timeouts():

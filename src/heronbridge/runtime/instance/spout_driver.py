@@ -36,6 +36,7 @@ class SpoutDriver:
         burst = pacer.burst
         burst_secs = pacer.burst_secs
         window_full = False
+        held_at = 0.0  # when the window was last seen full (0: it was not)
         task.reset_backpressure()
         interval = task.conf.metrics_interval_secs
         next_metrics = time.monotonic() + interval
@@ -50,6 +51,12 @@ class SpoutDriver:
                                            else max_pending)
             if window_full:
                 window.stalled(now)
+                if held_at:
+                    task.held_ms += (now - held_at) * 1000
+                held_at = now
+            elif held_at:
+                task.held_ms += (now - held_at) * 1000
+                held_at = 0.0
             can_emit = task.active and not window_full and not task.backpressured(now)
             wait = 0.0
             if not can_emit:
