@@ -20,6 +20,7 @@ ERROR_COUNT = "error-count"
 CRASH_COUNT = "crash-count"  # the task's process ended by an exception or a failing exit
 BACKPRESSURE_MS = "backpressure-ms"
 WINDOW_HELD_MS = "window-held-ms"  # a spout's time with its in-flight window full
+WINDOW_LIMIT = "window-limit"  # a spout's in-flight window, in trees (absent: no limit)
 SOURCE_LAG = "source-lag"  # what a spout's source holds that it has not read (Spout.source_lag)
 PENDING = "pending"
 OUT_QUEUE_BYTES = "out-queue-bytes"

@@ -3,9 +3,11 @@ tuples/s and one bolt at parallelism 1 spending 12 ms per tuple (about 80/s), no
 The in-flight window throttles the spout to what the bolt takes, so nothing backpressures;
 the health manager must still scale the bolt, within 180 s, after which the spout runs
 at the offered rate with no timeouts. The same with `topology.max.spout.pending` set and
-with the window off (the bolt's queue grows, tuples time out). A fourth topology, whose
-spout's source is empty, is never scaled. The four run side by side (about 2.5 minutes:
-they sleep more than they compute)."""
+with the window off (the bolt's queue grows, tuples time out). Each scale-up is then
+verified, a window after its cool-down, as having helped by its figures (throughput rose,
+the spout at what it offers). A fourth topology, whose spout's source is empty, is never
+scaled. The four run side by side (about 3.5 minutes, most of it the cool-down before the
+verdict: they sleep more than they compute)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from testkit import Running
 
 from heronbridge.compat.streamparse import load_project
 from heronbridge.runtime import control
+from heronbridge.runtime.health.actions import BLACKLISTED, VERIFIED
 from heronbridge.runtime.telemetry import ACK_COUNT, EMIT_COUNT, FAIL_COUNT, TIMEOUT_COUNT
 
 PROJECT = Path(__file__).parent / "slow_project"
@@ -26,7 +29,8 @@ OFFERED = 200  # tuples/s, the project's spout
 SCALE_WITHIN = 180.0  # seconds after the topology started
 SETTLE = 10.0  # after the update: the new tasks start, the window opens
 MEASURE = 20.0  # seconds of the spout at the offered rate with no timeouts
-DEADLINE = 330.0
+IDLE_FOR = 150.0  # seconds the idle topology must go unscaled, at least
+DEADLINE = 330.0  # the verdict comes a cool-down (120 s) after the scale-up
 SCENARIOS = {
     "slow": {},
     "slow_pending": {"topology.max.spout.pending": 1000},
@@ -64,6 +68,7 @@ class Scenario:
         self.after: dict[str, float] | None = None
         self.latest: dict[str, float] | None = None  # the last MEASURE seconds' rates
         self.recovered_after: float | None = None  # when they met the bar
+        self.verdict = None  # the verification of the scale-up (an Action)
 
     @property
     def age(self) -> float:
@@ -91,9 +96,14 @@ class Scenario:
                 if self.latest and self.latest[ACK_COUNT] >= 0.9 * OFFERED \
                         and self.latest[TIMEOUT_COUNT] == 0:
                     self.after, self.recovered_after = self.latest, now
+        if self.scaled_after is not None and self.verdict is None:
+            self.verdict = next((a for a in actions(self.state, self.name)
+                                 if a.action in (VERIFIED, BLACKLISTED)), None)
 
     def done(self) -> bool:
-        return self.after is not None if self.name != "idle" else self.age >= 150
+        if self.name == "idle":
+            return self.age >= IDLE_FOR
+        return self.after is not None and self.verdict is not None
 
 
 @pytest.mark.integration
@@ -130,3 +140,5 @@ def test_the_default_health_manager_scales_a_slow_bolt_however_the_spout_is_held
             assert s.after is not None, detail
             assert s.after[ACK_COUNT] >= 0.9 * OFFERED, detail
             assert s.after[TIMEOUT_COUNT] == 0, detail
+            assert s.verdict is not None and s.verdict.action == VERIFIED, detail
+            assert "throughput rose" in s.verdict.detail, detail

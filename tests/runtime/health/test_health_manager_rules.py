@@ -74,26 +74,29 @@ def test_scale_up_then_cool_down_then_the_ceiling(state, monkeypatch):
     assert [a.line() for a in read_actions(state, "rules")] == [a.line() for a in taken]
 
 
-def held_spout(now: float, tasks: list[int], improves: bool) -> control_pb2.MetricsReport:
+def held_spout(now: float, tasks: list[int], after: str) -> control_pb2.MetricsReport:
     """A spout held by its window 600 ms of every second while one task of `work` is busy
-    all the time; once scaled, held no more and three times the throughput if `improves`."""
+    all the time; once scaled, `after`: "served" (held no more, 200/s where it was 80/s),
+    "same" (nothing changed), or "idler" (the tasks idle most of the time, so the bolt is
+    no longer at capacity, but the spout is as held and as slow as before)."""
     ms = int(now * 1000)
-    better = improves and len(tasks) > 1
-    rate = 200 if better else 80
+    scaled = len(tasks) > 1
+    served = scaled and after == "served"
+    rate = 200 if served else 80
+    busy = 0.8 if served else 0.3 if scaled and after == "idler" else 0.99
     spout = control_pb2.TaskMetrics(
         component="source", task_id=1, timestamp_ms=ms,
-        counters={"window-held-ms": (0 if better else 600) * now, "ack-count": rate * now,
+        counters={"window-held-ms": (0 if served else 600) * now, "ack-count": rate * now,
                   "emit-count": rate * now})
     bolts = [control_pb2.TaskMetrics(
         component="work", task_id=t, timestamp_ms=ms,
-        counters={"execute-time-ns": (0.8e9 if better else 0.99e9) * now,
+        counters={"execute-time-ns": busy * 1e9 * now,
                   "execute-count": rate / len(tasks) * now}) for t in tasks]
     return control_pb2.MetricsReport(all_ready=True, tasks=[spout, *bolts])
 
 
-@pytest.mark.parametrize("improves", [True, False])
-def test_an_action_is_verified_after_its_cool_down_or_blacklisted(state, monkeypatch,
-                                                                   improves):
+@pytest.mark.parametrize("after", ["served", "same", "idler"])
+def test_an_action_is_verified_after_its_cool_down_or_blacklisted(state, monkeypatch, after):
     b = TopologyBuilder("verify", {**CONF, "heronbridge.health.max.parallelism": 8,
                                    "heronbridge.health.blacklist.secs": 100})
     b.spout("source", RateSpout)
@@ -109,7 +112,7 @@ def test_an_action_is_verified_after_its_cool_down_or_blacklisted(state, monkeyp
     monkeypatch.setattr(manager.control, "metrics", lambda st, name, timeout: held_spout(
         clock[0], [t for c in st.get(PACKING_PLANS, "verify").containers
                    for i in c.instances if i.component == "work" for t in [i.task_id]],
-        improves))
+        after))
     health = manager.HealthManager(state, "verify")
     clock = [0.0]
     taken = []
@@ -122,11 +125,20 @@ def test_an_action_is_verified_after_its_cool_down_or_blacklisted(state, monkeyp
     assert "parallelism 1 -> 3" in first.detail and "held by its in-flight window" in first.why
     check = taken[1]
     assert check[0] == 13  # the cool-down over, the window full again
-    if improves:
+    if after == "served":
         assert check[1].action == "verified" and "throughput 200/s" in check[1].why
+        assert "throughput rose" in check[1].detail
+        assert "the spouts run at what they offer" in check[1].detail
         assert len(taken) == 2  # nothing more to do
         return
-    assert check[1].action == "blacklisted" and "diagnosis still holds" in check[1].why
+    # Judged by the figures, not by the diagnosis: gone or not, the spout is as held
+    # and as slow as before the action.
+    assert check[1].action == "blacklisted", check[1].text()
+    assert "the spouts are still held" in check[1].detail
+    if after == "idler":
+        assert "the diagnosis is gone" in check[1].why and len(taken) == 2
+        return
+    assert "diagnosis still holds" in check[1].why
     # Diagnosed again, the same action is not taken: said once per cool-down.
     assert [(s, a.action) for s, a in taken[2:]] == [(13, "none"), (23, "none"), (33, "none")]
     assert "blacklisted: scale-up at" in taken[2][1].detail

@@ -44,23 +44,59 @@ HALVED = 0.5  # ... or tuples lost after / before
 
 @dataclass(frozen=True)
 class Figures:
-    """What an action is judged by: the spouts' acks per second (emits, when nothing is
-    acked), their timeouts and fails per second, and the component's capacity."""
+    """What an operator judges an action by: the spouts' acks per second (emits, when
+    nothing is acked), their timeouts and fails per second, the time their in-flight
+    window held them (ms/s, the most held spout's), and the component's capacity and
+    backpressure (ms/s)."""
 
     throughput: float
     lost: float
+    held: float
     capacity: float
+    backpressure: float
 
     @classmethod
     def of(cls, spouts: dict[str, SpoutView], view: Any) -> Figures:
         acked = sum(v.total("acked") for v in spouts.values())
         emitted = sum(v.total("emitted") for v in spouts.values())
         lost = sum(v.total("failed") + v.total("timed_out") for v in spouts.values())
-        return cls(acked or emitted, lost, view.capacity if view is not None else 0.0)
+        held = max((v.held for v in spouts.values()), default=0.0)
+        return cls(acked or emitted, lost, held,
+                   view.capacity if view is not None else 0.0,
+                   view.backpressure if view is not None else 0.0)
+
+    def served(self, conf: HealthConfig) -> bool:
+        """The spouts emit what their sources offer: nothing holds them, nothing is
+        lost, and the component has time to spare and does not backpressure."""
+        return self.held < conf.held_ms and self.capacity < conf.capacity \
+            and self.backpressure < conf.noise_ms \
+            and self.lost <= conf.failure_ratio * self.throughput
 
     def text(self) -> str:
         return (f"throughput {self.throughput:.0f}/s, lost {self.lost:.1f}/s, "
-                f"capacity {self.capacity:.2f}")
+                f"spouts held {self.held:.0f} ms/s, capacity {self.capacity:.2f}, "
+                f"backpressure {self.backpressure:.0f} ms/s")
+
+
+def judged(before: Figures, after: Figures, conf: HealthConfig) -> tuple[bool, str]:
+    """Whether an action helped, and why, as an operator reads the figures: throughput
+    up, or tuples lost down, or the spouts now served in full; and not at the cost of
+    throughput. A diagnosis that merely went away proves nothing (demand may have)."""
+    rose = after.throughput > 0 and after.throughput >= HELPED * before.throughput
+    fewer_lost = before.lost > 0 and after.lost <= HALVED * before.lost
+    served = after.served(conf) and not before.served(conf) \
+        and after.throughput >= before.throughput
+    fell = after.throughput * HELPED < before.throughput
+    if fell:
+        return False, "throughput fell"
+    why = [w for w, seen in (("throughput rose", rose), ("fewer tuples lost", fewer_lost),
+                             ("the spouts run at what they offer", served)) if seen]
+    if why:
+        return True, ", ".join(why)
+    still = "the spouts are still held" if after.held >= conf.held_ms else \
+        "tuples are still lost" if after.lost > conf.failure_ratio * after.throughput else \
+        "it still backpressures" if after.backpressure >= conf.noise_ms else "no better"
+    return False, f"throughput did not rise and {still}"
 
 
 @dataclass(frozen=True)
@@ -159,26 +195,25 @@ class HealthManager:
 
     def verify(self, check: Check, diagnoses: list[Diagnosis], bolts: dict, spouts: dict,
                now: float) -> Action:
-        """Dhalion's check of an action, a window after its cool-down: did throughput
-        rise, or tuples lost fall, or the diagnosis go away? If not, blacklist it."""
+        """Dhalion's check of an action, a window after its cool-down, by the figures
+        before and after it (judged); one that did not help is blacklisted."""
         done = check.action
         after = Figures.of(spouts, bolts.get(done.component))
         before = check.before
         still = any(d.kind == done.diagnosis and d.component == done.component
                     for d in diagnoses)
-        helped = not still or after.throughput > HELPED * before.throughput \
-            or (before.lost > 0 and after.lost <= HALVED * before.lost)
+        helped, why = judged(before, after, self.conf)
         d = Diagnosis(done.diagnosis, done.component, done.task,
                       f"before: {before.text()}; after: {after.text()}"
                       + ("; the diagnosis still holds" if still else "; the diagnosis is gone"))
         if helped:
-            return self._record(VERIFIED, d, f"{done.action} helped")
+            return self._record(VERIFIED, d, f"{done.action} helped: {why}")
         until = now + self.conf.blacklist
         self.blacklist[(done.diagnosis, done.component)] = (
             until, f"{done.action} at {time.strftime('%H:%M:%S', time.localtime(done.time))} "
                    f"did not help")
-        return self._record(BLACKLISTED, d, f"{done.action} did not help: not done again "
-                                            f"for {done.diagnosis} of {done.component} "
+        return self._record(BLACKLISTED, d, f"{done.action} did not help ({why}): not done "
+                                            f"again for {done.diagnosis} of {done.component} "
                                             f"for {self.conf.blacklist:.0f}s")
 
     def resolve(self, d: Diagnosis, view: Any, plan: Any, now: float) -> Action | None:

@@ -137,10 +137,10 @@ def settle(task: Task, data: bytes, found: list, ack: Callable | None = None,
                 add(now - emitted_at)
             if sample:
                 window.acked(now - sum(e for _, e in sample) / len(sample),
-                             len(pending), now)
+                             len(pending) + len(entries), now)
         else:
             counts[FAIL_COUNT if kind == frames.FAILED else TIMEOUT_COUNT] += len(entries)
             if kind == frames.FAILED and entries:  # a bolt's answer: a round trip too
-                window.acked(now - entries[-1][1], len(pending), now)
+                window.acked(now - entries[-1][1], len(pending) + len(entries), now)
             for msg_id, _ in entries:
                 fail(msg_id)

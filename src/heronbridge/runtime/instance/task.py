@@ -47,6 +47,7 @@ from ..telemetry import (
     TIMEOUT_COUNT,
     UPTIME_SECS,
     WINDOW_HELD_MS,
+    WINDOW_LIMIT,
     ExceptionLog,
     Histogram,
 )
@@ -431,6 +432,8 @@ class Task:
             counters=counters, gauges=gauges)
         if isinstance(em, SpoutEmitter):
             metrics.gauges[PENDING] = len(em.pending)
+            if self.window.limit != float("inf"):
+                metrics.gauges[WINDOW_LIMIT] = self.window.limit
             metrics.histograms[COMPLETE_LATENCY].counts.extend(self.latency.counts)
             lag = self.source_lag()
             if lag is not None:
