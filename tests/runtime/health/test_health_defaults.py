@@ -22,7 +22,15 @@ from testkit import Running
 from heronbridge.compat.streamparse import load_project
 from heronbridge.runtime import control
 from heronbridge.runtime.health.actions import BLACKLISTED, VERIFIED
-from heronbridge.runtime.telemetry import ACK_COUNT, EMIT_COUNT, FAIL_COUNT, TIMEOUT_COUNT
+from heronbridge.runtime.telemetry import (
+    ACK_COUNT,
+    BUCKETS_PER_OCTAVE,
+    COMPLETE_LATENCY,
+    EMIT_COUNT,
+    FAIL_COUNT,
+    TIMEOUT_COUNT,
+    WINDOW_LIMIT,
+)
 
 PROJECT = Path(__file__).parent / "slow_project"
 OFFERED = 200  # tuples/s, the project's spout
@@ -38,13 +46,26 @@ SCENARIOS = {
     "idle": {},
 }
 COUNTS = (ACK_COUNT, TIMEOUT_COUNT, FAIL_COUNT, EMIT_COUNT)
+LATENCY_MS, LATENCIES = "latency-ms", "latencies"  # complete latencies' sum and count
+TIMELINE = 10.0  # seconds between the printed points of the spout's timeline
 
 
 def spout_counts(state, name: str) -> dict[tuple[int, int], dict[str, float]]:
-    """{(task, incarnation): counters} of the spout's tasks."""
+    """{(task, incarnation): counters} of the spout's tasks, with its window's size and
+    its complete latencies' sum (bucket midpoints) and count."""
     report = control.metrics(state, name)
-    return {(t.task_id, t.incarnation): {k: t.counters.get(k, 0.0) for k in COUNTS}
-            for t in report.tasks if t.component == "source"}
+    found = {}
+    for t in report.tasks:
+        if t.component != "source":
+            continue
+        buckets = t.histograms[COMPLETE_LATENCY].counts
+        found[(t.task_id, t.incarnation)] = {
+            **{k: t.counters.get(k, 0.0) for k in COUNTS},
+            WINDOW_LIMIT: t.gauges.get(WINDOW_LIMIT, float("inf")),
+            LATENCIES: float(sum(buckets)),
+            LATENCY_MS: sum(c * 2 ** ((i + 0.5) / BUCKETS_PER_OCTAVE)
+                            for i, c in enumerate(buckets)) / 1000}
+    return found
 
 
 def rates(a: tuple[float, dict], b: tuple[float, dict]) -> dict[str, float] | None:
@@ -100,6 +121,25 @@ class Scenario:
             self.verdict = next((a for a in actions(self.state, self.name)
                                  if a.action in (VERIFIED, BLACKLISTED)), None)
 
+    def timeline(self) -> list[str]:
+        """Every TIMELINE seconds: the spout's window, acks and timeouts per second and
+        mean complete latency over the interval."""
+        points, last = [], None
+        for sample in self.samples:
+            if last is not None and sample[0] - last[0] < TIMELINE:
+                continue
+            per = rates(last, sample) if last is not None else None
+            if per is not None:
+                (_, a), (_, b) = last, sample
+                n = sum(b[k][LATENCIES] - a[k][LATENCIES] for k in a)
+                ms = sum(b[k][LATENCY_MS] - a[k][LATENCY_MS] for k in a) / n if n else 0.0
+                window = ",".join(f"{v[WINDOW_LIMIT]:.0f}" for v in b.values())
+                points.append(f"{sample[0]:.0f}s: window {window}, acked "
+                              f"{per[ACK_COUNT]:.0f}/s, timeouts {per[TIMEOUT_COUNT]:.0f}/s, "
+                              f"latency {ms:.0f} ms")
+            last = sample
+        return points
+
     def done(self) -> bool:
         if self.name == "idle":
             return self.age >= IDLE_FOR
@@ -127,6 +167,7 @@ def test_the_default_health_manager_scales_a_slow_bolt_however_the_spout_is_held
                           f"{s.recovered_after}s; spout per second before {s.before}, "
                           f"after {s.after or s.latest}")
             report += [f"    {a.text()}" for a in logs[s.name]]
+            report.append("    spout: " + "; ".join(s.timeline()))
         print("\n" + "\n".join(report))
         detail = "\n".join(report)
         for s in scenarios:
