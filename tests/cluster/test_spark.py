@@ -180,8 +180,8 @@ def test_each_task_ran_from_the_package_spark_shipped_to_its_worker(grouping_run
 
 def test_durable_word_count_survives_a_whole_container_killed(spark, zookeeper, tmp_path,
                                                               capsys):
-    """The README's command submits the example project; the container holding the
-    spout is SIGKILLed mid-run. Spark starts it again, the spout reads again from its
+    """The many-hosts tutorial's command submits the example project; the container
+    holding the spout is SIGKILLed mid-run. Spark starts it again, the spout reads again from its
     committed offset, every line ends acked and every word occurrence is counted."""
     lines = (DURABLE / "src" / "data" / "log.txt").read_text().splitlines()
     expected = {(n, i) for n, line in enumerate(lines)

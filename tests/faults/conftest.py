@@ -1,5 +1,5 @@
 """The fault suite's results: one row per case, printed as a table when the session ends
-and, with $HERONBRIDGE_FAULTS_TABLE, written there as Markdown (the README's table)."""
+and, with $HERONBRIDGE_FAULTS_TABLE, written there as Markdown (docs/benchmarks.md's table)."""
 
 from __future__ import annotations
 
