@@ -187,7 +187,7 @@ data-action=kill class=danger>Kill</button><span id=control-result></span></form
 <svg id=timeline viewBox='0 0 600 120' preserveAspectRatio=none></svg></section>
 <section><h2>Components</h2>{_table("components", COMPONENT_COLUMNS, data["components"])}
 </section><section><h2>Tasks</h2>{_table("tasks", TASK_COLUMNS, data["tasks"])}</section>
-<section><h2>Health manager</h2><p class=legend>its latest decisions (what it saw, what
+<section><h2>Health manager</h2><p class=legend>its latest diagnoses (the evidence, what
 it did or why nothing), latest first</p>
 {_table("actions", ACTION_COLUMNS, data["actions"])}</section>
 <section><h2>Exceptions</h2><div id=exceptions>{_exceptions(data["exceptions"])}</div>
@@ -205,7 +205,7 @@ COMPONENT_COLUMNS = (
     ("rss_mb", "memory MB"))
 ACTION_COLUMNS = (
     ("when", "time"), ("action", "action"), ("component", "component"), ("task", "task"),
-    ("diagnosis", "diagnosis"), ("detail", "what was done"), ("why", "symptoms"))
+    ("diagnosis", "diagnosis"), ("why", "evidence"), ("detail", "what was done"))
 TASK_COLUMNS = (
     ("task", "task"), ("component", "component"), ("container", "container"),
     ("emitted_rate", "emitted/s"), ("executed_rate", "executed/s"), ("acked", "acked"),
