@@ -21,20 +21,23 @@ def test_every_package_folder_has_an_init():
 
 
 # DESIGN.md's layers: the front doors (the CLI, Nimbus, the UI) -> compat, migrate,
-# conformance -> shims -> runtime. Conformance runs what compat loads and migrate rewrites,
-# so it may use both; no front door is used by anything but the CLI, which starts them;
+# conformance, testing -> shims -> runtime. Conformance runs what compat loads and migrate
+# rewrites, so it may use both; the test harness loads what compat loads and runs it on
+# Storm through conformance; no front door is used by anything but the CLI, which starts them;
 # every layer may use the leaf `heronbridge.errors` (the root exception).
 LAYERS = {"runtime": "runtime", "shims": "shims", "compat": "compat",
-          "migrate": "migrate", "conformance": "conformance", "ui": "ui", "nimbus": "nimbus"}
+          "migrate": "migrate", "conformance": "conformance", "testing": "testing", "ui": "ui",
+          "nimbus": "nimbus"}
 ALLOWED = {
     "runtime": set(),
     "shims": {"runtime"},
     "compat": {"shims", "runtime"},
     "migrate": {"shims", "runtime"},
     "conformance": {"compat", "migrate", "shims", "runtime"},
+    "testing": {"conformance", "compat", "shims", "runtime"},
     "ui": {"runtime"},  # a tracker: it reads the state manager and asks the masters
     "nimbus": {"compat", "shims", "runtime"},  # Storm's submissions are loaded by compat
-    "cli": {"compat", "migrate", "conformance", "shims", "runtime", "ui", "nimbus"},
+    "cli": {"compat", "migrate", "conformance", "testing", "shims", "runtime", "ui", "nimbus"},
 }
 
 

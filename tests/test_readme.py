@@ -1,4 +1,5 @@
-"""The README's two set-up commands: CI runs the test command verbatim."""
+"""The README: a short landing page whose links resolve, and its two set-up commands (CI
+runs the test command verbatim)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,21 @@ def test_the_main_job_command_names_a_streamparse_project_that_exists():
     path = re.search(r"heronbridge run --project (\S+)", commands()[0]).group(1)
     assert (ROOT / path / "config.json").is_file()
     assert (ROOT / path / "topologies").is_dir()
+
+
+def test_the_readme_is_a_landing_page_of_150_lines_or_fewer():
+    assert len(ROOT.joinpath("README.md").read_text().splitlines()) <= 150
+
+
+def test_the_readme_s_links_reach_files_and_headings_that_exist():
+    text = ROOT.joinpath("README.md").read_text()
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert any(link.startswith("docs/tutorials/") for link in links)
+    for link in links:
+        path, _, anchor = link.partition("#")
+        target = ROOT / path
+        assert target.is_file(), link
+        if anchor:
+            headings = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+                        for h in re.findall(r"^#+ (.+)$", target.read_text(), re.M)}
+            assert anchor in headings, link

@@ -12,7 +12,8 @@ import psutil
 import pytest
 from testkit import HERONBRIDGE, read_jsonl, wait_until
 
-pytestmark = pytest.mark.integration
+# One xdist worker: leftovers() counts every `cli-test` task on the machine.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cli-test")]
 
 TOPOLOGY = str(Path(__file__).resolve().parents[1] / "runtime" / "cli_topology.py")
 WORDCOUNT = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / "wordcount"
@@ -42,6 +43,7 @@ def emits(out) -> int:
                for r in rs)
 
 
+@pytest.mark.compat("cli/heronbridge run")
 def test_run_for_a_duration_prints_totals_and_leaves_nothing(tmp_path):
     result = cli(tmp_path, "run", TOPOLOGY, "-t", "3", "-o", f"test.out={tmp_path / 'out'}")
     assert result.returncode == 0, result.stderr
@@ -68,6 +70,8 @@ def test_ctrl_c_stops_run_cleanly(tmp_path):
                on_timeout=lambda: "\n".join(leftovers(tmp_path)))
 
 
+@pytest.mark.compat("cli/heronbridge submit", "cli/heronbridge list", "cli/heronbridge deactivate",
+                    "cli/heronbridge activate", "cli/heronbridge kill")
 def test_submit_list_deactivate_activate_kill(tmp_path):
     out = tmp_path / "out"
     result = cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={out}")

@@ -1,7 +1,9 @@
-"""A real ZooKeeper server per test module (see zkserver.py), and for the Spark tests a
-Spark standalone cluster of two workers on 127.0.0.2 and 127.0.0.3 (see
-sparkcluster.py), each stopped after its module. The cluster tests reuse the runtime
-tests' components and multi-host checks."""
+"""A real ZooKeeper server (see zkserver.py), and for the Spark tests a Spark standalone
+cluster of two workers on 127.0.0.2 and 127.0.0.3 (see sparkcluster.py), each started
+once per session (per xdist worker; the Spark tests are one xdist group, so one worker
+starts the cluster) and stopped at its end: every test keeps to a root, topology and
+home of its own. The cluster tests reuse the runtime tests' components and multi-host
+checks."""
 
 from __future__ import annotations
 
@@ -14,15 +16,15 @@ from zkserver import ZooKeeperServer, running_zookeeper
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> ZooKeeperServer:
     with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as server:
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory):
-    """A standalone Spark cluster; drivers this module starts use it (SPARK_CONF_DIR)."""
+    """A standalone Spark cluster; drivers the tests start use it (SPARK_CONF_DIR)."""
     from sparkcluster import SparkCluster
 
     cluster = SparkCluster(tmp_path_factory.mktemp("spark"))

@@ -48,12 +48,15 @@ from heronbridge.runtime.statemgr import (
     TOPOLOGIES,
 )
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration]
+# The grouping tests imported above decide their matrix cells for the Spark scheduler here.
+pytestmark = [pytest.mark.cluster, pytest.mark.integration, pytest.mark.compat(on="spark"),
+              pytest.mark.xdist_group("spark")]  # one Spark cluster
 
 WORKERS = {"127.0.0.2", "127.0.0.3"}
 RUNTIME_TESTS = Path(__file__).resolve().parents[1] / "runtime"
 DURABLE = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / "durable"
 WORD = re.compile(r"[a-z]+")
+PINNED = Path(__file__).resolve().parents[2] / "examples" / "virtualenvs"
 
 
 def cli(tmp_path: Path, *args: str, timeout: float = 300) -> str:
@@ -130,6 +133,7 @@ def outcome(grouping_run):
     return grouping_run["records"], grouping_run["layout"], grouping_run["packing"]
 
 
+@pytest.mark.compat("grouping/local_or_shuffle", on="spark")
 def test_local_or_shuffle_stays_in_the_senders_container_when_it_has_a_target(outcome):
     """Three containers, two `localed` tasks: a sender whose container has one sends
     there; a sender in the third container has no local target and shuffles."""
@@ -176,10 +180,11 @@ def test_each_task_ran_from_the_package_spark_shipped_to_its_worker(grouping_run
 # -- the durable word count: a whole container SIGKILLed mid-run --------------------------
 
 
+@pytest.mark.compat("cli/heronbridge submit", "api/spouts", "api/bolts", "api/ack", on="spark")
 def test_durable_word_count_survives_a_whole_container_killed(spark, zookeeper, tmp_path,
                                                               capsys):
-    """The README's command submits the example project; the container holding the
-    spout is SIGKILLed mid-run. Spark starts it again, the spout reads again from its
+    """The many-hosts tutorial's command submits the example project; the container
+    holding the spout is SIGKILLed mid-run. Spark starts it again, the spout reads again from its
     committed offset, every line ends acked and every word occurrence is counted."""
     lines = (DURABLE / "src" / "data" / "log.txt").read_text().splitlines()
     expected = {(n, i) for n, line in enumerate(lines)
@@ -317,3 +322,37 @@ def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path
     finally:
         launch.stop()
         state.close()
+
+
+# -- a topology's own virtualenv travels with it ------------------------------------------
+
+
+def test_conflicting_pins_run_side_by_side_on_the_cluster(spark, zookeeper, tmp_path):
+    """The semver 2 and semver 3 example projects, submitted at once: each ships its
+    virtualenv as wheels, which the workers install with no package index into their
+    own cache (by content hash), and every task, on either worker, reports the version
+    its own project pins."""
+    uri = zookeeper.uri("pins")
+    home = Home(tmp_path / "home", uri)
+    worker_home = tmp_path / "worker-home"  # the workers' ~/.heronbridge
+    pins = {"semver2": "2.13.0", "semver3": "3.0.4"}
+    for name in pins:
+        (tmp_path / name).mkdir()
+        cli(tmp_path, "submit", "--project", PINNED / name, "--containers", 2,
+            "--scheduler", "spark", "--spark-master", spark.master, "--state", uri,
+            "--home", home.root, "-o", f"pins.output.dir={tmp_path / name}",
+            "--spark-conf", f"spark.executorEnv.HERONBRIDGE_HOME={worker_home}")
+    try:
+        for name, version in pins.items():
+            wait_until(lambda name=name: len(list((tmp_path / name).glob("*.json"))) == 3, 120,
+                       f"{name}'s tasks' reports",
+                       on_timeout=lambda: spark.logs("work-*/**/container-*/**/*.log"))
+            for path in (tmp_path / name).glob("*.json"):
+                record = json.loads(path.read_text())
+                assert record["semver"] == version, (name, record)
+                assert Path(record["prefix"]).parent == worker_home / "virtualenvs", record
+        logs = spark.logs("work-*/**/container-*/executor.log", tail=20000)
+        assert "building its virtualenv from the wheels shipped with it" in logs, logs
+    finally:
+        for name in pins:
+            cli(tmp_path, "kill", name, "--state", uri, "--home", home.root)

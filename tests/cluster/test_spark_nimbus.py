@@ -22,7 +22,8 @@ from nimbuskit import free_port, sparse, table_rows, wordcount_project, words_in
 
 from heronbridge.nimbus.submit import write_jar  # noqa: E402
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration]
+pytestmark = [pytest.mark.cluster, pytest.mark.integration,
+              pytest.mark.xdist_group("spark")]  # one Spark cluster
 
 WORKERS = {"127.0.0.2", "127.0.0.3"}
 
@@ -38,6 +39,9 @@ def ours(home: Path, uri: str) -> list[str]:
     return found
 
 
+@pytest.mark.compat("sparse/sparse submit", "sparse/sparse list", "sparse/sparse kill",
+                    "nimbus/submitTopology", "nimbus/getClusterInfo",
+                    "nimbus/killTopologyWithOpts", on="spark")
 def test_sparse_submits_through_nimbus_onto_the_spark_cluster(zookeeper, spark, tmp_path):
     home, port, log = tmp_path / "home", free_port(), tmp_path / "nimbus.log"
     uri = zookeeper.uri("nimbus")

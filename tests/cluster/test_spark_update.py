@@ -17,10 +17,12 @@ from heronbridge.runtime.plan.codec import topology_from_proto
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.statemgr import TOPOLOGIES
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration]
+pytestmark = [pytest.mark.cluster, pytest.mark.integration,
+              pytest.mark.xdist_group("spark")]  # one Spark cluster
 PAUSED = re.compile(r"spouts paused (\d+\.\d+)s")
 
 
+@pytest.mark.compat("cli/heronbridge update", on="spark")
 def test_durable_word_count_rescaled_on_spark(spark, zookeeper, tmp_path, capsys):
     lines = (DURABLE / "src" / "data" / "log.txt").read_text().splitlines()
     expected = {(n, i) for n, line in enumerate(lines)

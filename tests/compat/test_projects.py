@@ -103,9 +103,15 @@ def traced_run(path: Path, root: Path) -> list[dict]:
                       key=lambda r: (r["t"], r["seq"]))
 
     def settled() -> bool:
-        story = spout_story(records())
-        return len(story) == COUNT and all(evs[-1] == "spout_ack" or evs.count("spout_fail")
-                                           == 4 for evs in story.values())
+        # Each task writes its records every 0.2 s: wait until the checker's answers are
+        # on disk too, not only the spout's callbacks that followed them.
+        done = records()
+        story = spout_story(done)
+        answered = sum(r["component"] == "checker" and r["ev"] in ("ack", "fail")
+                       for r in done)
+        return len(story) == COUNT and answered == sum(evs.count("emit") for evs in
+                                                       story.values()) and all(
+            evs[-1] == "spout_ack" or evs.count("spout_fail") == 4 for evs in story.values())
 
     with Running(project.plan, home, open_statemgr(home.state_uri), project) as running:
         wait_until(settled, 40, "every number settled", on_timeout=running.logs)

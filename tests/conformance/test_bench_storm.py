@@ -12,6 +12,7 @@ WORDCOUNT = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies
 
 @pytest.mark.integration
 @pytest.mark.conformance
+@pytest.mark.solo  # rates and latencies
 def test_storm_and_the_runtime_side_by_side(tmp_path, storm_home, storm_install):
     result, table = bench_verb(tmp_path, WORDCOUNT, "-o", "wordcount.rounds=1000000000",
                                "--no-fused", "--warmup", "3", "--seconds", "4",

@@ -1,8 +1,9 @@
 """The fault suite's results: one row per case, printed as a table when the session ends
-and, with $HERONBRIDGE_FAULTS_TABLE, written there as Markdown (the README's table)."""
+and, with $HERONBRIDGE_FAULTS_TABLE, written there as Markdown (docs/benchmarks.md's table)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import time
@@ -20,13 +21,30 @@ def pytest_sessionstart(session):
 
 
 @pytest.fixture
-def record_recovery():
-    return RESULTS.append
+def record_recovery(request):
+    return lambda result: request.node.user_properties.append((RECOVERY, result))
 
 
 @pytest.fixture
-def record_row():
-    return ROWS.append
+def record_row(request):
+    return lambda row: request.node.user_properties.append((ROW, dataclasses.asdict(row)))
+
+
+RECOVERY, ROW = "faults-recovery", "faults-row"
+
+
+def pytest_runtest_logreport(report):
+    """A test's rows travel with its report, so that the session that prints the tables
+    has them, whether the test ran in it or in an xdist worker."""
+    if report.when != "call" or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    from suite import Row
+
+    for key, value in report.user_properties:
+        if key == ROW:
+            ROWS.append(Row(**value))
+        elif key == RECOVERY:
+            RESULTS.append(value)
 
 
 def rows_markdown(rows: list) -> str:
@@ -61,6 +79,8 @@ def markdown(results: list[dict]) -> str:
 
 
 def pytest_terminal_summary(terminalreporter):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # the controller prints and writes the tables
     if ROWS:
         table = rows_markdown(ROWS)
         terminalreporter.section("what came out, per nemesis (recovery: seconds from the heal)")

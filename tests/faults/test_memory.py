@@ -1,6 +1,6 @@
 """Memory stays bounded under overload: a bolt 100 times slower than its spout, under
 at-least-once and at-most-once (a short run of benchmarks/slow_bolt_memory.py, whose
-five-minute runs the README reports)."""
+five-minute runs docs/benchmarks.md reports)."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ CASES = ([(v, c, n) for v in VICTIMS for c in (1, 3) for n in range(20)]
          if size() == "full" else [*((v, 3, 0) for v in VICTIMS), ("stream manager", 1, 0)])
 
 
+@pytest.mark.compat("api/ReliableSpout", "api/message timeouts", "api/fail")
 @pytest.mark.parametrize(("victim", "containers", "run"), CASES,
                          ids=[f"{v}-{c}-container{'s' * (c > 1)}-run-{n + 1}"
                               for v, c, n in CASES])

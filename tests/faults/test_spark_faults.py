@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 
 from zkserver import running_zookeeper  # noqa: E402
 
-pytestmark = [pytest.mark.faults, pytest.mark.integration]
+# Alone: the Spark workers listen on the shared loopback hosts.
+pytestmark = [pytest.mark.faults, pytest.mark.integration, pytest.mark.solo]
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +40,7 @@ def spark_zk(tmp_path_factory):
             cluster.stop()
 
 
+@pytest.mark.compat("api/ReliableSpout", "api/message timeouts", "api/fail", on="spark")
 @pytest.mark.timeout(900)  # the cluster's start, in the first test, is counted too
 @pytest.mark.parametrize("containers", [1, 3] if size() == "full" else [3],
                          ids=lambda n: f"{n}-container{'s' * (n > 1)}")

@@ -346,7 +346,7 @@ case("auto-ack-anchor-fail", {"bolt.py": '''
 
         def helper(self, line):
             # TODO(heronbridge:HB003): pystorm anchored emits made while process() runs to its tuple (auto_anchor); if this runs from process(), pass anchors=[tup]
-            # See heronbridge's README.md#hb003-auto-ack for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb003-auto-ack for what to do by hand.
             self.emit([line])
     '''}, todos=("HB003",))
 
@@ -422,7 +422,7 @@ case("topology-fields-specs-config", {
             def process(self, tup):
                 # TODO(heronbridge:HB004): field 'n' is not at one place in every stream this bolt reads ([['word', 'n'], ['word', 'count']]); index tup.values by position
                 # TODO(heronbridge:HB004): heronpy's tuple values are a list: .values._asdict has no equivalent
-                # See heronbridge's README.md#hb004-tuple-fields for what to do by hand.
+                # See heronbridge's docs/reference/codemod.md#hb004-tuple-fields for what to do by hand.
                 self.emit([tup.values[0], tup.values.n, tup.values._asdict()])
         ''',
     "topologies/count.py": '''
@@ -474,19 +474,19 @@ case("direct-and-unsupported", {"router.py": '''
     @unported("TODO(heronbridge:HB006): heronpy has no direct streams: declared here as a plain stream, and topologies using this component refuse to run until its direct emits are routed by a key (a fields grouping)")
     class Router(Bolt):
         # TODO(heronbridge:HB006): heronpy has no direct streams: declared here as a plain stream, and topologies using this component refuse to run until its direct emits are routed by a key (a fields grouping)
-        # See heronbridge's README.md#hb006-groupings for what to do by hand.
+        # See heronbridge's docs/reference/codemod.md#hb006-groupings for what to do by hand.
         outputs = [Stream(["n"], "routed")]
 
         def process(self, tup):
             try:
                 # TODO(heronbridge:HB005): heronpy's emit returns task ids only for direct and custom groupings (a bolt's emit returns None)
-                # See heronbridge's README.md#hb005-component-api for what to do by hand.
+                # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
                 tasks = self.emit([1], need_task_ids=True, anchors=[tup])
                 # TODO(heronbridge:HB005): heronpy does not route direct emits (direct grouping is not supported); route with a fields grouping on a task key
-                # See heronbridge's README.md#hb005-component-api for what to do by hand.
+                # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
                 self.emit([2], direct_task=tasks[0], anchors=[tup])
                 # TODO(heronbridge:HB005): self.raise_exception: heronpy has no raise_exception; log the error and raise
-                # See heronbridge's README.md#hb005-component-api for what to do by hand.
+                # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
                 self.raise_exception(ValueError("x"), tup)
             except Exception:
                 self.fail(tup)
@@ -499,7 +499,7 @@ case("direct-and-unsupported", {"router.py": '''
         config = {}
         router = Router.spec(inputs=[], par=1)
         # TODO(heronbridge:HB006): heronpy has no direct grouping: declared here as SHUFFLE, and this topology refuses to run until it groups by a key the emitter chooses (Grouping.fields)
-        # See heronbridge's README.md#hb006-groupings for what to do by hand.
+        # See heronbridge's docs/reference/codemod.md#hb006-groupings for what to do by hand.
         sink = Router.spec(inputs={router["routed"]: Grouping.SHUFFLE})
     '''}, todos=("HB005", "HB005", "HB005", "HB006", "HB006"))
 # -- pystorm's attributes (attributes.py): set, kept, marked ------------------------------
@@ -639,21 +639,21 @@ case("pystorm-attributes-marked", {"components.py": '''
 
     class Raw(Bolt):
         # TODO(heronbridge:HB005): exit_on_exception: heronpy always ends the task when a component raises: exit_on_exception has no effect
-        # See heronbridge's README.md#hb005-component-api for what to do by hand.
+        # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
         exit_on_exception = False
 
         def initialize(self, config, context):
             # TODO(heronbridge:HB005): self.serializer: heronpy has no multilang serializer: pystorm's self.serializer has no equivalent
-            # See heronbridge's README.md#hb005-component-api for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
             self.wire = self.serializer
 
         def process(self, tup):
             try:
                 # TODO(heronbridge:HB005): self.auto_ack: HB003 wrote pystorm's auto_ack out in process() from the class's flag: setting or reading it at run time changes nothing under heronpy
-                # See heronbridge's README.md#hb005-component-api for what to do by hand.
+                # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
                 if self.auto_ack:
                     # TODO(heronbridge:HB005): self._current_tups: pystorm's internal state has no heronpy equivalent
-                    # See heronbridge's README.md#hb005-component-api for what to do by hand.
+                    # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
                     self.log(len(self._current_tups))
             except Exception:
                 self.fail(tup)
@@ -661,13 +661,13 @@ case("pystorm-attributes-marked", {"components.py": '''
             self.ack(tup)
 
         # TODO(heronbridge:HB005): _handle_run_exception() overrides pystorm's: heronpy never calls _handle_run_exception: the task ends on an error
-        # See heronbridge's README.md#hb005-component-api for what to do by hand.
+        # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
         def _handle_run_exception(self, exc):
             self.helper(exc)
 
         def helper(self, exc):
             # TODO(heronbridge:HB005): self.serializer: heronpy has no multilang serializer: pystorm's self.serializer has no equivalent
-            # See heronbridge's README.md#hb005-component-api for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
             self.serializer.send_message({"command": "error", "msg": str(exc)})
 
 
@@ -683,7 +683,7 @@ case("pystorm-attributes-marked", {"components.py": '''
 
         def check(self):
             # TODO(heronbridge:HB005): self.exc_info: heronbridge's TicklessBatchingBolt runs batches in the task's thread: there is no batcher error to read
-            # See heronbridge's README.md#hb005-component-api for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
             return self.exc_info
 
 
@@ -764,7 +764,7 @@ case("init-forwarding-the-delegate", {"spouts.py": '''
 
     class Fixed(Spout):
         # TODO(heronbridge:HB005): heronpy constructs components as Component(delegate=...); move this set-up into initialize(), or take **kwargs and pass them to super().__init__
-        # See heronbridge's README.md#hb005-component-api for what to do by hand.
+        # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
         def __init__(self):
             super().__init__()
             self.topic = "b"
@@ -823,19 +823,19 @@ case("shell-and-java-declared-refusing", {
         class Mixed(Topology):
             config = {"topology.reliability.mode": "ATLEAST_ONCE"}
             # TODO(heronbridge:HB007): par given per environment ({"prod": 4, "dev": 1}): heronpy takes one number; this is the prod environment's; change it for another
-            # See heronbridge's README.md#hb007-specs for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb007-specs for what to do by hand.
             words = Words.spec(par=4)
             # TODO(heronbridge:HB007): heronpy runs Python components only: this JavaSpout is declared, and the topology refuses to run until it is ported to a Python Spout
-            # See heronbridge's README.md#hb007-specs for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb007-specs for what to do by hand.
             pixels = JavaSpout.spec(full_class_name="a.B", args_list=[], outputs=["p"])
             # TODO(heronbridge:HB007): heronpy runs Python components only: this ShellBolt is declared, and the topology refuses to run until it is ported to a Python Bolt
-            # See heronbridge's README.md#hb007-specs for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb007-specs for what to do by hand.
             split = ShellBolt.spec(command="python", script="split.py", inputs=[words],
                                    outputs=["part"], par=2)
             # TODO(heronbridge:HB006): heronpy runs no Java custom groupings: Grouping.custom_object("a.G", []) is declared here as SHUFFLE, and this topology refuses to run until it uses an ICustomGrouping (Grouping.custom())
-            # See heronbridge's README.md#hb006-groupings for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb006-groupings for what to do by hand.
             # TODO(heronbridge:HB007): heronpy runs Python components only: this ShellBolt is declared, and the topology refuses to run until it is ported to a Python Bolt
-            # See heronbridge's README.md#hb007-specs for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb007-specs for what to do by hand.
             spread = ShellBolt.spec(command="node", script="s.js", outputs=["x"],
                                     inputs={split: Grouping.SHUFFLE})
         ''',
@@ -921,13 +921,13 @@ case("direct-stream-beside-a-plain-bolt", {
         @unported("TODO(heronbridge:HB006): heronpy has no direct streams: declared here as a plain stream, and topologies using this component refuse to run until its direct emits are routed by a key (a fields grouping)")
         class Router(Bolt):
             # TODO(heronbridge:HB006): heronpy has no direct streams: declared here as a plain stream, and topologies using this component refuse to run until its direct emits are routed by a key (a fields grouping)
-            # See heronbridge's README.md#hb006-groupings for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb006-groupings for what to do by hand.
             outputs = [Stream(["n"], "routed")]
 
             def process(self, tup):
                 try:
                     # TODO(heronbridge:HB005): heronpy does not route direct emits (direct grouping is not supported); route with a fields grouping on a task key
-                    # See heronbridge's README.md#hb005-component-api for what to do by hand.
+                    # See heronbridge's docs/reference/codemod.md#hb005-component-api for what to do by hand.
                     self.emit([tup.values[0]], stream="routed", direct_task=2, anchors=[tup])
                 except Exception:
                     self.fail(tup)
@@ -972,7 +972,7 @@ case("direct-stream-beside-a-plain-bolt", {
             numbers = Numbers.spec()
             router = Router.spec(inputs=[numbers])
             # TODO(heronbridge:HB006): heronpy has no direct grouping: declared here as SHUFFLE, and this topology refuses to run until it groups by a key the emitter chooses (Grouping.fields)
-            # See heronbridge's README.md#hb006-groupings for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb006-groupings for what to do by hand.
             plain = Plain.spec(inputs={router["routed"]: Grouping.SHUFFLE})
         ''',
 }, todos=("HB005", "HB006", "HB006"), extra={"config.json": PROJECT_CONFIG})
@@ -1012,17 +1012,17 @@ case("spout-inputs-and-src-imports", {
         from heronpy.api.topology import Topology
 
         # TODO(heronbridge:HB007): imports src.spouts: a topology's components are found with src/ itself on the path (Storm's jar puts src/'s contents at its root), so import spouts
-        # See heronbridge's README.md#hb007-specs for what to do by hand.
+        # See heronbridge's docs/reference/codemod.md#hb007-specs for what to do by hand.
         from src.spouts import Words
         # TODO(heronbridge:HB007): imports src.bolts: a topology's components are found with src/ itself on the path (Storm's jar puts src/'s contents at its root), so import bolts
-        # See heronbridge's README.md#hb007-specs for what to do by hand.
+        # See heronbridge's docs/reference/codemod.md#hb007-specs for what to do by hand.
         import src.bolts
 
 
         class T(Topology):
             config = {"topology.stmgrs": 1, "topology.reliability.mode": "ATLEAST_ONCE"}
             # TODO(heronbridge:HB007): a spout has no inputs: streamparse's Spout.spec() takes none either (it raises TypeError); remove inputs=
-            # See heronbridge's README.md#hb007-specs for what to do by hand.
+            # See heronbridge's docs/reference/codemod.md#hb007-specs for what to do by hand.
             words = Words.spec(inputs=config)
             count = src.bolts.Count.spec(inputs=[words])
         ''',

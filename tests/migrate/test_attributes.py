@@ -157,9 +157,9 @@ def test_each_attribute_read_three_ways(name: str, readers: dict[str, str]):
     assert len(reads) == 3, text  # initialize, the hook, the helper
     attribute = ATTRIBUTES[name]
     if attribute.becomes == MARKED:
-        # each read has its marker above it, and the line naming the README's section
+        # each read has its marker above it, and the line naming the rule's docs section
         assert [i + 2 for i in marked] == reads, text
-        assert all("README.md#hb005-component-api" in lines[i + 1] for i in marked), text
+        assert all("codemod.md#hb005-component-api" in lines[i + 1] for i in marked), text
         return
     assert not marked, text
     body = text.split("def initialize(self, config, context):\n", 1)[1]
@@ -173,13 +173,14 @@ def test_each_attribute_read_three_ways(name: str, readers: dict[str, str]):
         assert f"self.{name} =" not in prologue, text
 
 
-def test_every_rules_marker_names_a_readme_section_that_exists():
+def test_every_rules_marker_names_a_docs_section_that_exists():
     from heronbridge.migrate.rule import manual
     from heronbridge.migrate.rules import RULES
 
-    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
-    anchors = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
-               for h in re.findall(r"^#+ (.+)$", readme, re.M)}
+    root = pathlib.Path(__file__).resolve().parents[2]
     for rule in RULES:
-        anchor = manual(rule.ID, rule.NAME).split("#", 2)[2].split()[0]
+        path, anchor = manual(rule.ID, rule.NAME).split("'s ", 1)[1].split()[0].split("#")
+        page = (root / path).read_text()
+        anchors = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+                   for h in re.findall(r"^#+ (.+)$", page, re.M)}
         assert anchor in anchors, (rule.ID, anchor)

@@ -53,6 +53,7 @@ def test_check_and_diff_write_nothing(tmp_path: Path) -> None:
     assert (root / "pkg" / "bolt.py").read_text() == BOLT
 
 
+@pytest.mark.compat("cli/heronbridge migrate")
 def test_migrates_in_place_then_nothing_is_left(tmp_path: Path) -> None:
     root = project(tmp_path)
     done = run(tmp_path, str(root), "--report", str(tmp_path / "report.json"))

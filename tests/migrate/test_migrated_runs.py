@@ -60,8 +60,13 @@ def markers_in(root: Path) -> str:
     return "\n".join(p.read_text() for p in root.rglob("*.py"))
 
 
-@pytest.mark.parametrize(("project", "topology"), TOPOLOGIES,
-                         ids=[f"{p}-{t}" for p, t in TOPOLOGIES])
+def copy_group(project: str):
+    """A project's tests on one xdist worker (--dist loadgroup): its copy is migrated once."""
+    return pytest.mark.xdist_group(f"migrated-{project}")
+
+
+@pytest.mark.parametrize(("project", "topology"), [
+    pytest.param(p, t, id=f"{p}-{t}", marks=copy_group(p)) for p, t in TOPOLOGIES])
 def test_each_migrated_topology_loads_or_refuses_with_its_marker(project, topology,
                                                                  tmp_path_factory, tmp_path):
     before = streamparse.load_project(original(project, tmp_path_factory), topology,
@@ -82,6 +87,8 @@ def test_each_migrated_topology_loads_or_refuses_with_its_marker(project, topolo
         assert heron.plan.components[name].parallelism == spec.parallelism, name
 
 
+@pytest.mark.compat("api/spouts", "api/bolts", on="heronpy")
+@copy_group("attributes")
 def test_the_migrated_attributes_example_reads_what_the_original_reads(home, state,
                                                                       tmp_path_factory,
                                                                       tmp_path):

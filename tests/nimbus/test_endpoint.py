@@ -49,6 +49,9 @@ def storm28(server: NimbusServer):
                        trans_factory=TFramedTransportFactory(), timeout=20000)
 
 
+@pytest.mark.compat("nimbus/getClusterInfo", "nimbus/getTopologySummaries", "nimbus/getLeader",
+                    "nimbus/getNimbusConf", "nimbus/isTopologyNameAllowed",
+                    "cli/heronbridge nimbus")
 def test_both_idls_read_the_cluster(endpoint):
     old, new = nimbus_client(endpoint.host, endpoint.port), storm28(endpoint)
     cluster = old.getClusterInfo()
@@ -65,6 +68,10 @@ def test_both_idls_read_the_cluster(endpoint):
     assert old.isTopologyNameAllowed("word:count") is False
 
 
+@pytest.mark.compat("nimbus/killTopologyWithOpts", "nimbus/activate", "nimbus/deactivate",
+                    "nimbus/rebalance", "nimbus/getTopologyInfoByName",
+                    "nimbus/submitTopologyWithOpts", "nimbus/uploadChunk",
+                    partly="its refusals (unknown topology, bad name or jar)")
 def test_errors_are_nimbus_exceptions(endpoint, tmp_path):
     from streamparse import thrift as sp
 

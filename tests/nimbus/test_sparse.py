@@ -19,6 +19,10 @@ def counted(out) -> int:
     return sum(len(records) for records in read_jsonl(out).values())
 
 
+@pytest.mark.compat("sparse/sparse submit", "sparse/sparse list", "sparse/sparse kill",
+                    "nimbus/beginFileUpload", "nimbus/uploadChunk", "nimbus/finishFileUpload",
+                    "nimbus/submitTopology", "nimbus/killTopologyWithOpts",
+                    "nimbus/getClusterInfo", "nimbus/isTopologyNameAllowed")
 def test_sparse_submit_list_kill(nimbus, tmp_path):
     out = tmp_path / "out"
     project = wordcount_project(tmp_path, nimbus.port, out)

@@ -1,6 +1,7 @@
-"""The README's `sparse submit -e heronbridge -n wordcount`, `sparse list` and `sparse
-kill`, on the word count example exactly as it ships (its project.clj built by lein from
-Maven Central), with the environment the README tells the user to add."""
+"""The docs' `sparse submit -e heronbridge -n wordcount`, `sparse list` and `sparse kill`
+(docs/how-to/sparse-and-storm.md), on the word count example exactly as it ships (its
+project.clj built by lein from Maven Central), with the environment the guide tells the
+user to add."""
 
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ from heronbridge.runtime.scheduler import Home
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 
-README = (ROOT / "README.md").read_text()
+README = (ROOT / "docs" / "how-to" / "sparse-and-storm.md").read_text()
 
 
 def readme_env() -> dict:
-    """The environment block the README shows for config.json."""
-    section = README[README.index("## Keep your sparse and storm commands"):]
+    """The environment block the guide shows for config.json."""
+    section = README[README.index("# Keep your sparse and storm commands"):]
     block = re.search(r"```json\n(.*?)```", section, re.S).group(1)
     return json.loads("{" + block + "}")["envs"]
 
@@ -48,7 +49,7 @@ def test_the_readme_sparse_commands_on_the_example_as_shipped(nimbus, tmp_path):
 
     for command in ("sparse submit -e heronbridge -n wordcount", "sparse list -e heronbridge",
                     "sparse kill -e heronbridge -n wordcount"):
-        assert said(command), f"the README no longer says {command!r}"
+        assert said(command), f"the guide no longer says {command!r}"
     done = sparse(project, "submit", "-e", "heronbridge", "-n", "wordcount", timeout=600,
                   **nimbus_at)
     assert done.returncode == 0, done.stdout + done.stderr + nimbus.output()

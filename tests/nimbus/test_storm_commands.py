@@ -61,6 +61,9 @@ def listed(output: str) -> list[list[str]]:
     return [line.split() for line in lines[header + 2:] if line.strip()]
 
 
+@pytest.mark.compat("sparse/sparse submit", "sparse/sparse jar", "nimbus/getLeader",
+                    "nimbus/activate", "nimbus/deactivate", "nimbus/rebalance",
+                    "nimbus/killTopologyWithOpts")
 def test_storm_commands_on_a_sparse_submitted_topology(nimbus, tmp_path, storm_classpath):
     if shutil.which("lein") is None:
         pytest.fail("sparse submit builds its jar with Leiningen: expected `lein` on PATH "

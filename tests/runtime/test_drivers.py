@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from heronbridge.runtime import Bolt, Grouping, Spout, TopologyBuilder
@@ -12,7 +14,14 @@ from heronbridge.runtime.instance.spout_driver import SpoutDriver, settle
 from heronbridge.runtime.instance.task import RolledBack, Task
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.proto import control_pb2, topology_pb2
-from heronbridge.runtime.telemetry import ACK_COUNT, EXECUTE_COUNT, TIMEOUT_COUNT
+from heronbridge.runtime.telemetry import (
+    ACK_COUNT,
+    EXECUTE_COUNT,
+    SOURCE_LAG,
+    TIMEOUT_COUNT,
+    WINDOW_HELD_MS,
+    WINDOW_LIMIT,
+)
 from heronbridge.runtime.wire import frames
 from heronbridge.runtime.wire.serde import make_serializer
 
@@ -71,9 +80,11 @@ class Metrics:
         pass
 
 
-def task_of(component: str, max_pending: int = 100) -> tuple[Task, Conn, list[list[bytes]]]:
-    b = TopologyBuilder("drivers", {"topology.reliability.mode": "ATLEAST_ONCE",
-                                    "topology.max.spout.pending": max_pending})
+def task_of(component: str, max_pending: int | None = 100
+            ) -> tuple[Task, Conn, list[list[bytes]]]:
+    """A task of the drivers' topology; `max_pending` None: the latency-led window."""
+    pending = {} if max_pending is None else {"topology.max.spout.pending": max_pending}
+    b = TopologyBuilder("drivers", {"topology.reliability.mode": "ATLEAST_ONCE", **pending})
     b.spout("numbers", Numbers)
     b.bolt("doubler", Doubler, inputs={"numbers": Grouping.SHUFFLE})
     plan = b.build()
@@ -116,6 +127,64 @@ def test_the_spout_driver_emits_up_to_its_window_and_hands_acks_to_the_spout():
     acked = frames.int_frame(frames.ACKED, spout.task, roots[:2])
     settle(spout, acked, frames.split_frames(acked)[0])
     assert sorted(spout.user.acked) == [0, 1] and spout.counts[ACK_COUNT] == 2
+
+
+def test_a_latency_led_window_of_one_grows_when_its_tree_comes_back_quickly():
+    # The window starts at one tree; its ack leaves none in flight, yet the window was
+    # full with one: under the latency target it must grow, or the spout emits one tree
+    # per round trip for ever, whatever the parallelism downstream.
+    spout, _, _ = task_of("numbers", max_pending=None)
+    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
+    limits = []
+    for _ in range(4):
+        spout.conn = Conn(spout, [], empty_polls=20)
+        spout.stopping = False
+        SpoutDriver(spout).run()
+        roots = list(spout.emitter.pending)
+        assert len(roots) == spout.window.limit  # it emitted up to its window
+        acked = frames.int_frame(frames.ACKED, spout.task, roots)
+        settle(spout, acked, frames.split_frames(acked)[0])
+        limits.append(spout.window.limit)
+    assert limits == [2, 4, 8, 16]
+    spout.metrics = published = Published()
+    spout.publish()
+    assert published.samples[-1].gauges[WINDOW_LIMIT] == 16
+
+
+class WaitingConn(Conn):
+    """Each empty poll waits 10 ms, as a poll for acks that do not come."""
+
+    def poll(self, timeout, read=True):
+        if not self.reads:
+            time.sleep(0.01)
+        return super().poll(timeout, read)
+
+
+class Published:
+    def __init__(self) -> None:
+        self.samples: list = []
+
+    def publish(self, metrics):
+        self.samples.append(metrics)
+
+
+def test_a_spout_counts_the_time_its_window_held_it_and_publishes_its_source_lag():
+    spout, _, _ = task_of("numbers", max_pending=5)
+    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
+    spout.conn = WaitingConn(spout, [], empty_polls=20)
+    began = time.monotonic()
+    SpoutDriver(spout).run()
+    took = (time.monotonic() - began) * 1000
+    # Full after its first emits (one a turn, just after activation), then the rest of
+    # its 20 polls of at least 10 ms each with no acks.
+    assert 10 * 10 <= spout.held_ms <= took
+    spout.metrics = published = Published()
+    spout.publish()
+    assert SOURCE_LAG not in published.samples[-1].gauges  # Spout.source_lag: None
+    spout.user.source_lag = lambda: 1234
+    spout.publish()
+    assert published.samples[-1].gauges[SOURCE_LAG] == 1234
+    assert published.samples[-1].counters[WINDOW_HELD_MS] == spout.held_ms
 
 
 def test_expired_trees_go_to_fail_and_are_counted_as_timeouts():

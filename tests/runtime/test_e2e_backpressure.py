@@ -15,7 +15,7 @@ from heronbridge.runtime.instance.emitter import SpoutEmitter
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.wire.serde import make_serializer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.solo]
 
 RUN_SECS = 22
 RSS_BOUND = 100 << 20  # bytes, for the stream manager and each instance
@@ -55,7 +55,7 @@ def processes(topology_id: str) -> dict[str, psutil.Process]:
     out = {}
     for proc in psutil.process_iter(["cmdline"]):
         cmd = " ".join(proc.info["cmdline"] or [])
-        if "heronbridge.runtime.stream_manager" in cmd and "slow-bolt" in cmd:
+        if "heronbridge.runtime.stream_manager" in cmd and "slow-bolt" in proc.info["cmdline"]:
             out["stream manager"] = proc
         elif "heronbridge.runtime.instance" in cmd and topology_id in cmd:
             out["task " + cmd.split("--task ")[1].split()[0]] = proc

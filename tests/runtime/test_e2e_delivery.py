@@ -45,6 +45,7 @@ def test_at_least_once_the_spout_sees_exactly_the_failed_tuples_fail(run_topolog
     assert metrics["__stmgr__"]["trees-failed"] == 20
 
 
+@pytest.mark.compat("api/message timeouts", "config/topology.message.timeout.secs")
 def test_at_least_once_unacked_tuples_time_out_and_fail(run_topology, tmp_path):
     plan = topology("never-acks", NeverAckBolt, tmp_path, "ATLEAST_ONCE",
                     **{"topology.message.timeout.secs": 2})

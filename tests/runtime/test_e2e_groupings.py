@@ -116,11 +116,13 @@ def test_emit_returns_the_tasks_that_really_received_the_tuple(outcome):
         assert set(r["tasks"]) == where[(task, r["seq"])]
 
 
+@pytest.mark.compat("grouping/shuffle")
 def test_shuffle_balances(outcome):
     counts = [len(rows) for rows in received(outcome[0], "shuffled").values()]
     assert len(counts) == 2 and abs(counts[0] - counts[1]) <= 2
 
 
+@pytest.mark.compat("grouping/fields")
 def test_fields_sends_a_key_to_the_one_task_storm_would_choose(outcome):
     records, layout, _ = outcome
     tasks = layout.component_tasks["fielded"]
@@ -129,6 +131,7 @@ def test_fields_sends_a_key_to_the_one_task_storm_would_choose(outcome):
             assert task == tasks[fields_index((key,), len(tasks))]
 
 
+@pytest.mark.compat("grouping/all", "grouping/global", "grouping/none")
 def test_all_and_global_and_none(outcome):
     records, layout, _ = outcome
     assert set(received(records, "everyone")) == set(layout.component_tasks["everyone"])
@@ -136,6 +139,7 @@ def test_all_and_global_and_none(outcome):
     assert set(received(records, "noned")) == set(layout.component_tasks["noned"])
 
 
+@pytest.mark.compat("grouping/local_or_shuffle")
 def test_local_or_shuffle_stays_in_the_senders_container(outcome):
     records, _, packing = outcome
     for task, rows in received(records, "localed").items():
@@ -143,6 +147,7 @@ def test_local_or_shuffle_stays_in_the_senders_container(outcome):
             assert packing.container_of(src) == packing.container_of(task)
 
 
+@pytest.mark.compat("grouping/partial_key")
 def test_partial_key_uses_only_a_keys_two_candidates(outcome):
     records, layout, _ = outcome
     tasks = layout.component_tasks["partialed"]
@@ -152,6 +157,7 @@ def test_partial_key_uses_only_a_keys_two_candidates(outcome):
             assert task in {tasks[i] for i in chooser.candidates([key])}
 
 
+@pytest.mark.compat("grouping/custom")
 def test_custom_grouping_routes_as_the_function_says(outcome):
     records, layout, _ = outcome
     tasks = layout.component_tasks["customed"]
@@ -160,6 +166,7 @@ def test_custom_grouping_routes_as_the_function_says(outcome):
             assert (task == tasks[0]) == (seq % 2 == 0)
 
 
+@pytest.mark.compat("grouping/direct", "api/direct emits")
 def test_direct_tuples_reach_the_task_they_were_sent_to(outcome):
     records, _, _ = outcome
     targets = {r["seq"]: r["target"] for rows in records.values() for r in rows

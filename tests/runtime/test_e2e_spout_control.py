@@ -14,6 +14,7 @@ from heronbridge.runtime.plan import TaskLayout
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.compat("api/tick tuples", "config/topology.tick.tuple.freq.secs")
 def test_ticks_arrive_at_the_configured_frequency_on_system_tick(run_topology, tmp_path):
     b = TopologyBuilder("ticks", {"test.out": str(tmp_path), "test.count": 0,
                                   "topology.tick.tuple.freq.secs": 1})
@@ -39,6 +40,7 @@ def test_ticks_arrive_at_the_configured_frequency_on_system_tick(run_topology, t
     assert len(fast) <= 2 * elapsed + 3  # no faster than configured
 
 
+@pytest.mark.compat("api/max spout pending", "config/topology.max.spout.pending")
 def test_max_spout_pending_caps_tuples_in_flight_per_spout_task(run_topology, tmp_path):
     b = TopologyBuilder("pending", {
         "topology.reliability.mode": "ATLEAST_ONCE", "topology.max.spout.pending": 7,

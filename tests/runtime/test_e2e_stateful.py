@@ -72,6 +72,7 @@ def test_a_killed_counter_rolls_back_and_every_word_counts_once(run_topology, st
 
 
 
+@pytest.mark.compat("api/stateful bolts", "config/topology.stmgrs")
 @pytest.mark.parametrize("victim", ["stream manager", "topology master"])
 def test_a_killed_process_of_three_containers_rolls_back_and_counts_stay_exact(
         run_topology, state, tmp_path, victim):
@@ -133,6 +134,7 @@ def test_update_repartitions_the_counts_by_key_and_keeps_them_exact(run_topology
                    + running.logs())
 
 
+@pytest.mark.compat("config/topology.stateful.start.clean")
 def test_submitted_again_it_goes_on_from_its_newest_checkpoint_unless_told_to_start_clean(
         run_topology, tmp_path):
     def run(lines, **extra):

@@ -64,7 +64,9 @@ def test_the_log_settings_of_a_streamparse_env_apply_to_task_logs():
     assert LOG_BACKUP_COUNT not in Plan.components["c"].config  # 0: pystorm never rotates
 
 
+@pytest.mark.compat("config/heronbridge.restart.backoff.secs")
 @pytest.mark.integration
+@pytest.mark.solo  # the backoff doubles only while each run stays short
 def test_a_task_that_keeps_failing_waits_longer_each_time(run_topology, state, tmp_path):
     b = TopologyBuilder("crashloop", {"test.out": str(tmp_path), "test.count": 10**6,
                                       "test.interval": 0.01,
@@ -120,6 +122,8 @@ def test_an_executor_that_keeps_failing_is_restarted_later_each_time(tmp_path, m
         in caplog.text
 
 
+@pytest.mark.compat("config/heronbridge.log.max.bytes", "config/heronbridge.log.backup.count",
+                    "config/heronbridge.metrics.interval.secs")
 @pytest.mark.integration
 def test_process_logs_and_metrics_rotate_at_the_configured_size(run_topology, tmp_path):
     b = TopologyBuilder("rotates", {

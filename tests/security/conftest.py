@@ -16,6 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
 
 ATTACKER = "hb-attacker"
+USERADD_EXISTS = 9  # useradd's exit status for a user that exists
 PYTHON = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or "/usr/bin/python3"
 
 
@@ -49,7 +50,9 @@ def attacker() -> Attacker:
     try:
         user = pwd.getpwnam(ATTACKER)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
-                        "/usr/sbin/nologin", ATTACKER], check=True)
+        made = subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
+                               "/usr/sbin/nologin", ATTACKER], check=False)
+        if made.returncode not in (0, USERADD_EXISTS):  # another xdist worker's, meanwhile
+            made.check_returncode()
         user = pwd.getpwnam(ATTACKER)
     return Attacker(user)

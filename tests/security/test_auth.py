@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
 import ssl
 
@@ -79,7 +80,7 @@ def test_both_sides_prove_the_secret_then_frames_flow():
 
 
 def test_a_blocking_dialer_over_a_unix_socket():
-    address = "\0heronbridge-test-auth-unix"
+    address = f"\0heronbridge-test-auth-unix-{os.getpid()}"  # one per process: xdist
 
     def client():
         with socket.socket(socket.AF_UNIX) as sock:
@@ -104,7 +105,7 @@ def test_a_blocking_dialer_over_a_unix_socket():
 def test_the_listener_refuses_and_logs_and_never_builds_the_protocol(case, caplog,
                                                                       monkeypatch):
     monkeypatch.setattr(auth, "HANDSHAKE_SECS", 0.5)
-    address = "\0heronbridge-test-auth-refuse"
+    address = f"\0heronbridge-test-auth-refuse-{os.getpid()}"
 
     def client():
         with socket.socket(socket.AF_UNIX) as sock:

@@ -18,7 +18,10 @@ pytestmark = pytest.mark.integration
 
 PROJECT = Path(__file__).parent / "project"
 STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"  # logging's asctime
-MODES = pytest.mark.parametrize("multilang", [False, True], ids=["in-process", "multilang"])
+# Each mode is the matrix column of the rows its tests name (heronbridge.testing.matrix).
+MODES = pytest.mark.parametrize("multilang", [
+    pytest.param(False, id="in-process", marks=pytest.mark.compat(on="inprocess")),
+    pytest.param(True, id="multilang", marks=pytest.mark.compat(on="multilang"))])
 
 
 def spout_events(out: Path) -> list[dict]:
@@ -39,6 +42,11 @@ def outcomes(out: Path) -> dict[int, list[str]]:
     return result
 
 
+@pytest.mark.compat("api/anchoring", "api/ack", "api/fail", "api/spouts", "api/bolts",
+                    "multilang/emit (from a component)", "multilang/ack (from a component)",
+                    "multilang/fail (from a component)", "multilang/next (to a spout)",
+                    "multilang/ack (to a spout)", "multilang/fail (to a spout)",
+                    "multilang/tuple (to a bolt)", "multilang/handshake")
 @MODES
 def test_auto_anchor_and_auto_ack_carry_a_downstream_fail_back_to_the_spout(
         run_project, tmp_path, multilang):
@@ -89,6 +97,8 @@ def test_a_raising_bolt_fails_its_tuple_and_exits_and_only_it_restarts(
     assert len({r["pid"] for r in calm}) == 1
 
 
+@pytest.mark.compat("api/tick tuples", "api/BatchingBolt")
+@pytest.mark.solo  # tick gaps between 0.5 s and 2 s
 @MODES
 def test_ticks_batching_bolts_and_tickless_batching_bolts(run_project, tmp_path, multilang):
     out, count = tmp_path / "out", 30
@@ -111,6 +121,7 @@ def test_ticks_batching_bolts_and_tickless_batching_bolts(run_project, tmp_path,
     assert all(events == ["ack"] for events in outcomes(out).values())
 
 
+@pytest.mark.compat("api/ReliableSpout")
 @MODES
 def test_reliable_spout_replays_a_failed_tuple_up_to_max_fails(run_project, tmp_path,
                                                               multilang):
@@ -125,6 +136,7 @@ def test_reliable_spout_replays_a_failed_tuple_up_to_max_fails(run_project, tmp_
     assert fails == {n: 3 for n in range(0, count, 5)}
 
 
+@pytest.mark.compat("api/task ids (need_task_ids)")
 @MODES
 def test_need_task_ids_returns_the_tasks_the_tuple_went_to(run_project, tmp_path, multilang):
     out, count = tmp_path / "out", 30
@@ -154,6 +166,8 @@ def test_values_arrive_after_a_json_round_trip(run_project, tmp_path, multilang)
     assert values[1] == ["[1, 2]", "{'1': 'x', 'k': [1, [2, 3]]}", "'n=1'"]
 
 
+@pytest.mark.compat("api/component logs", "multilang/log (from a component)",
+                    "multilang/error (from a component)", "multilang/metrics (from a component)")
 @MODES
 def test_logging_levels_errors_and_metrics_reach_the_task_log(run_project, tmp_path,
                                                               multilang):
@@ -187,6 +201,7 @@ def test_logging_levels_errors_and_metrics_reach_the_task_log(run_project, tmp_p
     assert "KeyError" in text and "reported" in text
 
 
+@pytest.mark.compat("multilang/activate (to a spout)", "multilang/deactivate (to a spout)")
 def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state):
     out = tmp_path / "out"
     with run_project(PROJECT, "acking", {"test.out": str(out), "test.count": 10**6}) as running:

@@ -22,6 +22,8 @@ def starts(out) -> dict[str, list[dict]]:
             for name, rows in read_jsonl(out, "count-*.jsonl").items()}
 
 
+@pytest.mark.compat("api/stateful bolts", "config/heronbridge.checkpoint.root",
+                    "config/topology.stateful.checkpoint.interval.secs")
 def test_a_killed_counting_task_rolls_back_and_every_word_counts_once(run_project, state,
                                                                       tmp_path):
     out, rounds = tmp_path / "out", 10

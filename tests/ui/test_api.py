@@ -51,6 +51,11 @@ def test_the_page_and_the_lists_show_the_running_topology(served):
     assert status == 200 and b"started (incarnation 0" in body
 
 
+@pytest.mark.compat(*(f"rest/GET /{path}" for path in (
+    "clusters", "health", "topologies", "topologies/states", "machines", "topologies/info",
+    "topologies/config", "topologies/packingplan", "topologies/physicalplan",
+    "topologies/logicalplan", "topologies/executionstate", "topologies/metadata",
+    "topologies/schedulerlocation", "topologies/runtimestate")))
 def test_the_heron_tracker_lists_and_describes_it(served):
     assert served.json("/clusters") == ["local"]
     status, _, body = served.get("/health")
@@ -87,6 +92,9 @@ def test_the_heron_tracker_lists_and_describes_it(served):
     assert served.json(heron("runtimestate"))["stmgrs"] == {"stmgr-0": {"is_registered": True}}
 
 
+@pytest.mark.compat(*(f"rest/GET /topologies/{path}" for path in (
+    "container/filedownload", "container/filedata", "container/filestats", "metrics/timeline",
+    "metricstimeline")))
 def test_the_heron_tracker_serves_timelines_and_container_files(served):
     now = int(time.time())
 
@@ -125,6 +133,9 @@ def test_unknown_topologies_fail_as_heron_and_storm_fail(served):
     assert json.loads(body)["error"] == "500 Server Error"
 
 
+@pytest.mark.compat("rest/GET /api/v1/cluster/summary", "rest/GET /api/v1/nimbus/summary",
+                    "rest/GET /api/v1/supervisor/summary", "rest/GET /api/v1/topology/summary",
+                    "rest/GET /api/v1/topology/{topology}[/metrics]")
 def test_the_storm_api_summaries(served):
     cluster = served.json("/api/v1/cluster/summary")
     assert re.fullmatch(r"\d+\.\d+\.\d+", cluster["stormVersion"])
@@ -152,6 +163,8 @@ def test_the_storm_api_summaries(served):
     assert status == 200 and body.startswith(b"{")
 
 
+@pytest.mark.compat("rest/GET /api/v1/topology/{topology}/component/{component}",
+                    "rest/GET /topologies/exceptions", "rest/GET /topologies/exceptionsummary")
 def test_a_raised_exception_reaches_heron_storm_and_the_page(served):
     (served.flags / f"raise-{BOLT}").touch()
     found = wait_until(lambda: served.json(heron("exceptions", f"component={BOLT}")), 30,
@@ -197,6 +210,8 @@ def test_the_health_managers_actions_reach_the_page(served):
     assert labels[-1] == f"health: none {BOLT} task 3"  # marked on the charts' time axis
 
 
+@pytest.mark.compat("rest/POST /api/v1/topology/{topology}/{action}",
+                    partly="deactivate, refused without the token")
 def test_changing_a_topology_needs_the_token(served):
     status, body = served.post("/ui/api/topology/shown/deactivate", token=None)
     assert status == 401 and b"token" in body
@@ -311,6 +326,7 @@ def test_storm_numbers_agree_with_the_runtime_metrics(served, settled):
         round(_mean_latency_ms(settled, SPOUT), 3)
 
 
+@pytest.mark.compat("rest/GET /topologies/metrics")
 def test_heron_metrics_agree_with_the_runtime_metrics(served, settled):
     metrics = served.json(heron("metrics", f"component={BOLT}&metricname=__execute-count"
                                            "&metricname=__ack-count&metricname=error-count"
@@ -360,6 +376,7 @@ def test_prometheus_scrapes_the_same_numbers_under_conventional_names(served, se
     assert families["heronbridge_topology_running"].samples[0].value == 0
 
 
+@pytest.mark.compat("rest/POST /api/v1/topology/{topology}/kill/{wait}")
 def test_the_kill_button_stops_the_topology(served, settled):
     status, body = served.post(f"/api/v1/topology/{served.launch.topology_id}/kill/0")
     assert status == 200, body

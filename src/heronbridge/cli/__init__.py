@@ -33,6 +33,8 @@ from .terminal import console
 # In the order `heronbridge --help` lists them.
 VERBS = (run, submit, list, logs, kill, activate, deactivate, update, log_level, migrate,
          conform, storm, bench, ui, nimbus)
+# Each verb's page in the docs site, generated from these parsers (scripts/generate_docs.py).
+DOCS = "docs/reference/cli.md"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +47,31 @@ def build_parser() -> argparse.ArgumentParser:
     shared = parents()
     for verb in VERBS:
         verb.add_verb(verbs, shared)
+    link_docs(parser)
     return parser
+
+
+def verb_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Every verb's parser by its command (`run`, `storm fetch`), nested verbs included."""
+    found = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                command = sub.prog.removeprefix("heronbridge ")
+                found[command] = sub
+                found.update(verb_parsers(sub))
+    return found
+
+
+def docs_anchor(command: str) -> str:
+    return "heronbridge-" + command.replace(" ", "-")
+
+
+def link_docs(parser: argparse.ArgumentParser) -> None:
+    """End every verb's --help with its page, here rather than in each verb's module."""
+    for command, sub in verb_parsers(parser).items():
+        link = f"docs: {DOCS}#{docs_anchor(command)}"
+        sub.epilog = f"{sub.epilog}\n\n{link}" if sub.epilog else link
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -159,7 +159,7 @@ def actions_table(statemgr: StateManager, names: list[str]) -> Table | None:
     from heronbridge.runtime.health.actions import read_actions
 
     table = Table(title="health manager actions (latest first)")
-    for col in ("topology", "time", "action", "component", "task", "diagnosis", "why",
+    for col in ("topology", "time", "action", "component", "task", "diagnosis", "evidence",
                 "done"):
         table.add_column(col)
     shown = False

@@ -14,7 +14,7 @@ from heronbridge.runtime.statemgr import StateManager
 
 from ..errors import HeronbridgeError
 from .options import apply_health_option
-from .terminal import parse_options
+from .terminal import console, parse_options
 
 
 class Prepared:
@@ -61,14 +61,35 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
 
         project_dir = args.project or args.topology or "."
         name = topology_name(project_dir, args.name)
+        python = task_python(project_dir, name, args, options, home)
         project = load_project(project_dir, name, args.environment, options, args.multilang,
-                               home.workdir(name) / "resources")
+                               home.workdir(name) / "resources", python)
         prepared = Prepared(project.plan, project)
     if args.containers:
         prepared.plan.config["topology.stmgrs"] = args.containers
     apply_health_option(args, prepared.plan)
     prepared.plan.validate()
     return prepared
+
+
+def task_python(project_dir: str, name: str, args: argparse.Namespace,
+                options: dict[str, Any], home: Home) -> str | None:
+    """The interpreter of a streamparse topology's own virtualenv (built or reused here,
+    saying so), or None: its tasks run with heronbridge's."""
+    from heronbridge.compat import virtualenvs
+    from heronbridge.compat.heronpy.loader import imports_heronpy
+    from heronbridge.compat.streamparse import read_project
+
+    files = read_project(project_dir, name, args.environment)
+    if imports_heronpy(files.topology_file):
+        return None
+    home.ensure()
+    return virtualenvs.prepare(files, home.root, options, _progress,
+                               getattr(args, "rebuild_virtualenv", False)).python
+
+
+def _progress(line: str) -> None:
+    console.print(line, markup=False, highlight=False)
 
 
 def open_home(args: argparse.Namespace) -> tuple[StateManager, Home]:

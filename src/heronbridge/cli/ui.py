@@ -28,7 +28,8 @@ def add_verb(verbs: Any, parents: Parents) -> None:
         description="Serve every topology the state manager knows: a web page (graph "
                     "coloured by capacity and backpressure, per-task metrics, exceptions, "
                     "logs, activate/deactivate/kill), Heron's tracker API, Storm UI's REST "
-                    "API v1 under /api/v1 and Prometheus metrics at /metrics. It listens on "
+                    "API v1 under /api/v1, Prometheus metrics at /metrics and Storm "
+                    "compatibility (the matrix the tests decide) at /compatibility. It listens on "
                     "loopback unless --host says otherwise; then every request needs the "
                     "token. The buttons that change a topology always need it.")
     ui.add_argument("--port", type=int, default=8889, help="port (default: %(default)s; "

@@ -17,8 +17,9 @@ from .streamparse import Project, check_log_path, env_log_options, read_project
 
 def load_project(path: str | Path, name: str | None = None, env: str | None = None,
                  options: dict[str, Any] | None = None, multilang: bool = False,
-                 resources: Path | None = None) -> Project:
-    """Read the project at `path` (see compat.streamparse.load_project). A topology module
+                 resources: Path | None = None, python: str | None = None) -> Project:
+    """Read the project at `path` (see compat.streamparse.load_project; `python` applies
+    to streamparse topologies only). A topology module
     that imports heronpy and defines a heronpy Topology is loaded as heronpy; any other,
     as streamparse."""
     files = read_project(path, name, env)
@@ -43,7 +44,8 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
                 project.options.setdefault(key, value)
             check_log_path(project.plan, resources.parent if resources is not None else None)
             return project
-    return streamparse.load_project(path, files.name, env, options, multilang, resources)
+    return streamparse.load_project(path, files.name, env, options, multilang, resources,
+                                    python)
 
 
 def topology_name(path: str | Path, name: str | None = None) -> str:

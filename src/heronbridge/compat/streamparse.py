@@ -36,6 +36,7 @@ from heronbridge.runtime.plan.logical import (
     LogicalPlan,
     Stream,
 )
+from heronbridge.runtime.scheduler.environments import TASK_PYTHON
 from heronbridge.shims.common import logs
 from heronbridge.shims.storm import keys
 from heronbridge.shims.storm.lean import lean_capable
@@ -112,21 +113,25 @@ def read_project(path: str | Path, name: str | None = None,
 
 def load_project(path: str | Path, name: str | None = None, env: str | None = None,
                  options: dict[str, Any] | None = None, multilang: bool = False,
-                 resources: Path | None = None) -> Project:
+                 resources: Path | None = None, python: str | None = None) -> Project:
     """Read the project at `path`. `resources` is where its src/ will be copied (the
-    tasks' working folder); `multilang` runs Python components as subprocesses too."""
+    tasks' working folder); `multilang` runs Python components as subprocesses too;
+    `python`: the interpreter of the topology's own virtualenv, which its tasks run with
+    (its classes are imported here with that environment's packages)."""
     files = read_project(path, name, env)
     root, name, topology_file = files.root, files.name, files.topology_file
     env_name, serializer = files.env, files.serializer
     workdir = resources.parent if resources is not None else None
     resources = resources or root / "src"
-    with project_imports(topology_file.parent, root / "src"):
+    with project_imports(topology_file.parent, root / "src", python=python):
         topology = _import_topology(topology_file, name)
         storm_options = check_storm_options(
             resolve_options(options or {}, files.env_config, topology.config or {}), name)
         _check_serializer_option(name, storm_options, serializer, files.config_file)
         plan = plan_of_specs(name, topology.specs, set(topology.thrift_spouts), storm_options,
                              serializer, env_name, multilang, resources, root / "src")
+    if python is not None:
+        plan.config[TASK_PYTHON] = python
     check_log_path(plan, workdir)
     return Project(root, name, env_name, plan.validate(), root / "src", storm_options,
                    topology, serializer)
@@ -341,28 +346,35 @@ def _env(config: dict, env: str | None, config_file: Path) -> tuple[str | None, 
 
 
 @functools.cache
-def task_path() -> tuple[str, ...]:
+def task_path(python: str | None = None) -> tuple[str, ...]:
     """The module search path a task starts with, less the folder it starts in (which
-    holds no module): what a new process of this interpreter sees, not what this one
-    was given (`python -m heronbridge` from a project's folder has that folder first, so
-    `from src.bolts import ...` would import here and fail in every task)."""
+    holds no module): what a new process of the tasks' interpreter (this one, or a
+    topology's virtualenv's) sees, not what this one was given (`python -m heronbridge`
+    from a project's folder has that folder first, so `from src.bolts import ...` would
+    import here and fail in every task)."""
     try:
         found = subprocess.run(
-            [sys.executable, "-P", "-c", "import json, sys; print(json.dumps(sys.path))"],
+            [python or sys.executable, "-P", "-c",
+             "import json, sys; print(json.dumps(sys.path))"],
             capture_output=True, text=True, timeout=60, check=True, cwd="/")
         return tuple(json.loads(found.stdout))
-    except (OSError, subprocess.SubprocessError, ValueError):  # no new process: ours, less
-        return tuple(p for p in sys.path if p not in ("", os.getcwd()))  # the cwd
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        if python is not None:
+            msg = f"cannot run the tasks' interpreter {python!r}: {exc}"
+            raise CompatError(msg) from exc
+        # No new process: ours, less the cwd.
+        return tuple(p for p in sys.path if p not in ("", os.getcwd()))
 
 
 @contextlib.contextmanager
-def project_imports(*folders: Path) -> Iterator[None]:
+def project_imports(*folders: Path, python: str | None = None) -> Iterator[None]:
     """Import a project's modules as its tasks will: with its folders first on the path,
-    then the tasks' own path (task_path), never what this process added; and forget them
-    afterwards: projects share module names (`bolts`, `spouts`), and one process may load
-    several. A module of the same name imported before comes back."""
+    then the tasks' own path (task_path, of `python` when they run with a virtualenv's),
+    never what this process added; and forget them afterwards: projects share module
+    names (`bolts`, `spouts`), and one process may load several. A module of the same
+    name imported before comes back."""
     path, modules = list(sys.path), dict(sys.modules)
-    sys.path[:] = [*(str(f) for f in folders), *task_path()]
+    sys.path[:] = [*(str(f) for f in folders), *task_path(python)]
     importlib.invalidate_caches()
     try:
         yield

@@ -29,6 +29,7 @@ from heronbridge.runtime.health.config import ENABLED
 from heronbridge.runtime.plan.tasks import TaskLayout
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.scheduler.launch import Launch
+from heronbridge.shims import ShimError
 from heronbridge.shims.storm import keys
 from heronbridge.shims.storm.subprocess import child_argv
 
@@ -140,7 +141,7 @@ def _crashes(launch: Any, project: Project, snapshot: Snapshot) -> str:
     traces count those), each component's first with what it died of (and where in the
     project's src/): '' when none was."""
     try:
-        report = control.metrics(launch.state, launch.name, timeout=2.0)
+        report = control.metrics(launch.statemgr, launch.name, timeout=2.0)
     except RuntimeKernelError:
         return ""
     restarted = {key: n - snapshot.exited.get(key, 0)
@@ -178,7 +179,7 @@ def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
         name = topology_name(project_dir, scenario.topology)
         project = load_project(project_dir, name, scenario.environment, options, multilang,
                                home.workdir(name) / "resources")
-    except CompatError as exc:
+    except (CompatError, ShimError) as exc:  # ShimError: a migrated topology's marked parts
         msg = f"scenario {scenario.name!r} on the runtime: cannot load the project: {exc}"
         raise ConformanceError(msg) from exc
     plan = project.plan

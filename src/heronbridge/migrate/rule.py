@@ -18,8 +18,8 @@ from .hierarchy import plan_of
 from .homes import HELPERS
 
 MARKER = "# TODO(heronbridge:{rule}): {reason}"
-# Below a rule's markers, where its README section says what to do by hand.
-MANUAL = "# See heronbridge's README.md#{anchor} for what to do by hand."
+# Below a rule's markers, where its docs section says what to do by hand (migrate/manual.py).
+MANUAL = "# See heronbridge's docs/reference/codemod.md#{anchor} for what to do by hand."
 UNPORTED = "unported"  # its class decorator: the class refuses to run, with these reasons
 Import = tuple[str, str | None]  # (module, name): `from module import name`, or `import module`
 CONVERTED = "converted"
@@ -47,7 +47,7 @@ def marker(rule: str, reason: str) -> str:
 
 
 def manual(rule: str, name: str) -> str:
-    """The line under a rule's markers: its README section (heading "HBnnn name")."""
+    """The line under a rule's markers: its docs section (heading "HBnnn name")."""
     return MANUAL.format(anchor=f"{rule.lower()}-{name}")
 
 

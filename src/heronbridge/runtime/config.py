@@ -2,9 +2,9 @@
 
 Each key is one `Key` in KEYS: its name, type, default, minimum, what it means and its
 Storm or Heron counterpart; `TopologyConfig.read` checks and converts a topology's (or a
-component's merged) config by that table, and `reference()` renders it as the README's
-configuration reference. Keys that Heron and Storm share keep their `topology.*` names;
-knobs that only this runtime has live under `heronbridge.*`.
+component's merged) config by that table, and `reference()` renders it as the docs'
+configuration reference (docs/reference/config.md). Keys that Heron and Storm share keep
+their `topology.*` names; knobs that only this runtime has live under `heronbridge.*`.
 """
 
 from __future__ import annotations

@@ -60,6 +60,7 @@ class InMemoryTopology:
                 continue
             one = Task(f"{plan.name}-in-memory", task, 0, "", "", secret=b"")
             one.attach(plan, local, seed=seed + task)
+            self.attached(one)
             end = _TaskEnd(task)
             one.send = partial(self._sent, end)
             if getattr(one.user, "owns_loop", False):
@@ -67,6 +68,7 @@ class InMemoryTopology:
                        "owns its loop (pull.py), expected one the runtime's drivers call")
                 raise ComponentError(msg)
             one.start_component()
+            self.started(one)
             self.tasks[task] = one
             self.router.route[task] = end
             if one.is_spout:
@@ -76,6 +78,13 @@ class InMemoryTopology:
             else:
                 self._bolts[task] = BoltDriver(one)
         self.router.place([t.task for t in self.spouts], True)
+
+    def attached(self, task: Task) -> None:
+        """A task's component and collector are built, not yet opened or prepared:
+        a subclass may wrap the collector here (the component binds it when it starts)."""
+
+    def started(self, task: Task) -> None:
+        """A task's component was opened or prepared."""
 
     def _sent(self, source: _TaskEnd, out: list[bytes]) -> None:
         self.in_flight.append((source, b"".join(out)))

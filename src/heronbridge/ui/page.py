@@ -214,7 +214,7 @@ id=chart-task><option value="">per component</option>{task_options}</select></la
 <section><h2>Custom metrics</h2><p class=legend>what the components report themselves
 (a counter's total, a gauge's latest value), per task</p>
 {_table("custom", CUSTOM_COLUMNS, data["custom"])}</section>
-<section><h2>Health manager</h2><p class=legend>its latest decisions (what it saw, what
+<section><h2>Health manager</h2><p class=legend>its latest diagnoses (the evidence, what
 it did or why nothing), latest first</p>
 {_table("actions", ACTION_COLUMNS, data["actions"])}</section>
 <section><h2>Exceptions</h2><div id=exceptions>{_exceptions(data["exceptions"])}</div>
@@ -246,7 +246,7 @@ CUSTOM_COLUMNS = (("component", "component"), ("task", "task"), ("name", "metric
                   ("kind", "kind"), ("value", "value"))
 ACTION_COLUMNS = (
     ("when", "time"), ("action", "action"), ("component", "component"), ("task", "task"),
-    ("diagnosis", "diagnosis"), ("detail", "what was done"), ("why", "symptoms"))
+    ("diagnosis", "diagnosis"), ("why", "evidence"), ("detail", "what was done"))
 TASK_COLUMNS = (
     ("task", "task"), ("component", "component"), ("container", "container"),
     ("emitted_rate", "emitted/s"), ("executed_rate", "executed/s"), ("acked", "acked"),

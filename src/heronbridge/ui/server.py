@@ -40,7 +40,7 @@ from heronbridge.runtime import admin
 from heronbridge.runtime.errors import RuntimeKernelError, where
 from heronbridge.runtime.procfs import tcp_peer_owner
 
-from . import BadRequest, Forbidden, NotFound, UIError, page, profiles, series
+from . import BadRequest, Forbidden, NotFound, UIError, compatibility, page, profiles, series
 from . import files as topology_files
 from .heron_api import HeronAPI, dumps, failure
 from .prometheus import CONTENT_TYPE, Exposition
@@ -171,6 +171,7 @@ class UIServer:
             ("GET", "/static/(?P<name>[a-z]+\\.(?:js|css))", "page", self._static),
             ("GET", "/reports/(?P<kind>[a-z]+)/(?P<folder>[^/]+)/?(?P<path>.*)", "page",
              self._report),
+            ("GET", "/compatibility", "page", lambda q: self._html(compatibility.page())),
             ("GET", f"/ui/api/topology/{topo}", "page", self._page_data),
             ("GET", f"/ui/api/topology/{topo}/series", "page", self._series),
             ("POST", f"/ui/api/topology/{topo}/(?P<action>activate|deactivate|kill)", "page",

@@ -30,6 +30,7 @@ def cli(tmp_path, *args):
                           cwd=tmp_path)
 
 
+@pytest.mark.compat("heronpy/Spout and Bolt", "heronpy/TopologyBuilder and Topology")
 def test_the_word_count_example_counts_every_word_through_heronbridge_run(tmp_path):
     out, sentences = tmp_path / "out", 500
     out.mkdir()
@@ -75,6 +76,7 @@ def by_component(out: Path) -> dict[str, list[dict]]:
     return found
 
 
+@pytest.mark.compat("heronpy/groupings")
 def test_every_grouping_ticks_and_at_most_once_from_a_topology_builder_script(tmp_path):
     shutil.copy(HERE / "hp_components.py", tmp_path)
     (tmp_path / "groupings.py").write_text(GROUPINGS)

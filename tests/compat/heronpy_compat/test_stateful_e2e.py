@@ -45,6 +45,7 @@ def written_again(out: Path) -> None:
                "the counts written again")
 
 
+@pytest.mark.compat("heronpy/stateful components")
 def test_killing_the_counting_task_after_a_checkpoint_leaves_every_count_exact(
         run_topology, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLE.parent))

@@ -37,6 +37,8 @@ def task_samples(tmp_path: Path, component: str) -> list[dict]:
     return sorted((r for r in rows if r["component"] == component), key=lambda r: r["ts_ms"])
 
 
+@pytest.mark.compat("heronpy/Streamlet Builder and Runner", "heronpy/Streamlet.flat_map",
+                    "heronpy/Streamlet.reduce_by_key_and_window")
 def test_the_streamlet_word_count_counts_each_tumbling_window(tmp_path):
     spec = importlib.util.spec_from_file_location("streamlet_wordcount", EXAMPLE)
     example = importlib.util.module_from_spec(spec)

@@ -71,6 +71,8 @@ class Collect(Sink):
 # -- one element in, some out -------------------------------------------------------------
 
 
+@pytest.mark.compat("heronpy/Streamlet.map", "heronpy/Streamlet.flat_map",
+                    "heronpy/Streamlet.filter")
 def test_map_flat_map_and_filter():
     b = Builder()
     numbers = source(b, "numbers", [1, 2, 3, 4, 5, 6])
@@ -85,6 +87,7 @@ def test_map_flat_map_and_filter():
     assert run.out("spread", "log-3") == [1, 2, 2, 4, 5, 6]
 
 
+@pytest.mark.compat("heronpy/Streamlet.union")
 def test_union_carries_both_streams():
     b = Builder()
     left, right = source(b, "left", [1, 2, 3]), source(b, "right", ["a", "b"])
@@ -94,6 +97,7 @@ def test_union_carries_both_streams():
     assert Counter(run.out("both", "log-1")) == Counter([1, 2, 3, "a", "b"])
 
 
+@pytest.mark.compat("heronpy/Streamlet.clone")
 def test_clone_gives_each_clone_every_element():
     b = Builder()
     first, second = source(b, "numbers", [1, 2, 3]).clone(2)
@@ -105,6 +109,7 @@ def test_clone_gives_each_clone_every_element():
     assert run.out("second", "log-2") == [1, 2, 3]
 
 
+@pytest.mark.compat("heronpy/Streamlet.repartition")
 def test_repartition_routes_by_the_function_and_round_robin_without_one():
     b = Builder()
     numbers = source(b, "numbers", [1, 2, 3, 4, 5])
@@ -135,6 +140,7 @@ class Twice(TransformOperator):
         self.context.emit(-tup.values[0])
 
 
+@pytest.mark.compat("heronpy/Streamlet.transform")
 def test_transform_emits_through_its_context():
     b = Builder()
     source(b, "numbers", [1, 2]).transform(Twice()).set_name("twice").log()
@@ -147,6 +153,7 @@ def test_transform_emits_through_its_context():
 # -- the ends of a topology -----------------------------------------------------------
 
 
+@pytest.mark.compat("heronpy/Streamlet.consume")
 def test_consume_calls_the_function_for_each_element():
     b = Builder()
     source(b, "words", ["a", "b", "c"]).consume(seen)
@@ -155,6 +162,7 @@ def test_consume_calls_the_function_for_each_element():
     assert SEEN == ["a", "b", "c"]
 
 
+@pytest.mark.compat("heronpy/Streamlet.log")
 def test_log_logs_each_element(caplog):
     b = Builder()
     source(b, "words", ["alpha", "beta"]).log()
@@ -181,6 +189,7 @@ def keyed(outputs):
     return [(kw._key, result) for kw, result in outputs]
 
 
+@pytest.mark.compat("heronpy/Streamlet.reduce_by_key_and_window")
 def test_reduce_by_key_and_window_reduces_each_tumbling_window_once():
     b = Builder()
     pairs = source(b, "pairs", [("a", 1), ("b", 2), ("a", 3)])
@@ -271,6 +280,7 @@ def test_reduce_by_key_and_window_over_a_sliding_window(monkeypatch):
     assert keyed(run.out("sums", "log-1")) == [("a", 1), ("a", 3), ("a", 2)]
 
 
+@pytest.mark.compat("heronpy/Streamlet.reduce_by_window")
 def test_reduce_by_window_folds_from_none_each_window():
     b = Builder()
     source(b, "numbers", [1, 2, 3]).reduce_by_window(
@@ -283,11 +293,13 @@ def test_reduce_by_window_folds_from_none_each_window():
 
 
 @pytest.mark.parametrize(("join", "expected"), [
-    ("join", [("a", (1, "x")), ("a", (3, "x"))]),
-    ("outer_left_join", [("a", (1, "x")), ("a", (3, "x")), ("b", (2, None))]),
-    ("outer_right_join", [("a", (1, "x")), ("a", (3, "x")), ("c", (None, "y"))]),
-    ("outer_join", [("a", (1, "x")), ("a", (3, "x")), ("b", (2, None)), ("c", (None, "y"))]),
-])
+    pytest.param(join, expected, marks=pytest.mark.compat(f"heronpy/Streamlet.{join}"))
+    for join, expected in [
+        ("join", [("a", (1, "x")), ("a", (3, "x"))]),
+        ("outer_left_join", [("a", (1, "x")), ("a", (3, "x")), ("b", (2, None))]),
+        ("outer_right_join", [("a", (1, "x")), ("a", (3, "x")), ("c", (None, "y"))]),
+        ("outer_join", [("a", (1, "x")), ("a", (3, "x")), ("b", (2, None)), ("c", (None, "y"))]),
+    ]])
 def test_each_join_type_over_a_window(join, expected):
     b = Builder()
     left = source(b, "left", [("a", 1), ("b", 2), ("a", 3)])

@@ -21,6 +21,7 @@ def bench(tmp_path: Path, *args: str) -> tuple[dict, str]:
 
 @pytest.mark.integration
 @pytest.mark.conformance  # bench is a verb of the conformance extra
+@pytest.mark.solo  # rates and latencies
 def test_the_runtime_is_measured_at_saturation_and_at_the_offered_load(tmp_path):
     result, table = bench(tmp_path, "--systems", "runtime", "--par", "1", "--rate", "400",
                           "--warmup", "1", "--seconds", "3")
@@ -45,6 +46,7 @@ def test_the_runtime_is_measured_at_saturation_and_at_the_offered_load(tmp_path)
 
 @pytest.mark.integration
 @pytest.mark.conformance  # bench is a verb of the conformance extra
+@pytest.mark.solo  # rates and latencies
 def test_acking_off_has_no_trees_to_time(tmp_path):
     result, _ = bench(tmp_path, "--systems", "runtime", "--no-fused", "--acking", "off",
                       "--rate", "300", "--warmup", "1", "--seconds", "2")

@@ -74,6 +74,7 @@ def test_wordcount_is_traced_on_every_component_and_ends_by_its_traces(
     assert storm_leftovers(tmp_path, component_pids(records)) == []
 
 
+@pytest.mark.compat("grouping/direct", "api/direct emits", on="storm")
 def test_direct_grouping_runs_on_storm(tmp_path, storm_install):
     scenario, run = storm_run(EXAMPLES / "direct", tmp_path, storm_install,
                               options={"direct.count": 30})

@@ -115,6 +115,7 @@ def test_an_exit_fault_restarts_the_task_once_with_a_new_trace_file(tmp_path):
     assert set(spout_story(records)) == set(range(30))
 
 
+@pytest.mark.solo  # its deadline of seconds includes the topology's start
 def test_a_run_that_never_settles_times_out_naming_the_topology(tmp_path):
     sc = scenario(5, [{"component": "checker", "kind": "drop", "every": 1}], timeout=6)
     sc.config["topology.message.timeout.secs"] = 60  # dropped trees stay pending
@@ -141,6 +142,7 @@ def test_a_bound_stops_the_spout_and_the_run_drains(tmp_path):
     assert set(spout_story(records)) == set(range(25))  # then replays only, and settled
 
 
+@pytest.mark.solo  # its deadline of seconds includes the topology's start
 def test_a_time_limit_with_spouts_still_emitting_says_how_to_bound_the_run(tmp_path):
     with pytest.raises(RuntimeTimeout) as err:
         run_on_runtime(PROJECT, scenario(10**9, tuples=None, timeout=8), tmp_path)

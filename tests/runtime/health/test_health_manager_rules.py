@@ -3,6 +3,7 @@ the parallelism ceiling a decision to do nothing, logged once per cool-down."""
 
 from __future__ import annotations
 
+import pytest
 from health_components import CostlyBolt, RateSpout
 
 from heronbridge.runtime import TopologyBuilder
@@ -64,8 +65,80 @@ def test_scale_up_then_cool_down_then_the_ceiling(state, monkeypatch):
     assert asked == [{"work": 3}]
     kinds = [(a.action, a.diagnosis) for a in taken]
     assert kinds[0] == ("scale-up", "under-provisioned")
-    # Still backpressured at the ceiling: nothing more to do, said once per cool-down.
-    assert kinds[1:] == [("none", "under-provisioned")] * 3
-    assert "parallelism 1 -> 3" in taken[0].detail and "at the ceiling" in taken[1].detail
-    assert all(b - a >= 10 for a, b in zip(when, when[1:], strict=False))
+    # Checked after the cool-down: still backpressured, so it did not help.
+    assert kinds[1] == ("blacklisted", "under-provisioned") and when[1] == 13
+    # At the ceiling: nothing more to do, said once per cool-down.
+    assert kinds[2:] == [("none", "under-provisioned")] * 3
+    assert "parallelism 1 -> 3" in taken[0].detail and "at the ceiling" in taken[2].detail
+    assert all(b - a >= 10 for a, b in zip(when[2:], when[3:], strict=False))
     assert [a.line() for a in read_actions(state, "rules")] == [a.line() for a in taken]
+
+
+def held_spout(now: float, tasks: list[int], after: str) -> control_pb2.MetricsReport:
+    """A spout held by its window 600 ms of every second while one task of `work` is busy
+    all the time; once scaled, `after`: "served" (held no more, 200/s where it was 80/s),
+    "same" (nothing changed), or "idler" (the tasks idle most of the time, so the bolt is
+    no longer at capacity, but the spout is as held and as slow as before)."""
+    ms = int(now * 1000)
+    scaled = len(tasks) > 1
+    served = scaled and after == "served"
+    rate = 200 if served else 80
+    busy = 0.8 if served else 0.3 if scaled and after == "idler" else 0.99
+    spout = control_pb2.TaskMetrics(
+        component="source", task_id=1, timestamp_ms=ms,
+        counters={"window-held-ms": (0 if served else 600) * now, "ack-count": rate * now,
+                  "emit-count": rate * now})
+    bolts = [control_pb2.TaskMetrics(
+        component="work", task_id=t, timestamp_ms=ms,
+        counters={"execute-time-ns": busy * 1e9 * now,
+                  "execute-count": rate / len(tasks) * now}) for t in tasks]
+    return control_pb2.MetricsReport(all_ready=True, tasks=[spout, *bolts])
+
+
+@pytest.mark.parametrize("after", ["served", "same", "idler"])
+def test_an_action_is_verified_after_its_cool_down_or_blacklisted(state, monkeypatch, after):
+    b = TopologyBuilder("verify", {**CONF, "heronbridge.health.max.parallelism": 8,
+                                   "heronbridge.health.blacklist.secs": 100})
+    b.spout("source", RateSpout)
+    b.bolt("work", CostlyBolt, inputs=["source"])
+    plan = b.build()
+    publish(state, plan)
+
+    def update(st, name, parallelism, reason=""):
+        publish(st, rescaled(plan, parallelism))
+        return control_pb2.UpdateReport(paused_secs=1.0)
+
+    monkeypatch.setattr(manager.control, "update", update)
+    monkeypatch.setattr(manager.control, "metrics", lambda st, name, timeout: held_spout(
+        clock[0], [t for c in st.get(PACKING_PLANS, "verify").containers
+                   for i in c.instances if i.component == "work" for t in [i.task_id]],
+        after))
+    health = manager.HealthManager(state, "verify")
+    clock = [0.0]
+    taken = []
+    for second in range(40):
+        clock[0] = float(second)
+        taken += [(second, a) for a in health.step(now=clock[0])]
+    first = taken[0][1]
+    # Held 600 ms/s: 80/s served of 200/s offered, so 1 * 1000 / (1000 - 600) -> 3 tasks.
+    assert (first.action, first.diagnosis, taken[0][0]) == ("scale-up", "under-provisioned", 3)
+    assert "parallelism 1 -> 3" in first.detail and "held by its in-flight window" in first.why
+    check = taken[1]
+    assert check[0] == 13  # the cool-down over, the window full again
+    if after == "served":
+        assert check[1].action == "verified" and "throughput 200/s" in check[1].why
+        assert "throughput rose" in check[1].detail
+        assert "the spouts run at what they offer" in check[1].detail
+        assert len(taken) == 2  # nothing more to do
+        return
+    # Judged by the figures, not by the diagnosis: gone or not, the spout is as held
+    # and as slow as before the action.
+    assert check[1].action == "blacklisted", check[1].text()
+    assert "the spouts are still held" in check[1].detail
+    if after == "idler":
+        assert "the diagnosis is gone" in check[1].why and len(taken) == 2
+        return
+    assert "diagnosis still holds" in check[1].why
+    # Diagnosed again, the same action is not taken: said once per cool-down.
+    assert [(s, a.action) for s, a in taken[2:]] == [(13, "none"), (23, "none"), (33, "none")]
+    assert "blacklisted: scale-up at" in taken[2][1].detail

@@ -61,6 +61,12 @@ class Spout:
     def fail(self, msg_id: Any) -> None:
         """The tuple tree rooted at `msg_id` failed or timed out."""
 
+    def source_lag(self) -> float | None:
+        """How much its source holds that it has not read yet (records, such as Kafka
+        consumer lag), or None if it cannot tell; read at each metrics interval. The
+        health manager takes a lag that keeps growing as a sign of too few tasks."""
+        return None
+
     def close(self) -> None:
         """The task is shutting down."""
 

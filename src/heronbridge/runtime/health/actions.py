@@ -12,11 +12,13 @@ from ..statemgr import StateManager
 
 KEEP = 100
 SCALE_UP, RESTART, NONE = "scale-up", "restart", "none"
+# The check of an action after its cool-down: it helped, or it is not taken again for a while.
+VERIFIED, BLACKLISTED = "verified", "blacklisted"
 
 
 @dataclass(frozen=True)
 class Action:
-    action: str  # scale-up, restart or none
+    action: str  # scale-up, restart, none; verified or blacklisted (an earlier action)
     diagnosis: str
     component: str
     task: int | None

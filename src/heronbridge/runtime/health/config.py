@@ -17,13 +17,19 @@ RATE_SKEW = "heronbridge.health.rate.skew.ratio"
 QUEUE_SKEW = "heronbridge.health.queue.skew.ratio"
 QUEUE_GROWTH = "heronbridge.health.queue.growth.bytes"  # per second, a growing queue
 CRASHES = "heronbridge.health.crashes"  # restarts within the window that make a crash loop
+CAPACITY = "heronbridge.health.capacity"  # share of the time in execute: a bolt at capacity
+HELD = "heronbridge.health.spout.held.ms"  # ms/s a spout's window held it: held back
+FAILURES = "heronbridge.health.failure.ratio"  # timeouts and fails per ack: tuples lost
+BLACKLIST = "heronbridge.health.blacklist.secs"  # how long an action that did not help waits
 
 # Heron's policies run every 60s over 300s of metrics and wait 180s after acting; these
-# react sooner, yet never in a topology's first minute.
+# act about a minute after a problem shows (the window), never in a topology's first
+# minute, and check an action a window after its cool-down.
 DEFAULTS: dict[str, Any] = {ENABLED: "on", INTERVAL: 10.0, WINDOW: 60.0, COOLDOWN: 120.0,
                             MAX_PARALLELISM: 8, NOISE: 20.0, RATE_SKEW: 1.5,
                             QUEUE_SKEW: 4.0, QUEUE_GROWTH: 1 << 20,
-                            CRASHES: 2}
+                            CRASHES: 2, CAPACITY: 0.85, HELD: 500.0, FAILURES: 0.05,
+                            BLACKLIST: 1800.0}
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,10 @@ class HealthConfig:
     queue_skew: float
     queue_growth: float
     crashes: int
+    capacity: float
+    held_ms: float
+    failure_ratio: float
+    blacklist: float
 
     @classmethod
     def read(cls, conf: dict, topology: str) -> HealthConfig:
@@ -60,4 +70,6 @@ class HealthConfig:
                    max_parallelism=int(get(MAX_PARALLELISM, 1)), noise_ms=get(NOISE, 0),
                    rate_skew=get(RATE_SKEW, 1.0), queue_skew=get(QUEUE_SKEW, 1.0),
                    queue_growth=get(QUEUE_GROWTH, 0),
-                   crashes=int(get(CRASHES, 1)))
+                   crashes=int(get(CRASHES, 1)), capacity=get(CAPACITY, 0.01),
+                   held_ms=get(HELD, 1), failure_ratio=get(FAILURES, 0),
+                   blacklist=get(BLACKLIST, 0))

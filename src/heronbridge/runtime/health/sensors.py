@@ -1,11 +1,18 @@
-"""Sensors: what the topology master's metrics say about each bolt over a sliding window.
+"""Sensors: what the topology master's metrics say about each component over a sliding
+window.
 
-Per task: the time it held backpressure (the stream managers' `backpressure-ms/task/N`,
+Per bolt task: its capacity (the share of the time it spent in `execute`, Storm's figure),
+the time it held backpressure (the stream managers' `backpressure-ms/task/N`,
 in ms per second, at most 1000, as Heron's BackPressureSensor), its execute rate, its
 queue (the bytes its stream manager has not yet written to it) and how often it was
 restarted (its incarnation) with the latest exception it raised. Its input rate is
 measured where it is sure to be current: the bytes its stream manager wrote to it
 (`bytes-to/task/N`); a saturated task publishes its own counters only between batches.
+Its queue is kept as the series of every sample in the window, so that a queue growing
+however slowly shows.
+
+Per spout task: the time its in-flight window (max spout pending) held it, its emit,
+ack, fail and timeout rates, and the lag its source reports, as a series.
 """
 
 from __future__ import annotations
@@ -15,7 +22,17 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..telemetry import BACKPRESSURE_MS, EXECUTE_COUNT
+from ..telemetry import (
+    ACK_COUNT,
+    BACKPRESSURE_MS,
+    EMIT_COUNT,
+    EXECUTE_COUNT,
+    EXECUTE_TIME_NS,
+    FAIL_COUNT,
+    SOURCE_LAG,
+    TIMEOUT_COUNT,
+    WINDOW_HELD_MS,
+)
 
 STMGR = "__stmgr__"
 BP_TASK = BACKPRESSURE_MS + "/task/"
@@ -31,6 +48,8 @@ class TaskView:
     intake: float = 0.0  # bytes per second its stream manager wrote to it
     queue: float = 0.0  # bytes waiting for it now
     growth: float = 0.0  # of its queue, bytes per second over the window
+    queues: list[float] = field(default_factory=list)  # its queue at every sample
+    capacity: float = 0.0  # share of the time in execute (1: always busy)
     restarts: int = 0  # within the window
     exception: str = ""  # the latest, "Class: message"
 
@@ -48,6 +67,36 @@ class ComponentView:
     @property
     def rate(self) -> float:
         return sum(t.rate for t in self.tasks.values())
+
+    @property
+    def capacity(self) -> float:
+        """Its busiest task's."""
+        return max((t.capacity for t in self.tasks.values()), default=0.0)
+
+
+@dataclass
+class SpoutTaskView:
+    task: int
+    held: float = 0.0  # ms per second its in-flight window was full
+    emitted: float = 0.0  # per second, as every rate here
+    acked: float = 0.0
+    failed: float = 0.0
+    timed_out: float = 0.0
+    lags: list[float] = field(default_factory=list)  # what its source reported, per sample
+
+
+@dataclass
+class SpoutView:
+    name: str
+    tasks: dict[int, SpoutTaskView] = field(default_factory=dict)
+
+    @property
+    def held(self) -> float:
+        """The mean of its tasks' ms/s (each task is held on its own)."""
+        return sum(t.held for t in self.tasks.values()) / max(1, len(self.tasks))
+
+    def total(self, what: str) -> float:
+        return sum(getattr(t, what) for t in self.tasks.values())
 
 
 def _delta(first: float, last: float) -> float:
@@ -74,6 +123,40 @@ class Window:
     @property
     def span(self) -> float:
         return self.samples[-1][0] - self.samples[0][0] if len(self.samples) > 1 else 0.0
+
+    def series(self, component: str, task: int, gauge: str) -> list[float]:
+        """A task's gauge at every sample of the window that has it."""
+        return [sample.gauges[gauge] for _, tasks in self.samples for (c, t, _), sample
+                in tasks.items() if c == component and t == task and gauge in sample.gauges]
+
+    def spouts(self, spouts: dict[str, tuple[int, ...]]) -> dict[str, SpoutView]:
+        """A view of each spout ({name: its task ids}) over the window."""
+        views = {name: SpoutView(name, {t: SpoutTaskView(t) for t in tasks})
+                 for name, tasks in spouts.items()}
+        if len(self.samples) < 2 or self.span <= 0:
+            return views
+        first, last = self.samples[0][1], self.samples[-1][1]
+        for key, sample in last.items():
+            component, task, _container = key
+            if component not in views or task not in views[component].tasks:
+                continue
+            view = views[component].tasks[task]
+            view.lags = self.series(component, task, SOURCE_LAG)
+            before = first.get(key)
+            taken = (sample.timestamp_ms - before.timestamp_ms) / 1000 \
+                if before is not None else 0.0
+            if taken <= 0:
+                continue
+
+            def rate(name: str, sample: Any = sample, before: Any = before,
+                     taken: float = taken) -> float:
+                return _delta(before.counters.get(name, 0.0),
+                              sample.counters.get(name, 0.0)) / taken
+
+            view.held = min(1000.0, rate(WINDOW_HELD_MS))
+            view.emitted, view.acked = rate(EMIT_COUNT), rate(ACK_COUNT)
+            view.failed, view.timed_out = rate(FAIL_COUNT), rate(TIMEOUT_COUNT)
+        return views
 
     def components(self, bolts: dict[str, tuple[int, ...]]) -> dict[str, ComponentView]:
         """A view of each bolt ({name: its task ids}) over the window."""
@@ -107,6 +190,7 @@ class Window:
                         if target in owner:
                             view = views[owner[target]].tasks[target]
                             view.queue = value
+                            view.queues = self.series(STMGR, task, name)
                             old = before.gauges.get(name) if before is not None else None
                             if old is not None:
                                 view.growth = (value - old) / seconds
@@ -120,6 +204,9 @@ class Window:
                 view.rate = _delta(before.counters.get(EXECUTE_COUNT, 0.0),
                                    sample.counters.get(EXECUTE_COUNT, 0.0)) / taken \
                     if taken > 0 else 0.0
+                busy = _delta(before.counters.get(EXECUTE_TIME_NS, 0.0),
+                              sample.counters.get(EXECUTE_TIME_NS, 0.0)) / 1e9
+                view.capacity = min(1.0, busy / taken) if taken > 0 else 0.0
                 view.restarts = max(0, sample.incarnation - before.incarnation)
             if sample.exceptions:
                 latest = max(sample.exceptions, key=lambda e: e.last_ms)

@@ -73,6 +73,7 @@ class PullHost:
         self._execute_secs = conf.execute_batch_secs
         self._handed_since = 0.0  # when the first input tuple handed out unflushed went
         self._window_full = False
+        self._held_at = 0.0  # when the window was last seen full (0: it was not)
         self._nexts = 0  # `next` commands since the last flush
         self._burst_began = 0.0
         self._burst_most = 0  # the emit count that ends the burst (its bytes bound)
@@ -199,6 +200,12 @@ class PullHost:
                 else self._window.limit)
             if self._window_full:
                 self._window.stalled(now)
+                if self._held_at:
+                    self._task.held_ms += (now - self._held_at) * 1000
+                self._held_at = now
+            elif self._held_at:
+                self._task.held_ms += (now - self._held_at) * 1000
+                self._held_at = 0.0
             waiting_acks = pacer.awaiting_acks(now) and em.pending
             if not idle and self._active and not self._window_full and not waiting_acks \
                     and not self._task.backpressured(now):

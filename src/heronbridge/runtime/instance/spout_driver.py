@@ -36,6 +36,7 @@ class SpoutDriver:
         burst = pacer.burst
         burst_secs = pacer.burst_secs
         window_full = False
+        held_at = 0.0  # when the window was last seen full (0: it was not)
         task.reset_backpressure()
         interval = task.conf.metrics_interval_secs
         next_metrics = time.monotonic() + interval
@@ -50,6 +51,12 @@ class SpoutDriver:
                                            else max_pending)
             if window_full:
                 window.stalled(now)
+                if held_at:
+                    task.held_ms += (now - held_at) * 1000
+                held_at = now
+            elif held_at:
+                task.held_ms += (now - held_at) * 1000
+                held_at = 0.0
             can_emit = task.active and not window_full and not task.backpressured(now)
             wait = 0.0
             if not can_emit:
@@ -130,10 +137,10 @@ def settle(task: Task, data: bytes, found: list, ack: Callable | None = None,
                 add(now - emitted_at)
             if sample:
                 window.acked(now - sum(e for _, e in sample) / len(sample),
-                             len(pending), now)
+                             len(pending) + len(entries), now)
         else:
             counts[FAIL_COUNT if kind == frames.FAILED else TIMEOUT_COUNT] += len(entries)
             if kind == frames.FAILED and entries:  # a bolt's answer: a round trip too
-                window.acked(now - entries[-1][1], len(pending), now)
+                window.acked(now - entries[-1][1], len(pending) + len(entries), now)
             for msg_id, _ in entries:
                 fail(msg_id)

@@ -44,8 +44,11 @@ from ..telemetry import (
     OUT_QUEUE_BYTES,
     PENDING,
     RSS_BYTES,
+    SOURCE_LAG,
     TIMEOUT_COUNT,
     UPTIME_SECS,
+    WINDOW_HELD_MS,
+    WINDOW_LIMIT,
     ExceptionLog,
     Histogram,
 )
@@ -117,6 +120,7 @@ class Task:
         self.exceptions = ExceptionLog()
         self.started_at: float | None = None  # when the component was opened or prepared
         self.bp_ms = 0.0
+        self.held_ms = 0.0  # a spout's, with its in-flight window full
         self._blocked_since: float | None = None
         self.counts = {NEXT_TUPLE_COUNT: 0, EXECUTE_COUNT: 0, EXECUTE_TIME_NS: 0,
                        ACK_COUNT: 0, FAIL_COUNT: 0, TIMEOUT_COUNT: 0, ERROR_COUNT: 0,
@@ -392,6 +396,21 @@ class Task:
             self.malformed(f"data frame (from task {src}, stream #{stream})", exc)
             return []
 
+    def source_lag(self) -> float | None:
+        """What the spout says its source holds that it has not read yet (None: it does
+        not say). A spout that raises there is reported, not stopped."""
+        lag = getattr(getattr(self, "user", None), "source_lag", None)
+        if lag is None:
+            return None
+        try:
+            value = lag()
+        except Exception as exc:  # the component's: reported, and metrics go on
+            self.exceptions.add(exc)
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return float(value)
+
     def publish(self) -> None:
         if self.metrics is None:
             return  # not registered yet: nothing to say, nobody to say it to
@@ -399,6 +418,8 @@ class Task:
         em = self.emitter
         counters: dict[str, float] = dict(self.counts)
         counters[BACKPRESSURE_MS] = self.bp_ms
+        if self.is_spout:
+            counters[WINDOW_HELD_MS] = self.held_ms
         gauges: dict[str, float] = {RSS_BYTES: rss_bytes_with_children()}
         if self.conn is not None:
             gauges[OUT_QUEUE_BYTES] = self.conn.out_bytes
@@ -419,7 +440,12 @@ class Task:
             counters=counters, gauges=gauges)
         if isinstance(em, SpoutEmitter):
             metrics.gauges[PENDING] = len(em.pending)
+            if self.window.limit != float("inf"):
+                metrics.gauges[WINDOW_LIMIT] = self.window.limit
             metrics.histograms[COMPLETE_LATENCY].counts.extend(self.latency.counts)
+            lag = self.source_lag()
+            if lag is not None:
+                metrics.gauges[SOURCE_LAG] = lag
         if self.exceptions.records:
             metrics.exceptions.extend(self.exceptions.records.values())
         self.metrics.publish(metrics)

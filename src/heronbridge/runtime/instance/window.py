@@ -57,7 +57,9 @@ class InFlightWindow:
 
     def acked(self, latency: float, in_flight: int, now: float) -> None:
         """One ack (or bolt fail) batch's mean latency: adjust the limit (it grows only
-        while it binds, up to twice what is in flight)."""
+        while it binds, up to twice what was in flight). `in_flight` counts the batch's
+        own trees: counted after they left, a window of one never saw one in flight, and
+        never grew, at any parallelism downstream."""
         if not self.adaptive:
             return
         self.heard = now

@@ -42,6 +42,7 @@ from ..statemgr.follow import Follower
 from ..telemetry import RESTART_WAIT_SECS
 from ..wire import auth
 from ..wire.aio import FramedProtocol, spawn
+from .environments import TASK_PYTHON
 from .processes import argv_address, die_with_parent, module_command
 from .restarts import Backoff
 
@@ -125,12 +126,14 @@ class Executor:
 
     def _add_task(self, component: str, task: int) -> Child:
         tid, container = self.topology_id, self.container
+        # A topology with a virtualenv of its own runs its tasks with that interpreter.
+        python = self.plan.config.get(TASK_PYTHON) or None
         return self._add(f"task-{task}-{component}", 0, lambda n: module_command(
             "instance", "--topology-id", tid, "--task", str(task),
             "--container", str(container),
             "--stmgr", argv_address(stmgr_address(tid, container)),
             "--metrics", argv_address(metrics_address(tid, container)),
-            "--incarnation", str(n)), (component, task))
+            "--incarnation", str(n), python=python), (component, task))
 
     def _add(self, name: str, tier: int, argv_for: Callable[[int], list[str]],
              task: tuple[str, int] | None = None) -> Child:

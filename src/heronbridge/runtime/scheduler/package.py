@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import tarfile
 from pathlib import Path
@@ -19,8 +20,12 @@ from pathlib import Path
 from ..errors import SchedulerError, where
 from ..plan.logical import LogicalPlan
 from ..plan.relocate import relocate_path
+from .environments import TASK_PYTHON, ship
+
+log = logging.getLogger("heronbridge.runtime.scheduler.package")
 
 MANIFEST = "heronbridge-package.json"
+ENVIRONMENT = "environment"  # the wheels of the topology's own virtualenv
 # Not part of a project: caches, version control, virtual environments.
 SKIP = frozenset({"__pycache__", ".git", ".hg", ".svn", ".tox", ".venv", "venv", ".nox",
                   "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".pids"})
@@ -60,8 +65,15 @@ def build(plan: LogicalPlan, topology_id: str, workdir: Path, target: Path) -> P
         info.uname = info.gname = ""
         return info
 
+    environment = None
+    python = plan.config.get(TASK_PYTHON)
+    if python:  # the topology's own virtualenv travels as wheels, installed offline there
+        wheels = workdir / ENVIRONMENT
+        environment = ship(python, wheels, where(plan.name), log.info)
+        folders[str(wheels)] = ENVIRONMENT
     manifest = json.dumps({"topology": plan.name, "topology_id": topology_id,
-                           "folders": folders}, indent=1).encode()
+                           "folders": folders, "environment": environment},
+                          indent=1).encode()
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz",
                                                   compresslevel=6) as tar:
@@ -72,6 +84,15 @@ def build(plan: LogicalPlan, topology_id: str, workdir: Path, target: Path) -> P
         for source, name in folders.items():
             tar.add(source, name, filter=keep)
     return target
+
+
+def environment_of(package: Path) -> dict | None:
+    """What the package says of the topology's own virtualenv (its wheels are in
+    ENVIRONMENT/), or None: its tasks run with heronbridge's interpreter."""
+    try:
+        return json.loads((package / MANIFEST).read_text()).get("environment")
+    except (OSError, ValueError):
+        return None
 
 
 def relocations(package: Path, topology_id: str) -> list[tuple[str, str]]:

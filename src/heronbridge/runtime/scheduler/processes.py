@@ -26,8 +26,9 @@ def die_with_parent() -> Callable[[], None] | None:
     return preexec
 
 
-def module_command(module: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", f"heronbridge.runtime.{module}", *args]
+def module_command(module: str, *args: str, python: str | None = None) -> list[str]:
+    """`python -m heronbridge.runtime.MODULE ARGS`, with this interpreter by default."""
+    return [python or sys.executable, "-m", f"heronbridge.runtime.{module}", *args]
 
 
 def argv_address(address: str) -> str:

@@ -33,6 +33,7 @@ from ..errors import SchedulerError, StateManagerError, where
 from ..plan.codec import topology_from_proto
 from ..proto import plans_pb2
 from ..statemgr import PACKING_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
+from .environments import EnvironmentBuildError
 from .home import Home
 from .lifecycle import still_submitted
 from .local import ContainersFollower
@@ -42,6 +43,8 @@ from .spark_container import ContainerTask, Outcome, partition
 
 log = logging.getLogger("heronbridge.runtime.scheduler.spark")
 
+# What a container raises when the topology's virtualenv cannot be installed on its host.
+ENVIRONMENT_FAILED = EnvironmentBuildError.__name__
 START_TIMEOUT_SECS = 240.0  # a Spark application, its executors, then the containers
 STOP_GRACE_SECS = 20.0
 WAITING_REPORT_SECS = 30.0
@@ -210,6 +213,10 @@ class SparkSupervisor:
                         f"{outcome.workdir}/ there)")
             except Exception as exc:  # noqa: BLE001 - any failure of the job: start it again
                 if self._stopping.is_set():
+                    return
+                if ENVIRONMENT_FAILED in str(exc):  # the same again on any worker
+                    self.fatal = (f"container {container} could not install the topology's "
+                                  f"virtualenv: {_reason(exc)}")
                     return
                 if self._ended():
                     self.fatal = (f"its Spark application on {self.options.master} ended "

@@ -17,11 +17,15 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..addresses import HOST_ENV
+from ..errors import where
 from ..plan.relocate import RELOCATE_ENV
-from .package import relocations
+from .environments import install_shipped
+from .home import Home, default_home
+from .package import ENVIRONMENT, environment_of, relocations
 from .processes import die_with_parent, module_command
 
 # Where a Spark worker says which address it serves on (standalone and YARN hosts set
@@ -71,7 +75,7 @@ def worker_address(state_uri: str) -> str:
 
 
 def container_env(environ: dict[str, str], task: ContainerTask, host: str,
-                  package: Path) -> dict[str, str]:
+                  package: Path, more: list[tuple[str, str]] | None = None) -> dict[str, str]:
     env = {k: v for k, v in environ.items()
            if k not in SPARK_ONLY and not k.startswith(("SPARK_", "PYSPARK_"))}
     # PySpark's own entries on the import path (its zip, py4j, Spark's jar) stay behind.
@@ -83,7 +87,7 @@ def container_env(environ: dict[str, str], task: ContainerTask, host: str,
         env.pop("PYTHONPATH", None)
     env.update(task.identity)
     env[HOST_ENV] = host
-    env[RELOCATE_ENV] = json.dumps(relocations(package, task.topology_id))
+    env[RELOCATE_ENV] = json.dumps([*relocations(package, task.topology_id), *(more or [])])
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 
@@ -107,11 +111,12 @@ def run(task: ContainerTask) -> Outcome:
     host = worker_address(task.state)
     workdir = Path.cwd() / "heronbridge" / task.topology / f"container-{task.container}"
     _private_dir(workdir)
-    env = container_env(dict(os.environ), task, host, package)
     with (workdir / "executor.log").open("ab") as out:
         out.write(f"\n=== container {task.container} of {task.topology_id} on {host} at "
                   f"{time.ctime()} ===\n".encode())
         out.flush()
+        env = container_env(dict(os.environ), task, host, package,
+                            _environment(task, package, out))
         # Its own process group: the container is one unit to stop; it dies with us.
         executor = subprocess.Popen(
             module_command("scheduler.executor", "--state", task.state,
@@ -120,6 +125,26 @@ def run(task: ContainerTask) -> Outcome:
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=workdir, env=env,
             start_new_session=True, preexec_fn=die_with_parent())
     return Outcome(task.container, host, executor.wait(), str(workdir))
+
+
+def _environment(task: ContainerTask, package: Path, out: Any) -> list[tuple[str, str]]:
+    """The topology's own virtualenv on this host, installed from the package's wheels
+    with no package index into this host's cache (once per content: a restarted
+    container finds it there); the [submitter's, this host's] folder pair its tasks'
+    interpreter is relocated by."""
+    shipped = environment_of(package)
+    if not shipped:
+        return []
+
+    def progress(line: str) -> None:
+        out.write(f"{line}\n".encode())
+        out.flush()
+
+    home = Home(default_home())
+    home.ensure()
+    built = install_shipped(shipped, package / ENVIRONMENT, where(task.topology),
+                            home.root / "virtualenvs", progress)
+    return [(shipped["root"], str(built.root))]
 
 
 def partition(task: ContainerTask):  # noqa: ANN201 - a Spark partition function

@@ -367,6 +367,9 @@ class LeanSpout:
                 if allowed():
                     call(next_tuple)
         self.next_tuple = step
+        lag = getattr(comp, "source_lag", None)
+        if callable(lag):  # the runtime's Spout.source_lag, on a pystorm spout too
+            self.source_lag = lag
         if probe is None:
             self.ack = lambda msg_id: call(comp.ack, msg_id)
             self.fail = lambda msg_id: call(comp.fail, msg_id)

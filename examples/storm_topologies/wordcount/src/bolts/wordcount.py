@@ -1,4 +1,5 @@
-"""Count words and record every new count."""
+"""Count words and record every new count; on each tick tuple (when the topology sets
+``topology.tick.tuple.freq.secs``), log the totals so far."""
 
 from collections import Counter
 
@@ -24,3 +25,6 @@ class WordCountBolt(Bolt):
         self.emit([word, count])
         if self.total % 1000 == 0:
             self.logger.info("counted %d words", self.total)
+
+    def process_tick(self, tup):
+        self.logger.info("%d words counted so far, %d distinct", self.total, len(self.counter))
