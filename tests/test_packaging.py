@@ -85,7 +85,7 @@ def test_the_layer_check_sees_a_wrong_import(tmp_path):
 # above it; the package's own __init__ (its public face) is left out.
 RUNTIME_RANKS = [
     {"errors", "proto", "procfs", "logfiles", "log_levels"},
-    {"config", "telemetry", "statemgr", "addresses"},
+    {"config", "telemetry", "statemgr", "addresses", "sampling"},
     {"plan"},
     {"wire", "api", "grouping", "loader"},
     {"checkpoint", "process"},

@@ -5,16 +5,22 @@ prints what it prints against Nimbus. And Storm's client over Nimbus's TLS port.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from nimbuskit import leftovers, sparse, wordcount_project
 from testkit import wait_until
+from thriftpy2.protocol import TBinaryProtocolFactory
+from thriftpy2.rpc import make_client
+from thriftpy2.transport import TFramedTransportFactory
 
+from heronbridge.nimbus import idl
 from heronbridge.nimbus.server import NimbusServer
 from heronbridge.nimbus.service import NimbusService
 from heronbridge.runtime.scheduler import Home
@@ -63,7 +69,7 @@ def listed(output: str) -> list[list[str]]:
 
 @pytest.mark.compat("sparse/sparse submit", "sparse/sparse jar", "nimbus/getLeader",
                     "nimbus/activate", "nimbus/deactivate", "nimbus/rebalance",
-                    "nimbus/killTopologyWithOpts")
+                    "nimbus/killTopologyWithOpts", "nimbus/setLogConfig", "nimbus/debug")
 def test_storm_commands_on_a_sparse_submitted_topology(nimbus, tmp_path, storm_classpath):
     if shutil.which("lein") is None:
         pytest.fail("sparse submit builds its jar with Leiningen: expected `lein` on PATH "
@@ -97,6 +103,26 @@ def test_storm_commands_on_a_sparse_submitted_topology(nimbus, tmp_path, storm_c
                            for p in logs), 30, "the level set in every count_bolt task")
     wait_until(lambda: all("log level of 'root' back to" in p.read_text() for p in logs), 30,
                "the level put back after its timeout")
+
+    # Storm UI's Debug through Nimbus's debug(), on Storm 2.8's IDL: half the words the
+    # spout emits are written beside its task's log; disabled, none more.
+    client = make_client(idl().Nimbus, host="127.0.0.1", port=nimbus.port,
+                         proto_factory=TBinaryProtocolFactory(),
+                         trans_factory=TFramedTransportFactory(), timeout=20000)
+    client.debug("wordcount", "word_spout", True, 50.0)
+    current = nimbus.home / "topologies" / "wordcount" / "current"
+    found = wait_until(lambda: [p for p in current.glob("container-*/logs/events-*-word_spout"
+                                                        ".jsonl") if p.stat().st_size], 30,
+                       "sampled words beside the spout's log")
+    events = found[0]
+    assert json.loads(events.read_text().splitlines()[0])["component"] == "word_spout"
+    client.debug("wordcount", "", False, 0.0)
+    time.sleep(3)  # the last flush
+    size = events.stat().st_size
+    time.sleep(2)
+    assert events.stat().st_size == size
+    with pytest.raises(idl().InvalidTopologyException, match="has no component 'nosuch'"):
+        client.debug("wordcount", "nosuch", True, 10.0)
 
     code, out = storm(storm_classpath, "Rebalance", "wordcount", "-e", "nosuch=2", **seeds)
     assert code != 0

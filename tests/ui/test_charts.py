@@ -2,11 +2,13 @@
 with axes, units and a legend; a bolt made slow shows as a spike in its execute latency;
 an `update` is marked on the time axis; one task's lines on demand; a custom metric the
 bolt reports reaches the page, /metrics and Storm UI's API; DEBUG set from the page shows
-in the bolt's log tail and goes after its timeout. Screenshots go to $HERONBRIDGE_UI_SCREENSHOTS
+in the bolt's log tail and goes after its timeout; a share of the spout's tuples, sampled
+from the page and from Storm's REST calls, shows live. Screenshots go to $HERONBRIDGE_UI_SCREENSHOTS
 (default: the test's temporary folder)."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import urllib.request
@@ -175,3 +177,81 @@ def test_a_live_tasks_stacks_flame_graph_and_memory(served, browser, tmp_path_fa
     shots = Path(os.environ.get("HERONBRIDGE_UI_SCREENSHOTS") or
                  tmp_path_factory.mktemp("screenshots"))
     browser.save_screenshot(str(shots / "8-flame-graph.png"))
+
+
+@pytest.mark.compat("rest/POST /api/v1/topology/{topology}/debug/{action}/{pct}",
+                    "rest/POST /api/v1/topology/{topology}/component/{component}/debug/"
+                    "{action}/{pct}")
+def test_sampled_tuples_live_on_the_page(served, browser, tmp_path_factory):
+    """Storm UI's Debug: from the page, a share of the spout's tuples shows live; a
+    restarted task goes on sampling; Storm's REST calls turn it on and off and its pages
+    say so."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    def rows() -> list[list[str]]:
+        return [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+                for tr in browser.find_elements(By.CSS_SELECTOR, "#events tbody tr")]
+
+    browser.get(served.url("/topology/shown"))
+    wait_until(lambda: browser.execute_script("return document.body.dataset.refreshed"), 20,
+               "the page's first refresh")
+    assert rows() == []
+    status, _ = served.post("/ui/api/topology/shown/sampling?component=numbers&percent=50",
+                            token=None)
+    assert status == 401  # behind the token
+    browser.find_element(By.ID, "token").send_keys(TOKEN)
+    Select(browser.find_element(By.ID, "sample-component")).select_by_visible_text("numbers")
+    percent = browser.find_element(By.ID, "sample-percent")
+    percent.clear()
+    percent.send_keys("50")
+    browser.find_element(By.ID, "sample-on").click()
+    wait_until(lambda: browser.find_element(By.ID, "sample-result").text == "sampling 50%",
+               20, "the page to turn sampling on")
+    found = wait_until(lambda: len(rows()) >= 20 and rows(), 30, "sampled tuples on the page")
+    assert {r[1] for r in found} == {"numbers"} and {r[3] for r in found} == {"default"}
+    numbers = [int(r[5].strip("[]")) for r in found]  # latest first
+    assert numbers == sorted(numbers, reverse=True) and len(set(numbers)) == len(numbers)
+    # about half of the spout's numbers in that span, not all of them
+    assert len(numbers) < 0.8 * (numbers[0] - numbers[-1] + 1), numbers
+    assert "numbers 50%" in browser.find_element(By.ID, "sampling-now").text
+    shots = Path(os.environ.get("HERONBRIDGE_UI_SCREENSHOTS") or
+                 tmp_path_factory.mktemp("screenshots"))
+    browser.save_screenshot(str(shots / "9-sampled-tuples.png"))
+
+    # Storm's REST API: the bolt at 100%; its page says so and links its events.
+    status, body = served.post("/api/v1/topology/shown/component/work/debug/enable/100")
+    assert status == 200 and json.loads(body) == {
+        "topologyOperation": "debug", "topologyId": served.json(
+            "/api/v1/topology/shown")["id"], "status": "success"}
+    storm = wait_until(lambda: (c := served.json("/api/v1/topology/shown/component/work"))
+                       ["debug"] and c, 20, "Storm's component page to show debug on")
+    assert storm["samplingPct"] == 100
+    link = storm["eventLogLink"]
+    assert link.endswith("/ui/api/topology/shown/events?component=work")
+    work = wait_until(lambda: served.json(link[link.index("/ui/"):])["events"], 20,
+                      "the bolt's sampled tuples")
+    assert {(e["component"], e["stream"], tuple(e["tasks"]) != ()) for e in work} == \
+        {("work", "default", True)}
+    # A restarted task hears the sampling again from its stream manager.
+    task = work[-1]["task"]
+    restarted_at = time.time() * 1000
+    control.restart_task(served.launch.statemgr, served.name, task, "a test")
+    wait_until(lambda: any(e["task"] == task and e["ts"] > restarted_at + 2000 for e in
+                           served.json(f"{link[link.index('/ui/'):]}")["events"]), 40,
+               "the restarted task sampling again")
+    assert served.json("/api/v1/topology/shown")["debug"] is False  # not every component
+
+    # Off, for every component at once, from Storm's topology-wide call.
+    status, _ = served.post("/api/v1/topology/shown/debug/disable/0")
+    assert status == 200
+    wait_until(lambda: not served.json("/ui/api/topology/shown/events")["sampling"], 20,
+               "sampling off")
+    time.sleep(3)  # the tasks' last flush
+    before = served.json("/ui/api/topology/shown/events")["events"][-1]["ts"]
+    time.sleep(3)
+    assert served.json("/ui/api/topology/shown/events")["events"][-1]["ts"] == before
+    wait_until(lambda: "sampling: off" in browser.find_element(By.ID, "sampling-now").text,
+               10, "the page to say sampling is off")
+    status, body = served.post("/api/v1/topology/shown/component/work/debug/enable/101")
+    assert status == 400 and b"from 0 to 100" in body

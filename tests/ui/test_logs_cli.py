@@ -27,6 +27,7 @@ def _command(served, *args: str) -> list[str]:
     return [HERONBRIDGE, "logs", served.name, *args, "--home", str(served.home.root)]
 
 
+@pytest.mark.compat("cli/heronbridge logs")
 def test_logs_merges_a_components_tasks_and_follows_them(served):
     wait_until(lambda: len(served.json("/ui/api/topology/shown")["tasks"]) == 4, 30,
                "every task running")
@@ -72,6 +73,7 @@ def test_logs_refuses_a_component_it_does_not_have(served):
     assert 0 < len(printed) <= 5 and all(line.startswith("[numbers 1] ") for line in printed)
 
 
+@pytest.mark.compat("cli/heronbridge set-log-level")
 def test_a_log_level_set_at_run_time_shows_in_the_log_until_its_timeout(served):
     wait_until(lambda: len(served.json("/ui/api/topology/shown")["tasks"]) == 4, 30,
                "every task running")

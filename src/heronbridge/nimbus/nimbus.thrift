@@ -296,4 +296,6 @@ service Nimbus {
   StormTopology getUserTopology(1: string id)
     throws (1: NotAliveException e, 2: AuthorizationException aze);
   void setLogConfig(1: string name, 2: LogConfig config);
+  void debug(1: string name, 2: string component, 3: bool enable, 4: double samplingPercentage)
+    throws (1: NotAliveException e, 2: AuthorizationException aze);
 }

@@ -360,6 +360,20 @@ class NimbusService:
                                     level.target_log_level or "",
                                     level.reset_log_level_timeout_secs or 0, name)
 
+    def debug(self, name: str, component: str, enable: bool, sampling_pct: float) -> None:
+        """Storm UI's Debug: sample `sampling_pct` of a component's (every one's, with no
+        component) emitted tuples; `enable` false stops it."""
+        known = self._alive(name)
+        percent = float(sampling_pct or 0) if enable else 0.0
+        if not 0 <= percent <= 100:
+            raise self.t.InvalidTopologyException(
+                msg=f"{where(known.name, component or None)}: expected a sampling percentage "
+                    f"from 0 to 100, received {percent:g}")
+        try:
+            admin.set_sampling(self.statemgr, known.name, component or "", percent)
+        except RuntimeKernelError as exc:  # the master refused, or is not up
+            raise self.t.InvalidTopologyException(msg=str(exc)) from exc
+
     def getTopologyConf(self, topology_id: str) -> str:  # noqa: N802
         known = self._alive(topology_id, by_id=True)
         conf = {**known.plan.config, "storm.id": known.topology.id,

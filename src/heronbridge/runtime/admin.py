@@ -213,3 +213,10 @@ def set_log_level(statemgr: StateManager, name: str, component: str, level: str,
               f"received {timeout_secs}"
         raise SchedulerError(msg)
     control.set_log_level(statemgr, name, component, level, timeout_secs, logger)
+
+
+def set_sampling(statemgr: StateManager, name: str, component: str, percent: float) -> None:
+    """Storm UI's "Debug": sample `percent` (0 to 100; 0 stops) of a component's emitted
+    tuples (every component's with ""), written beside each task's log (runtime.sampling)."""
+    _running(statemgr, name)
+    control.set_sampling(statemgr, name, component, percent)

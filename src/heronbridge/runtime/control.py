@@ -162,3 +162,11 @@ def set_log_level(statemgr: StateManager, name: str, component: str, level: str,
                                        timeout_secs=timeout_secs)))
     if not reply.status.ok:
         raise SchedulerError(reply.status.message)
+
+
+def set_sampling(statemgr: StateManager, name: str, component: str, percent: float) -> None:
+    """Sample `percent` of a component's (every component's if empty) emitted tuples."""
+    reply = ask_master(statemgr, name, control_pb2.ControllerRequest(
+        sampling=control_pb2.Sampling(component=component, percent=percent)))
+    if not reply.status.ok:
+        raise SchedulerError(reply.status.message)

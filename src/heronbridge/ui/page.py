@@ -226,6 +226,15 @@ value="">every component</option>{component_options}</select> <select id=level-n
 <option value="">as before</option></select> for <input id=level-timeout type=number
 min=0 value=30 aria-label="seconds"> s <button type=button id=level-set>Set</button>
 <span id=level-result></span></form><pre id=log></pre></section>
+<section><h2>Sampled tuples</h2><p class=legend>Storm's Debug: a share of a component's
+emitted tuples, as they leave its tasks, latest first (tuples sent to no task are not
+sampled)</p><form id=sampling autocomplete=off><select id=sample-component><option
+value="">every component</option>{component_options}</select> <input id=sample-percent
+type=number min=0 max=100 step=any value=10 aria-label=percent> % <button type=button
+id=sample-on>Debug</button> <button type=button id=sample-off>Stop</button> <span
+id=sample-result></span></form><p id=sampling-now class=legend></p>
+<table id=events><thead><tr><th>time</th><th>component</th><th>task</th><th>stream</th>
+<th>to tasks</th><th>values</th></tr></thead><tbody></tbody></table></section>
 <section><h2>Profile a task</h2><form id=profile autocomplete=off><select
 id=profile-task>{task_options}</select> <button type=button data-kind=stacks>Stacks</button>
 <button type=button data-kind=memory>Memory</button> <button type=button

@@ -40,7 +40,17 @@ from heronbridge.runtime import admin
 from heronbridge.runtime.errors import RuntimeKernelError, where
 from heronbridge.runtime.procfs import tcp_peer_owner
 
-from . import BadRequest, Forbidden, NotFound, UIError, compatibility, page, profiles, series
+from . import (
+    BadRequest,
+    Forbidden,
+    NotFound,
+    UIError,
+    compatibility,
+    events,
+    page,
+    profiles,
+    series,
+)
 from . import files as topology_files
 from .heron_api import HeronAPI, dumps, failure
 from .prometheus import CONTENT_TYPE, Exposition
@@ -177,6 +187,8 @@ class UIServer:
             ("POST", f"/ui/api/topology/{topo}/(?P<action>activate|deactivate|kill)", "page",
              self._page_control),
             ("POST", f"/ui/api/topology/{topo}/loglevel", "page", self._log_level),
+            ("GET", f"/ui/api/topology/{topo}/events", "page", self._events),
+            ("POST", f"/ui/api/topology/{topo}/sampling", "page", self._sampling),
             ("POST", f"/ui/api/topology/{topo}/tasks/(?P<task>\\d+)/(?P<kind>stacks|flame|memory)",
              "page", self._profile),
             ("GET", "/metrics", "prometheus",
@@ -197,6 +209,10 @@ class UIServer:
              self._storm_control),
             ("POST", f"/api/v1/topology/{topo}/kill/(?P<wait>\\d+)", "storm",
              lambda q, topology, wait: self._storm_control(q, topology, "kill")),
+            ("POST", f"/api/v1/topology/{topo}/debug/(?P<action>enable|disable)/(?P<pct>[0-9.]+)",
+             "storm", self._storm_debug),
+            ("POST", f"/api/v1/topology/{topo}/component/(?P<component>[^/]+)/debug/"
+                     "(?P<action>enable|disable)/(?P<pct>[0-9.]+)", "storm", self._storm_debug),
             # Heron tracker
             ("GET", "/health", "heron", lambda q: "ok"),
             ("GET", "/clusters", "heron", h.clusters),
@@ -382,6 +398,46 @@ class UIServer:
         return {"topology": t.name, "component": component, "logger": logger,
                 "level": level, "timeout": timeout}
 
+    def _events(self, q: dict, topology: str) -> Any:
+        """The sampled tuples: ?component= to one component's, ?after= (epoch ms)."""
+        t = self._find(topology)
+        component = _one(q, "component") or None
+        if component and component not in t.kinds:
+            msg = f"topology {t.name!r} has no component {component!r}"
+            raise NotFound(msg)
+        return {"topology": t.name, "sampling": t.sampling,
+                "events": events.sampled(t, self.home, component, _int(q, "after", 0))}
+
+    def _sampling(self, q: dict, topology: str) -> Any:
+        """Storm UI's Debug: ?component=&percent= (0 stops; no component: every one)."""
+        t = self._find(topology)
+        component = _one(q, "component") or ""
+        percent = _float(q, "percent", 10.0)
+        return self._sample(t, component, percent)
+
+    def _sample(self, t: Any, component: str, percent: float) -> dict[str, Any]:
+        if component and component not in t.kinds:
+            msg = f"topology {t.name!r} has no component {component!r}"
+            raise BadRequest(msg)
+        if not 0 <= percent <= 100:
+            msg = f"topology {t.name!r}: expected a sampling percentage from 0 to 100, " \
+                  f"received {percent:g}"
+            raise BadRequest(msg)
+        admin.set_sampling(self.tracker.statemgr, t.name, component, percent)
+        return {"topology": t.name, "component": component, "percent": percent}
+
+    def _storm_debug(self, q: dict, topology: str, action: str, pct: str,
+                     component: str = "") -> Any:
+        """Storm UI's debug/enable|disable/PCT, for the topology or one component."""
+        t = self.storm.topology(unquote(topology))
+        try:
+            percent = float(pct) if action == "enable" else 0.0
+        except ValueError as exc:
+            msg = f"topology {t.name!r}: expected a sampling percentage, received {pct!r}"
+            raise BadRequest(msg) from exc
+        self._sample(t, unquote(component), percent)
+        return self.storm.operation(t.id, "debug")
+
     def _profile(self, q: dict, topology: str, task: str, kind: str) -> Any:
         """A live task's stacks, flame graph (?seconds=) or memory: a POST, so always with
         the token in a header, as the buttons that change a topology."""
@@ -447,11 +503,20 @@ def _one(q: dict, key: str) -> str | None:
 
 
 def _int(q: dict, key: str, default: int) -> int:
+    return int(_number(q, key, default, int))
+
+
+def _float(q: dict, key: str, default: float) -> float:
+    return _number(q, key, default, float)
+
+
+def _number(q: dict, key: str, default: float, kind: type) -> float:
     text = _one(q, key)
     try:
-        return default if text is None or text == "" else int(text)
+        return default if text is None or text == "" else kind(text)
     except ValueError:
-        msg = f"expected an integer query parameter {key!r}, received {text!r}"
+        what = "an integer" if kind is int else "a number"
+        msg = f"expected {what} as query parameter {key!r}, received {text!r}"
         raise BadRequest(msg) from None
 
 

@@ -249,7 +249,7 @@ class StormAPI:
             "msgTimeout": conf.get("topology.message.timeout.secs", 30),
             "configuration": conf, "visualizationTable": [],
             "schedulerDisplayResource": False, "bugtracker-url": None,
-            "central-log-url": None, "debug": False, "samplingPct": 10,
+            "central-log-url": None, **self._debug(t, list(t.kinds)),
             "requestedRegularOnHeapMem": 0.0, "requestedSharedOnHeapMem": 0.0,
             "requestedRegularOffHeapMem": 0.0, "requestedSharedOffHeapMem": 0.0,
             "assignedRegularOnHeapMem": page["assignedMemOnHeap"],
@@ -345,7 +345,10 @@ class StormAPI:
             "requestedGenericResources": "", "schedulerDisplayResource": False,
             "topologyId": t.id, "topologyStatus": status(t), "encodedTopologyId": quote(t.id),
             "window": window, "componentType": kind, "windowHint": window_hint_safe(window),
-            "debug": False, "samplingPct": 10, "profilingAndDebuggingCapable": False,
+            **self._debug(t, [component]),
+            "eventLogLink": f"{self.base_url}/ui/api/topology/{quote(t.name)}/events"
+                            f"?component={quote(component)}",
+            "profilingAndDebuggingCapable": False,
             "profileActionEnabled": False, "profilerActive": [],
             "componentErrors": self._errors(t, component),
             # not in Storm's page: the component's own metrics (runtime.api.metrics)
@@ -417,6 +420,14 @@ class StormAPI:
                     "executed": _count(task.executed),
                     "processLatency": float_str(task.execute_ms)})
         return out
+
+    @staticmethod
+    def _debug(t: Topology, components: list[str]) -> dict[str, Any]:
+        """Storm's debug fields: on when each of `components` is sampled (at the lowest of
+        their percentages), else off at Storm's default 10%."""
+        sampling = t.sampling
+        on = bool(components) and all(c in sampling for c in components)
+        return {"debug": on, "samplingPct": min(sampling[c] for c in components) if on else 10}
 
     @staticmethod
     def operation(topology_id: str, op: str) -> dict[str, Any]:

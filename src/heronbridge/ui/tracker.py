@@ -71,6 +71,11 @@ class Topology:
         return self.nodes.topology.id if self.nodes.topology is not None else ""
 
     @property
+    def sampling(self) -> dict[str, float]:
+        """Component -> the percent of its emitted tuples sampled, as the master said last."""
+        return dict(self.report.sampling) if self.report is not None else {}
+
+    @property
     def state(self) -> int:
         t = self.nodes.topology
         return t.state if t is not None else topology_pb2.STATE_UNSPECIFIED

@@ -60,6 +60,9 @@ class Emitter:
     # Bolts count their emits by the records they flush, so a single-target emit does
     # no counting of its own; the emit corrects for copies to several tasks or none.
     count_at_flush = False
+    # Event sampling (runtime.sampling), set while a component is sampled: its flush,
+    # not its emit, looks at the tuples, so that nothing is paid per tuple otherwise.
+    sampler: Any = None
 
     def __init__(self, plan: LogicalPlan, task: int, serializer: Serializer, acking: bool,
                  local_tasks: frozenset[int], context: Any = None, seed: int | None = None) -> None:
@@ -162,6 +165,8 @@ class Emitter:
         encode = self._encode
         error = None
         size = 0
+        if self.sampler is not None:
+            self.sampler.take(self._buffers)
         for b in self._buffers:
             records = b.records
             if not records:

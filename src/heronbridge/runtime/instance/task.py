@@ -30,6 +30,7 @@ from ..plan.logical import LogicalPlan, resolve_import_path
 from ..plan.tasks import TaskLayout
 from ..procfs import rss_bytes_with_children
 from ..proto import control_pb2, plans_pb2, topology_pb2
+from ..sampling import Sampler
 from ..telemetry import (
     ACK_COUNT,
     BACKPRESSURE_MS,
@@ -127,6 +128,7 @@ class Task:
                        CRASH_COUNT: 0}
         self.latency = Histogram()
         self.log_levels = LogLevels()  # set at run time, until their timeout
+        self.sampler: Sampler | None = None  # event sampling, while it is on
 
     def stop(self, signum: int, frame: Any) -> None:
         self.stopping = True
@@ -225,6 +227,7 @@ class Task:
         self.emitter = kind(self.plan, self.task, self.serializer, self.conf.acking, self.local,
                             self.context, self.seed)
         self.emitter.exceptions = self.exceptions
+        self.emitter.sampler = self.sampler
         self.window = InFlightWindow(self.conf.max_spout_pending, self.conf.acking,
                                      self.conf.latency_target_secs)
         self.user.config = self.user_conf
@@ -295,6 +298,8 @@ class Task:
         if self.conn is not None:
             self.conn.drain(2.0)
         self.publish()
+        if self.sampler is not None:
+            self.sampler.close()
         log.info("%s: stopped", self.loc())
 
     def reset_backpressure(self) -> None:
@@ -349,6 +354,23 @@ class Task:
             self._activate()
         elif isinstance(msg, control_pb2.LogLevel) and msg.component in ("", self.component):
             self.log_levels.apply(msg)
+        elif isinstance(msg, control_pb2.Sampling) and msg.component == self.component:
+            self.sample(msg.percent)
+
+    def sample(self, percent: float) -> None:
+        """Start, change or stop sampling this task's emitted tuples."""
+        if self.sampler is not None:
+            self.sampler.close()
+        self.sampler = None
+        if percent > 0:
+            streams = {i: s for i, (c, s, _) in enumerate(self.streams)
+                       if c == self.component}
+            self.sampler = Sampler(self.component, self.task, percent, streams,
+                                   self.conf.log_max_bytes)
+        if self.emitter is not None:
+            self.emitter.sampler = self.sampler
+        log.warning("%s: %s", self.loc(), f"sampling {percent:g}% of its emitted tuples to "
+                    f"{self.sampler.path.name}" if self.sampler else "sampling off")
 
     def _activate(self) -> None:
         """A spout runs while its topology is RUNNING, and not mid-rollback."""
@@ -415,6 +437,8 @@ class Task:
         if self.metrics is None:
             return  # not registered yet: nothing to say, nobody to say it to
         self.log_levels.expire()  # as often as metrics go: a timeout is good to a second
+        if self.sampler is not None:
+            self.sampler.flush()  # the page reads them: live to a metrics interval
         em = self.emitter
         counters: dict[str, float] = dict(self.counts)
         counters[BACKPRESSURE_MS] = self.bp_ms

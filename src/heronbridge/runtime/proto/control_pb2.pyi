@@ -97,20 +97,30 @@ class BackPressureNotice(_message.Message):
     def __init__(self, stmgr_id: _Optional[str] = ..., active: _Optional[bool] = ...) -> None: ...
 
 class ControllerRequest(_message.Message):
-    __slots__ = ("topology_name", "set_state", "metrics", "update", "restart", "log_level")
+    __slots__ = ("topology_name", "set_state", "metrics", "update", "restart", "log_level", "sampling")
     TOPOLOGY_NAME_FIELD_NUMBER: _ClassVar[int]
     SET_STATE_FIELD_NUMBER: _ClassVar[int]
     METRICS_FIELD_NUMBER: _ClassVar[int]
     UPDATE_FIELD_NUMBER: _ClassVar[int]
     RESTART_FIELD_NUMBER: _ClassVar[int]
     LOG_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    SAMPLING_FIELD_NUMBER: _ClassVar[int]
     topology_name: str
     set_state: _topology_pb2.TopologyState
     metrics: MetricsQuery
     update: UpdateRequest
     restart: RestartTask
     log_level: LogLevel
-    def __init__(self, topology_name: _Optional[str] = ..., set_state: _Optional[_Union[_topology_pb2.TopologyState, str]] = ..., metrics: _Optional[_Union[MetricsQuery, _Mapping]] = ..., update: _Optional[_Union[UpdateRequest, _Mapping]] = ..., restart: _Optional[_Union[RestartTask, _Mapping]] = ..., log_level: _Optional[_Union[LogLevel, _Mapping]] = ...) -> None: ...
+    sampling: Sampling
+    def __init__(self, topology_name: _Optional[str] = ..., set_state: _Optional[_Union[_topology_pb2.TopologyState, str]] = ..., metrics: _Optional[_Union[MetricsQuery, _Mapping]] = ..., update: _Optional[_Union[UpdateRequest, _Mapping]] = ..., restart: _Optional[_Union[RestartTask, _Mapping]] = ..., log_level: _Optional[_Union[LogLevel, _Mapping]] = ..., sampling: _Optional[_Union[Sampling, _Mapping]] = ...) -> None: ...
+
+class Sampling(_message.Message):
+    __slots__ = ("component", "percent")
+    COMPONENT_FIELD_NUMBER: _ClassVar[int]
+    PERCENT_FIELD_NUMBER: _ClassVar[int]
+    component: str
+    percent: float
+    def __init__(self, component: _Optional[str] = ..., percent: _Optional[float] = ...) -> None: ...
 
 class LogLevel(_message.Message):
     __slots__ = ("component", "logger", "level", "timeout_secs")
@@ -265,12 +275,21 @@ class MetricsQuery(_message.Message):
     def __init__(self, component: _Optional[str] = ...) -> None: ...
 
 class MetricsReport(_message.Message):
-    __slots__ = ("tasks", "all_ready")
+    __slots__ = ("tasks", "all_ready", "sampling")
+    class SamplingEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
     TASKS_FIELD_NUMBER: _ClassVar[int]
     ALL_READY_FIELD_NUMBER: _ClassVar[int]
+    SAMPLING_FIELD_NUMBER: _ClassVar[int]
     tasks: _containers.RepeatedCompositeFieldContainer[TaskMetrics]
     all_ready: bool
-    def __init__(self, tasks: _Optional[_Iterable[_Union[TaskMetrics, _Mapping]]] = ..., all_ready: _Optional[bool] = ...) -> None: ...
+    sampling: _containers.ScalarMap[str, float]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[TaskMetrics, _Mapping]]] = ..., all_ready: _Optional[bool] = ..., sampling: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class RegisterMetricsPublisher(_message.Message):
     __slots__ = ("topology_id", "component", "task_id")

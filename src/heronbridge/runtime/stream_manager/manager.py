@@ -66,6 +66,7 @@ class StreamManager:
         self.packing_id = packing_plan.id
         self.pplan: plans_pb2.PhysicalPlan | None = None
         self.state: topology_pb2.TopologyState | None = None
+        self.sampling: dict[str, control_pb2.Sampling] = {}  # component -> the latest said
         self.owner: dict[int, str] = {}  # task -> stream manager id
         self._stopping = asyncio.Event()
         # The parts call back into each other: a lambda reaches a part made after it.
@@ -190,6 +191,9 @@ class StreamManager:
             self.registry.restart(message)
         elif isinstance(message, control_pb2.LogLevel):
             self.registry.tell(message)  # each task checks the component
+        elif isinstance(message, control_pb2.Sampling):
+            self.sampling[message.component] = message  # a task (re)starting hears it too
+            self.registry.tell(message)
         else:  # effectively-once: checkpoints and rollbacks
             self.rollback.from_master(message)
 
@@ -246,6 +250,9 @@ class StreamManager:
             link.send(control_pb2.TopologyStateChange(state=self.state))
         if self.rollback.restore is not None:  # it restores too; the master hears of the loss
             link.send(self.rollback.restore)
+        sampling = self.sampling.get(link.component or "")
+        if sampling is not None and sampling.percent > 0:
+            link.send(sampling)
 
     # -- peers and backpressure -------------------------------------------------
 

@@ -105,6 +105,7 @@ class TopologyMaster:
         self._pending: dict[Kind[Any], Any] = {}
         self._wake = asyncio.Event()
         self.updating = False
+        self.sampling: dict[str, float] = {}  # component -> percent of its tuples sampled
         self._all_ready = asyncio.Event()
         self.drain: dict[str, tuple[float, int]] = {}  # stmgr -> (when, trees) while paused
         self.checkpoints: CheckpointCoordinator | None = None
@@ -245,6 +246,8 @@ class TopologyMaster:
         link.stmgr = sid
         self.stmgrs[sid] = (link, req.stmgr)
         self.ready.discard(sid)
+        for component, percent in self.sampling.items():  # a restarted one: still sampled
+            link.send(control_pb2.Sampling(component=component, percent=percent))
         log.info("registered %s (container %d, port %d)", sid, req.stmgr.container,
                  req.stmgr.data_port)
         if self.pplan is None and set(self.stmgrs) == self.expected:
@@ -316,6 +319,8 @@ class TopologyMaster:
             return self._restart(req.restart)
         if which == "log_level":
             return self._log_level(req.log_level)
+        if which == "sampling":
+            return self._sample(req.sampling)
         if which == "set_state" and self.updating:
             return control_pb2.ControllerResponse(status=control_pb2.Status(
                 ok=False, message=f"topology {self.name!r}: an update is in progress; its "
@@ -338,7 +343,7 @@ class TopologyMaster:
                 return control_pb2.ControllerResponse(status=control_pb2.Status(
                     ok=False, message=f"the state changed but could not be saved: {exc}"))
             return control_pb2.ControllerResponse(status=ok, state=self.state)
-        report = control_pb2.MetricsReport(all_ready=self.started)
+        report = control_pb2.MetricsReport(all_ready=self.started, sampling=self.sampling)
         component = req.metrics.component if which == "metrics" else ""
         for key in sorted(self.metrics, key=lambda k: (k[0], k[1], k[2])):
             if not component or key[0] == component:
@@ -497,6 +502,31 @@ class TopologyMaster:
                     req.logger or "root", req.level or "as before", req.timeout_secs or "ever")
         for link, _ in self.stmgrs.values():
             link.send(req)
+        return control_pb2.ControllerResponse(status=control_pb2.Status(ok=True),
+                                              state=self.state)
+
+    def _sample(self, req: Any) -> control_pb2.ControllerResponse:
+        """Storm's debug sampling: `percent` of a component's (or every component's)
+        emitted tuples, kept here for stream managers that register later."""
+        components = self.topology_components()
+        if req.component and req.component not in components:
+            return control_pb2.ControllerResponse(status=control_pb2.Status(
+                ok=False, message=f"topology {self.name!r} has no component {req.component!r}; "
+                                  f"expected one of {', '.join(components)}"))
+        if not 0 <= req.percent <= 100:
+            return control_pb2.ControllerResponse(status=control_pb2.Status(
+                ok=False, message=f"topology {self.name!r}: expected a sampling percentage "
+                                  f"from 0 to 100, received {req.percent:g}"))
+        log.warning("sampling %g%% of the tuples %s emits", req.percent,
+                    req.component or "every component")
+        for component in [req.component] if req.component else components:
+            if req.percent > 0:
+                self.sampling[component] = req.percent
+            else:
+                self.sampling.pop(component, None)
+            message = control_pb2.Sampling(component=component, percent=req.percent)
+            for link, _ in self.stmgrs.values():
+                link.send(message)
         return control_pb2.ControllerResponse(status=control_pb2.Status(ok=True),
                                               state=self.state)
 

@@ -1,6 +1,7 @@
 // The topology page's live parts: every 2 s it reads /ui/api/topology/NAME and updates
 // the graph's colours, the tables and the exceptions, every 5 s the charts over time; it
-// fetches a task's log tail on request and sends the control buttons (token + confirm).
+// fetches a task's log tail on request and sends the control buttons (token + confirm);
+// every 2 s the sampled tuples.
 "use strict";
 (function () {
   const name = document.body.dataset.topology;
@@ -213,6 +214,34 @@
     $("profile-result").textContent = `task ${task}: ${kind}`;
   }
 
+  async function showEvents() {
+    const component = $("sample-component").value;
+    const query = component ? "?" + new URLSearchParams({ component }) : "";
+    const reply = await fetch(`${base}/events${query}`, { credentials: "same-origin" });
+    if (!reply.ok) { return; }
+    const data = await reply.json();
+    const on = Object.entries(data.sampling).map(([c, p]) => `${esc(c)} ${fmt(p)}%`);
+    $("sampling-now").textContent = on.length ? "sampling: " + on.join(", ") : "sampling: off";
+    $("events").tBodies[0].innerHTML = data.events.slice(-50).reverse().map((e) =>
+      `<tr><td>${new Date(e.ts).toLocaleTimeString()}</td><td>${esc(e.component)}</td>` +
+      `<td class=num>${e.task}</td><td>${esc(e.stream)}</td><td>${esc(e.tasks.join(" "))}` +
+      `</td><td><code>${esc(JSON.stringify(e.values))}</code></td></tr>`).join("");
+  }
+
+  async function sample(percent) {
+    const token = $("token").value.trim();
+    if (!token) { $("sample-result").textContent = "enter the token first"; return; }
+    const query = new URLSearchParams({ component: $("sample-component").value, percent });
+    const reply = await fetch(`${base}/sampling?${query}`, {
+      method: "POST", credentials: "same-origin", headers: { "X-Heronbridge-Token": token } });
+    const text = await reply.text();
+    $("sample-result").textContent = !reply.ok ? "refused: " + text
+      : Number(percent) > 0 ? `sampling ${percent}%` : "stopped";
+  }
+
+  $("sample-on").addEventListener("click", () => sample($("sample-percent").value || "10"));
+  $("sample-off").addEventListener("click", () => sample("0"));
+  $("sample-component").addEventListener("change", showEvents);
   for (const button of document.querySelectorAll("#profile button")) {
     button.addEventListener("click", () => profile(button.dataset.kind));
   }
@@ -231,4 +260,7 @@
   setInterval(refresh, 2000);
   charts();
   setInterval(charts, 5000);
+  const events = () => showEvents().catch(() => {});
+  events();
+  setInterval(events, 2000);
 })();
