@@ -5,12 +5,12 @@
 Starts N small topologies (a spout paced at 100 tuples/s and a bolt), then
 `heronbridge ui` in its own process at its default sampling interval (3 s), and, for
 `--seconds`, does what one open page and one Prometheus server do: the page's script
-reads its topology's data every 2 s and its charts' series every 5 s, Prometheus
-scrapes /metrics every 15 s (10 s here); a full
-page load and a Storm UI topology page every 5 s. Prints the UI process's CPU as a share
-of one core, and the server-side time of each kind of request (its Server-Timing header:
-from the request's arrival to the reply's body, without the network). The targets are
-under 2% of one core and under 100 ms a page refresh.
+reads its topology's data and its sampled tuples every 2 s and its charts' series every
+5 s (10% of its spout's tuples sampled), Prometheus scrapes /metrics every 15 s (10 s
+here); a full page load and a Storm UI topology page every 5 s. Prints the UI process's
+CPU as a share of one core, and the server-side time of each kind of request (its
+Server-Timing header: from the request's arrival to the reply's body, without the
+network). The targets are under 2% of one core and under 100 ms a page refresh.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "ui"))
 
 from ui_components import Numbers, Sink  # noqa: E402
 
-from heronbridge.runtime import TopologyBuilder  # noqa: E402
+from heronbridge.runtime import TopologyBuilder, admin  # noqa: E402
 from heronbridge.runtime.scheduler import Home  # noqa: E402
 from heronbridge.runtime.scheduler.launch import Launch  # noqa: E402
 
@@ -86,17 +86,20 @@ def main() -> int:
         while not (home.root / "ui.json").exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         base = json.loads((home.root / "ui.json").read_text())["url"].rstrip("/")
+        admin.set_sampling(launches[0].statemgr, "t00", "numbers", 10)  # the page shows them
         time.sleep(args.warmup)  # every topology sampled a few times
         proc = psutil.Process(ui.pid)
         first = launches[0]
         requests: dict[str, list[float]] = {"page data (every 2 s)": [], "charts (every 5 s)": [],
-                                            "page load": [],
+                                            "sampled tuples (every 2 s)": [], "page load": [],
                                             "Storm topology page": [], "/metrics": []}
         cpu0 = sum(proc.cpu_times()[:2])
         t0 = time.monotonic()
         tick = 0
         while time.monotonic() - t0 < args.seconds:
             requests["page data (every 2 s)"].append(fetch(f"{base}/ui/api/topology/t00"))
+            requests["sampled tuples (every 2 s)"].append(
+                fetch(f"{base}/ui/api/topology/t00/events"))
             if tick % 5 in (0, 2):
                 requests["charts (every 5 s)"].append(
                     fetch(f"{base}/ui/api/topology/t00/series?window=900"))
