@@ -1,6 +1,6 @@
 """A topology's sampled tuples (runtime.sampling), as the page shows them live: the latest
 events of every task on this host, or of one component's, merged by time. Only files
-this user owns are read, and only their last MAX_READ bytes."""
+this user owns are read, and only their ends."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from typing import Any
 from heronbridge.runtime.sampling import events_path
 
 from . import NotFound
-from .files import MAX_READ, container_dir
+from .files import container_dir
 from .tracker import Topology
 
-LATEST = 200  # events one answer carries at most
+LATEST = 200  # events one answer carries at most (and all one task's file may give)
+READ = 1 << 16  # bytes read from the end of each task's file: LATEST lines of a few hundred
 
 
 def _last_lines(path: Path) -> list[bytes]:
@@ -25,12 +26,12 @@ def _last_lines(path: Path) -> list[bytes]:
                 return []
             f.seek(0, os.SEEK_END)
             size = f.tell()
-            f.seek(max(0, size - MAX_READ // 4))
+            f.seek(max(0, size - READ))
             data = f.read()
     except FileNotFoundError:
         return []
     lines = data.split(b"\n")
-    return lines[1:] if size > MAX_READ // 4 else lines  # the first may be cut
+    return (lines[1:] if size > READ else lines)[-LATEST - 1:]  # the first may be cut
 
 
 def sampled(t: Topology, home: Path | None, component: str | None = None,
