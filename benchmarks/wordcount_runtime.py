@@ -1,6 +1,7 @@
 """Word count on the runtime vs. the fused ceiling, measured in one run.
 
-    python benchmarks/wordcount_runtime.py [--sentences N] [--max-pending P] [--json FILE]
+    python benchmarks/wordcount_runtime.py [--sentences N] [--max-pending P] [--sample PCT]
+                                           [--json FILE]
 
 Three stages, spout -> split -> count (fields grouping), at-least-once acking. The fused
 ceiling calls the same component code in one process with no transport: every tuple
@@ -91,7 +92,7 @@ def fused(sentences: int) -> dict:
 
 
 def runtime(sentences: int, max_pending: int, containers: int, timeout: float,
-            mode: str = "ATLEAST_ONCE") -> dict:
+            mode: str = "ATLEAST_ONCE", sample: float = 0.0) -> dict:
     from heronbridge.cli.status import totals_from_report
     from heronbridge.runtime import control
     from heronbridge.runtime.scheduler import Home
@@ -119,6 +120,8 @@ def runtime(sentences: int, max_pending: int, containers: int, timeout: float,
         state = launch.statemgr
         launch.start()
         try:
+            if sample:  # Storm's debug sampling of the split bolt's words, from the start
+                control.set_sampling(state, plan.name, "split", sample)
             cpu_before = cpu_by_process()
             deadline = time.monotonic() + timeout
             finished = acked = cpu = None
@@ -171,6 +174,8 @@ def main() -> int:
                         help="runtime rounds, each paired with fused runs around it")
     parser.add_argument("--mode", default="ATLEAST_ONCE", choices=["ATLEAST_ONCE", "ATMOST_ONCE"],
                         help="delivery (at-most-once acks at once: no complete latency)")
+    parser.add_argument("--sample", type=float, default=0.0, metavar="PCT",
+                        help="sample PCT%% of the split bolt's words (event sampling's cost)")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
     # The host is shared and its speed drifts by tens of percent over minutes: each
@@ -180,7 +185,7 @@ def main() -> int:
     before = fused(args.sentences)
     for _ in range(args.rounds):
         run = runtime(args.sentences, args.max_pending, args.containers, args.timeout,
-                      args.mode)
+                      args.mode, args.sample)
         after = fused(args.sentences)
         ceiling = (before["words_per_s"] + after["words_per_s"]) / 2
         rounds.append({"runtime": run, "fused_before": before, "fused_after": after,
@@ -193,7 +198,8 @@ def main() -> int:
                                + middle["fused_after"]["words_per_s"]) / 2}
     print(f"word count, {args.sentences:,} sentences = {run['words']:,} sink tuples, "
           f"{args.mode.lower().replace('_', '-')}, max spout pending {args.max_pending}, "
-          f"{args.containers} container(s), {os.cpu_count()} cores")
+          f"{args.containers} container(s), {os.cpu_count()} cores"
+          + (f", {args.sample:g}% of the split bolt's words sampled" if args.sample else ""))
     print("  rounds (runtime steady state, between 10% and 90% of the words / mean of the "
           "fused runs before and after it):")
     for r in sorted(rounds, key=lambda r: r["runtime"]["words_per_s"]):
