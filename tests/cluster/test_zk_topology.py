@@ -37,7 +37,10 @@ def test_a_topology_on_zookeeper_survives_the_server_dying(zookeeper, tmp_path):
     home = Home(tmp_path / "home", zookeeper.uri("heronbridge"))
     state = home.open_statemgr()
     out = tmp_path / "out"
-    running = Running(spread_plan("on-zk", out), home, state)
+    # Slower than the default (1,500 ids over 18 s): the source must still be emitting
+    # after ZooKeeper's outage, when a stream manager is killed and its restarted tasks
+    # are to receive tuples.
+    running = Running(spread_plan("on-zk", out, **{"test.interval": 0.012}), home, state)
     running.hosts = HOSTS
     try:
         with running:

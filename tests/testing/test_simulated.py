@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,19 @@ def test_a_streamparse_project_leaves_the_process_as_it_found_it(tmp_path):
     assert result.emitted("count_bolt") == [["x", 1]]
     assert (os.getcwd(), sys.path, logging.getLogger().handlers) == (cwd, path, handlers)
     assert "bolts.wordcount" not in sys.modules  # the project's modules are forgotten
+
+
+def test_another_projects_modules_of_the_same_names_do_not_stand_in(tmp_path,
+                                                                    monkeypatch):
+    """A session that imported another project's `bolts` (a second project in the same
+    repository, say) still tests this project's own, and gets the other's back."""
+    other = types.ModuleType("bolts")
+    other.__path__ = [str(tmp_path / "other")]
+    monkeypatch.setitem(sys.modules, "bolts", other)
+    result = complete_topology(EXAMPLES / "storm_topologies" / "wordcount",
+                               mocked_sources={"word_spout": [["x"]]}, workdir=tmp_path)
+    assert result.emitted("count_bolt") == [["x", 1]]
+    assert sys.modules["bolts"] is other and "bolts.wordcount" not in sys.modules
 
 
 def test_a_heronpy_topology_file():

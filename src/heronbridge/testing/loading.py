@@ -83,10 +83,23 @@ def load_sandboxed(stack: ExitStack, source: Any, name: str | None, env: str | N
     if workdir is None:
         workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="heronbridge-test-"))
     sandbox = stack.enter_context(Sandbox([Path(workdir)]))
+    sandbox.hide(_provided(source))
     loaded = load(source, name, env, config, Path(workdir))
     for folder in loaded.folders:
         sandbox.add(folder)
     return loaded
+
+
+def _provided(source: Any) -> set[str]:
+    """The top-level module names a project folder's (or a topology file's folder's)
+    modules take: an earlier import of the same names must not stand in for them."""
+    if not isinstance(source, (str, os.PathLike)):
+        return set()
+    path = Path(source)
+    folders = [path / "src", path / "topologies"] if path.is_dir() else [path.parent]
+    return {entry.stem if entry.suffix == ".py" else entry.name
+            for folder in folders if folder.is_dir() for entry in folder.iterdir()
+            if entry.suffix == ".py" or (entry.is_dir() and entry.name.isidentifier())}
 
 
 class Sandbox:
@@ -102,12 +115,21 @@ class Sandbox:
         self.cwd = os.getcwd()
         self.path = list(sys.path)
         self.modules = set(sys.modules)
+        self.hidden: dict[str, Any] = {}
         self.loggers = {name: _logger_state(logging.getLogger(name))
                         for name in ("", "heronbridge", "pystorm")}
         return self
 
     def add(self, folder: Path) -> None:
         self.folders.append(str(folder))
+
+    def hide(self, names: set[str]) -> None:
+        """Set aside the modules already imported under `names` (another project's
+        `bolts`, say), so that the user's own are imported; they come back on exit."""
+        self.hidden = {name: module for name, module in sys.modules.items()
+                       if name.partition(".")[0] in names}
+        for name in self.hidden:
+            del sys.modules[name]
 
     def __exit__(self, *exc: object) -> None:
         os.chdir(self.cwd)
@@ -116,6 +138,7 @@ class Sandbox:
             file = getattr(sys.modules[name], "__file__", None) or ""
             if any(file.startswith(folder + os.sep) for folder in self.folders):
                 del sys.modules[name]
+        sys.modules.update(self.hidden)
         for name, (handlers, level, propagate) in self.loggers.items():
             logger = logging.getLogger(name)
             for handler in set(logger.handlers) - set(handlers):

@@ -121,8 +121,11 @@ def test_an_interrupted_run_leaves_nothing_behind(tmp_path, storm_install):
     seen = []
 
     def interrupt(snapshot):
+        # Once all three task processes have written their start (each writes its records
+        # every 0.2 s) and the counter has received tuples.
         seen.append(snapshot)
-        if snapshot.per_component.get("count_bolt", {}).get(schema.RECV, 0) > 0:
+        started = sum(evs.get(schema.START, 0) for evs in snapshot.per_component.values())
+        if started >= 3 and snapshot.per_component.get("count_bolt", {}).get(schema.RECV, 0):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from heronbridge.compat.projects import load_project
 from heronbridge.conformance.trace import component_hook, schema, tracefile
 from heronbridge.runtime.api.context import TopologyContext
 from heronbridge.runtime.api.tuple import Tuple
 from heronbridge.runtime.plan.tasks import TaskLayout
 from heronbridge.shims.storm import keys
+from heronbridge.testing.loading import Sandbox
 
 PROJECT = (Path(__file__).resolve().parents[3] / "examples" / "storm_topologies"
            / "stateful_replays")
@@ -37,7 +40,15 @@ class Collector:
         self.failed.append(tup)
 
 
-def test_a_traced_bolt_across_a_rollback(tmp_path, monkeypatch):
+@pytest.fixture
+def forgotten(tmp_path):
+    """The project's modules (its `bolts`, imported from tmp_path) are forgotten after
+    the test, so that another project's test in this process imports its own."""
+    with Sandbox([tmp_path]):
+        yield
+
+
+def test_a_traced_bolt_across_a_rollback(tmp_path, monkeypatch, forgotten):
     monkeypatch.chdir(tmp_path)  # the component runs in its resources folder: back after
     monkeypatch.setattr(component_hook, "_HOOKS", {})
     traces = tmp_path / "traces"
