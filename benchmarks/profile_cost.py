@@ -71,8 +71,11 @@ def main() -> int:
     launch.start(timeout=120)
     rounds = []
     try:
-        task = next(t.task_id for t in control.metrics(launch.statemgr, launch.name).tasks
-                    if t.component == "work")
+        deadline = time.monotonic() + 60
+        while not (found := [t.task_id for t in control.metrics(launch.statemgr, launch.name)
+                             .tasks if t.component == "work"]) and time.monotonic() < deadline:
+            time.sleep(0.5)  # its first metrics
+        task = found[0]
         pid = profiles.task_pid(SimpleNamespace(id=launch.topology_id, name=launch.name), task)
         time.sleep(5)  # past the start
         for _ in range(args.rounds):
