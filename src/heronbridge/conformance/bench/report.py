@@ -85,16 +85,20 @@ def plots(result: dict[str, Any], out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(8, 4))
     for name, run in result["systems"].items():
         points = run["timeline"]
-        ax.plot([t for t, _ in points], [v for _, v in points], label=name)
+        line, = ax.plot([t for t, _ in points], [v for _, v in points], label=name)
         for phase, (a, b) in run["phases"].items():
-            ax.axvspan(a, b, alpha=0.06, color="C0" if phase == "saturation" else "C2")
+            ax.axvspan(a, b, alpha=0.10 if phase == "saturation" else 0.05,
+                       color=line.get_color())
     if result.get("fused"):
         ax.axhline(result["fused"]["sink_per_s"], ls="--", color="grey", label="fused ceiling")
     ax.set_xlabel("seconds since launch")
     ax.set_ylabel("sink tuples/s")
-    ax.set_yscale("symlog")
+    # symlog, not log: a system's rate can drop to 0 for a second (Storm's did).
+    ax.set_yscale("symlog", linthresh=10)
+    ax.set_ylim(bottom=0)
     _legend(ax)
-    ax.set_title(f"{result['topology']}: sink throughput (shaded: measured windows)")
+    ax.set_title(f"{result['topology']}: sink throughput (shaded in each system's colour: "
+                 "saturated, then fixed load)", fontsize=10)
     fig.tight_layout()
     path = out / "throughput.png"
     fig.savefig(path)
