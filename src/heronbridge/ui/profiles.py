@@ -1,6 +1,10 @@
 """A look inside a running task, without restarting it: every thread's stack and a flame
 graph (py-spy, attached without pausing the task), and a memory summary (the kernel's).
 
+py-spy runs niced, so that on a busy host it takes the CPU the task leaves rather than the
+task's, and follows subprocesses only for a task that has some (a multilang component's):
+scanning for them doubles py-spy's own CPU.
+
 The task's process is found on this host by its command line (its topology id and task
 id), and only if this user owns it.
 """
@@ -20,6 +24,7 @@ from .tracker import Topology
 
 MAX_SECONDS = 60
 RATE = 100  # samples a second
+NICE = 10  # py-spy's niceness: a tenth of the task's CPU weight when both want a core
 _busy = threading.Lock()  # one profile at a time: each holds a request thread
 MEMORY_FIELDS = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem", "VmSwap", "Threads")
 
@@ -54,8 +59,25 @@ def task_pid(t: Topology, task: int) -> int:
     return max(found, key=lambda pid: Path(f"/proc/{pid}").stat().st_mtime)
 
 
+def has_children(pid: int) -> bool:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        if stat[stat.rindex(")") + 2:].split()[1] == str(pid):  # fields: state, ppid
+            return True
+    return False
+
+
+def _follow(pid: int) -> list[str]:
+    return ["--subprocesses"] if has_children(pid) else []
+
+
 def stacks(pid: int) -> str:
-    return _run([py_spy(), "dump", "--pid", str(pid), "--nonblocking", "--subprocesses"],
+    return _run([py_spy(), "dump", "--pid", str(pid), "--nonblocking", *_follow(pid)],
                 30).decode()
 
 
@@ -67,7 +89,7 @@ def flame_graph(pid: int, seconds: int) -> bytes:
     with tempfile.TemporaryDirectory(prefix="hb-profile-") as folder:
         out = Path(folder) / "flame.svg"
         _run([py_spy(), "record", "--pid", str(pid), "--duration", str(seconds), "--rate",
-              str(RATE), "--nonblocking", "--subprocesses", "--format", "flamegraph",
+              str(RATE), "--nonblocking", *_follow(pid), "--format", "flamegraph",
               "--output", str(out)],
              seconds + 30)
         return out.read_bytes()
@@ -92,7 +114,8 @@ def _run(argv: list[str], timeout: float) -> bytes:
         msg = "another profile is being taken: try again when it is done"
         raise BadRequest(msg)
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+        done = subprocess.run(["nice", "-n", str(NICE), *argv], capture_output=True,
+                              timeout=timeout, check=False)
     except subprocess.TimeoutExpired as exc:
         msg = f"{Path(argv[0]).name} {argv[1]} took over {timeout:.0f}s"
         raise UIError(msg) from exc
