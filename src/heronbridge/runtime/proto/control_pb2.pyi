@@ -122,6 +122,19 @@ class Sampling(_message.Message):
     percent: float
     def __init__(self, component: _Optional[str] = ..., percent: _Optional[float] = ...) -> None: ...
 
+class SamplingPlan(_message.Message):
+    __slots__ = ("percent",)
+    class PercentEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    PERCENT_FIELD_NUMBER: _ClassVar[int]
+    percent: _containers.ScalarMap[str, float]
+    def __init__(self, percent: _Optional[_Mapping[str, float]] = ...) -> None: ...
+
 class LogLevel(_message.Message):
     __slots__ = ("component", "logger", "level", "timeout_secs")
     COMPONENT_FIELD_NUMBER: _ClassVar[int]

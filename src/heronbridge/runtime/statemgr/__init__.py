@@ -8,6 +8,7 @@ from .base import (
     NODE_TYPES,
     PACKING_PLANS,
     PHYSICAL_PLANS,
+    SAMPLING,
     SCHEDULERS,
     SECRETS,
     STATEFUL_CHECKPOINTS,
@@ -22,7 +23,7 @@ from .localfs import LocalFileStateManager
 
 __all__ = ["CHECKPOINT_KEYS", "EPHEMERAL", "EXECUTION_STATE", "KEY_BYTES", "NODE_TYPES",
            "PACKING_PLANS", "PHYSICAL_PLANS",
-           "SCHEDULERS", "SECRETS", "STATEFUL_CHECKPOINTS", "TMASTERS", "TOPOLOGIES",
+           "SAMPLING", "SCHEDULERS", "SECRETS", "STATEFUL_CHECKPOINTS", "TMASTERS", "TOPOLOGIES",
            "ZK_DIGEST_ENV",
            "LocalFileStateManager", "NodeExistsError", "StateManager", "Watch", "open_statemgr"]
 

@@ -50,6 +50,7 @@ ACTIONS = "actions"
 # The consistent checkpoints, newest first.
 STATEFUL_CHECKPOINTS: Kind[control_pb2.ConsistentCheckpoints] = Kind("statefulcheckpoints")
 CHECKPOINT_KEYS = "checkpointkeys"
+SAMPLING: Kind[control_pb2.SamplingPlan] = Kind("sampling")
 KEY_BYTES = 32  # a topology's secret and its checkpoint key
 
 NODE_TYPES: dict[str, type[Message]] = {
@@ -60,6 +61,7 @@ NODE_TYPES: dict[str, type[Message]] = {
     TMASTERS: plans_pb2.TopologyMasterLocation,
     SCHEDULERS: plans_pb2.SchedulerLocation,
     STATEFUL_CHECKPOINTS: control_pb2.ConsistentCheckpoints,
+    SAMPLING: control_pb2.SamplingPlan,
 }
 # Where a backend has sessions (ZooKeeper), these nodes live only as long as the process
 # that wrote them: a dead master or scheduler is noticed at once.
@@ -67,6 +69,7 @@ EPHEMERAL = frozenset({TMASTERS, SCHEDULERS})
 KINDS = (*NODE_TYPES, SECRETS, ACTIONS, CHECKPOINT_KEYS)
 OWNER_ONLY = frozenset({SECRETS, CHECKPOINT_KEYS})
 KEPT = frozenset({STATEFUL_CHECKPOINTS, CHECKPOINT_KEYS})  # outlive a kill
+MAY_BE_EMPTY = frozenset({STATEFUL_CHECKPOINTS, SAMPLING})  # none yet, or none any more
 
 
 
@@ -120,7 +123,7 @@ class StateManager(ABC):
 
     def _parse(self, kind: str, name: str, data: bytes) -> Message:
         message = NODE_TYPES[kind]()
-        if not data and kind != STATEFUL_CHECKPOINTS:  # the one node that may hold nothing
+        if not data and kind not in MAY_BE_EMPTY:
             msg = (f"state node {kind}/{name} is empty (0 bytes): expected a "
                    f"{message.DESCRIPTOR.name}; a truncated write, or not this runtime's")
             raise StateManagerError(msg)

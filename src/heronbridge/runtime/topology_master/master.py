@@ -36,6 +36,7 @@ from ..proto import control_pb2, plans_pb2, topology_pb2
 from ..statemgr import (
     PACKING_PLANS,
     PHYSICAL_PLANS,
+    SAMPLING,
     STATEFUL_CHECKPOINTS,
     TMASTERS,
     TOPOLOGIES,
@@ -79,6 +80,11 @@ ALLOWED = {
 }
 
 
+def placed(packing: plans_pb2.PackingPlan) -> set[tuple[str, int, int]]:
+    """(component, task, container) of every task of a packing plan."""
+    return {(i.component, i.task_id, c.id) for c in packing.containers for i in c.instances}
+
+
 class TopologyMaster:
     def __init__(self, statemgr: StateManager, topology_name: str, secret: bytes) -> None:
         self.statemgr = statemgr
@@ -101,11 +107,14 @@ class TopologyMaster:
         self.state = self.topology.state or topology_pb2.RUNNING
         self.started = False
         self.metrics: dict[tuple[str, int, int], control_pb2.TaskMetrics] = {}
+        self.placed = placed(self.packing)
         self._stopping = asyncio.Event()
         self._pending: dict[Kind[Any], Any] = {}
         self._wake = asyncio.Event()
         self.updating = False
-        self.sampling: dict[str, float] = {}  # component -> percent of its tuples sampled
+        saved_sampling = statemgr.get(SAMPLING, topology_name)  # a restarted master's
+        self.sampling: dict[str, float] = dict(saved_sampling.percent) if saved_sampling \
+            else {}  # component -> percent of its tuples sampled
         self._all_ready = asyncio.Event()
         self.drain: dict[str, tuple[float, int]] = {}  # stmgr -> (when, trees) while paused
         self.checkpoints: CheckpointCoordinator | None = None
@@ -219,7 +228,9 @@ class TopologyMaster:
             self._heartbeat(link, message)
         elif isinstance(message, control_pb2.MetricsPublish):
             for task in message.tasks:
-                self.metrics[(task.component, task.task_id, task.container)] = task
+                key = (task.component, task.task_id, task.container)
+                if key[1] < 0 or key in self.placed:  # not a task an update took away
+                    self.metrics[key] = task
         elif isinstance(message, control_pb2.ControllerRequest):
             spawn(self._answer(link, message), "controller request")
         elif self.checkpoints is None:
@@ -442,9 +453,8 @@ class TopologyMaster:
                 link.transport.close()
         self.ready = set()
         self._all_ready.clear()
-        placed = {(i.component, i.task_id, c.id) for c in packing.containers
-                  for i in c.instances}
-        for key in [k for k in self.metrics if k[1] >= 0 and k not in placed]:
+        self.placed = placed(packing)
+        for key in [k for k in self.metrics if k[1] >= 0 and k not in self.placed]:
             del self.metrics[key]  # tasks that no longer exist, or exist under another id
         self._build_pplan()
         ready_secs = float(config.get(READY_SECS, 120.0))
@@ -527,6 +537,7 @@ class TopologyMaster:
             message = control_pb2.Sampling(component=component, percent=req.percent)
             for link, _ in self.stmgrs.values():
                 link.send(message)
+        self._publish(SAMPLING, control_pb2.SamplingPlan(percent=self.sampling))
         return control_pb2.ControllerResponse(status=control_pb2.Status(ok=True),
                                               state=self.state)
 
