@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import sys
@@ -120,17 +121,22 @@ def main() -> int:
             spy_cpu = (children_cpu() - spy_cpu) / (args.seconds + 2)
             after = rates(launch, tasks, args.seconds)
             assert svg and b"crunch" in svg[0], "the flame graph names the hot function"
+            found = re.search(rb"<title>all \(([\d,]+) samples", svg[0])
+            samples = int(found.group(1).replace(b",", b"")) / (args.seconds + 2) if found \
+                else 0.0  # the task's samples a second that py-spy took
             ratio = [w / c for w, c in (before, during, after)]
             cost = 1 - ratio[1] / ((ratio[0] + ratio[2]) / 2)
             load = os.getloadavg()[0]
             rounds.append({"work": [round(r[0], 1) for r in (before, during, after)],
                            "control": [round(r[1], 1) for r in (before, during, after)],
                            "cost": round(cost, 4), "py_spy_cpu": round(spy_cpu, 4),
+                           "samples_per_s": round(samples, 1),
                            "load": load})
             print(f"  tuples/s before, while sampled, after: work {before[0]:6.1f} "
                   f"{during[0]:6.1f} {after[0]:6.1f}, control {before[1]:6.1f} "
                   f"{during[1]:6.1f} {after[1]:6.1f}: cost {cost * 100:5.1f}%; py-spy "
-                  f"{spy_cpu * 100:.1f}% of a core; load {load:.2f}", flush=True)
+                  f"{spy_cpu * 100:.1f}% of a core, {samples:.0f} samples/s; load {load:.2f}",
+                  flush=True)
     finally:
         launch.stop()
     median = statistics.median(r["cost"] for r in rounds)
