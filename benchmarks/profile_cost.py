@@ -46,7 +46,8 @@ def plan(flags: Path):
     b = TopologyBuilder("profiled", {
         "topology.reliability.mode": "ATLEAST_ONCE", "ui.flags": str(flags),
         "ui.interval": 0.0, "topology.max.spout.pending": 200,
-        "heronbridge.metrics.interval.secs": 0.2})
+        "heronbridge.metrics.interval.secs": 0.2,
+        "heronbridge.health": "off"})  # it would scale the busy bolts up and renumber tasks
     work = b.bolt("work", Work, inputs=[b.spout("numbers", Numbers)])
     twin = b.bolt("control", Work, inputs=[b.spout("numbers2", Numbers)])
     b.bolt("sink", Sink, inputs=[work, twin])
