@@ -1,11 +1,14 @@
-"""/proc readings: liveness, process groups, trees and their kinds."""
+"""/proc readings: liveness, process groups, trees and their kinds; a loopback peer's owner."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
+
+import pytest
 
 from heronbridge.runtime import procfs
 
@@ -41,3 +44,24 @@ def test_descendants_are_classified_by_command_line_then_by_parent():
     finally:
         os.killpg(task.pid, 9)
         task.wait()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_a_loopback_peers_owner_from_the_kernels_diagnostics_and_from_its_tables(host):
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as server:
+        server.bind((host, 0))
+        server.listen()
+        client = socket.create_connection(server.getsockname()[:2])
+        accepted, _ = server.accept()
+        with accepted:
+            peer, local = accepted.getpeername()[:2], accepted.getsockname()[:2]
+            assert procfs.tcp_peer_owner(accepted) == os.getuid()
+            assert procfs._diag_owner(family, peer, local) == os.getuid()
+            assert procfs._table_owner(peer, local) == os.getuid()
+            client.close()  # a closed socket is nobody's: a stranger
+            wait = time.monotonic() + 5
+            while procfs.tcp_peer_owner(accepted) is not None and time.monotonic() < wait:
+                time.sleep(0.05)
+            assert procfs.tcp_peer_owner(accepted) is None
+            assert procfs._table_owner(peer, local) is None
