@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thriftpy2.thrift import TApplicationException
+
 from heronbridge.runtime import admin, control
 from heronbridge.runtime.errors import RuntimeKernelError, StateManagerError, where
 from heronbridge.runtime.plan.codec import topology_from_proto
@@ -362,17 +364,19 @@ class NimbusService:
 
     def debug(self, name: str, component: str, enable: bool, sampling_pct: float) -> None:
         """Storm UI's Debug: sample `sampling_pct` of a component's (every one's, with no
-        component) emitted tuples; `enable` false stops it."""
+        component) emitted tuples; `enable` false stops it. Storm's IDL lets debug throw
+        only NotAliveException and AuthorizationException: other refusals go back as a
+        TApplicationException with the message."""
         known = self._alive(name)
         percent = float(sampling_pct or 0) if enable else 0.0
         if not 0 <= percent <= 100:
-            raise self.t.InvalidTopologyException(
-                msg=f"{where(known.name, component or None)}: expected a sampling percentage "
-                    f"from 0 to 100, received {percent:g}")
+            msg = (f"{where(known.name, component or None)}: expected a sampling percentage "
+                   f"from 0 to 100, received {percent:g}")
+            raise TApplicationException(TApplicationException.UNKNOWN, msg)
         try:
             admin.set_sampling(self.statemgr, known.name, component or "", percent)
         except RuntimeKernelError as exc:  # the master refused, or is not up
-            raise self.t.InvalidTopologyException(msg=str(exc)) from exc
+            raise TApplicationException(TApplicationException.UNKNOWN, str(exc)) from exc
 
     def getTopologyConf(self, topology_id: str) -> str:  # noqa: N802
         known = self._alive(topology_id, by_id=True)
