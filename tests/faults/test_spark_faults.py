@@ -20,8 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 
 from zkserver import running_zookeeper  # noqa: E402
 
-# Alone: the Spark workers listen on the shared loopback hosts.
-pytestmark = [pytest.mark.faults, pytest.mark.integration, pytest.mark.solo]
+# Beside the other tests: its Spark workers and ZooKeeper listen on ports of their own on
+# the loopback hosts, and it kills only its own processes (the nemeses that cut hosts off
+# run alone, after).
+pytestmark = [pytest.mark.faults, pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")
