@@ -53,17 +53,21 @@ def test_frames_for_a_task_that_is_down_are_held_or_fail_back_without_message_ti
 
     # Stopped (Ctrl-C, as a user stops it) once every tuple is acked, when no tree is
     # left to ack or fail; -t only bounds a run that never gets there.
-    run = subprocess.Popen([HERONBRIDGE, "run", str(TOPOLOGY), "-t", "60", "--home",
-                            str(tmp_path / "hb"), *options],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Its output goes to files, which nothing has to drain while it runs (its processes
+    # write there too).
+    said, errors = tmp_path / "run.out", tmp_path / "run.err"
+    with said.open("w") as stdout, errors.open("w") as stderr:
+        run = subprocess.Popen([HERONBRIDGE, "run", str(TOPOLOGY), "-t", "60", "--home",
+                                str(tmp_path / "hb"), *options], stdout=stdout, stderr=stderr)
     try:
         while run.poll() is None and {r["seq"] for r in spout_events() if r["event"] == "ack"} \
                 != set(range(COUNT)):
             time.sleep(0.2)
     finally:
         run.send_signal(signal.SIGINT)
-        stdout, stderr = run.communicate(timeout=120)
-    done = subprocess.CompletedProcess(run.args, run.returncode, stdout, stderr)
+        run.wait(120)
+    done = subprocess.CompletedProcess(run.args, run.returncode, said.read_text(),
+                                       errors.read_text())
     assert done.returncode == 0, done.stderr
     events = spout_events()
     acked = {r["seq"] for r in events if r["event"] == "ack"}
