@@ -180,7 +180,8 @@ def test_each_task_ran_from_the_package_spark_shipped_to_its_worker(grouping_run
 # -- the durable word count: a whole container SIGKILLed mid-run --------------------------
 
 
-@pytest.mark.compat("cli/heronbridge submit", "api/spouts", "api/bolts", "api/ack", on="spark")
+@pytest.mark.compat("cli/heronbridge submit", "cli/heronbridge kill", "api/spouts", "api/bolts",
+                    "api/ack", on="spark")
 def test_durable_word_count_survives_a_whole_container_killed(spark, zookeeper, tmp_path,
                                                               capsys):
     """The many-hosts tutorial's command submits the example project; the container
@@ -257,6 +258,13 @@ def test_durable_word_count_survives_a_whole_container_killed(spark, zookeeper, 
 # -- the topology master SIGKILLed; list and kill through ZooKeeper ------------------------
 
 
+def emitted(out) -> int:
+    return sum(r["event"] == "emit" for rs in read_jsonl(out, "spout-*.jsonl").values()
+               for r in rs)
+
+
+@pytest.mark.compat("cli/heronbridge list", "cli/heronbridge deactivate",
+                    "cli/heronbridge activate", "cli/heronbridge kill")
 def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path, capsys):
     name = "master-kill"
     # A short session: the dead master's ephemeral location goes after 4s, not 10s.
@@ -276,6 +284,17 @@ def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path
         assert set(hosts.values()) == WORKERS and name in listed and "RUNNING" in listed
 
         wait_until(lambda: len(acked(out)) > 100, 60, "acks",
+                   on_timeout=lambda: logs(spark, launch))
+        # Deactivated through ZooKeeper, the spout on its worker stops; activated, it goes on.
+        where = ("--state", uri, "--home", home.root)
+        assert "PAUSED" in cli(tmp_path, "deactivate", name, *where)
+        time.sleep(1.0)  # the state change travels master -> stream manager -> spout
+        paused = emitted(out)
+        time.sleep(1.5)
+        assert emitted(out) == paused, "the spout kept emitting while deactivated"
+        assert "PAUSED" in cli(tmp_path, "list", *where)
+        assert "RUNNING" in cli(tmp_path, "activate", name, *where)
+        wait_until(lambda: emitted(out) > paused + 50, 30, "emits after activate",
                    on_timeout=lambda: logs(spark, launch))
         before = state.get(PHYSICAL_PLANS, name)
         node = f"{state.root}/{PHYSICAL_PLANS}/{name}"
