@@ -155,18 +155,37 @@ SPARSE_NOT_APPLICABLE = {
                                "a Nimbus; `heronbridge run` is its counterpart"
        for column in RUNTIME},
 }
+NO_STREAMLETS = "the codemod writes heronpy Spouts and Bolts; migrated code has no Streamlets"
+HERONPY_NOT_APPLICABLE = {
+    (name, "heronpy"): NO_STREAMLETS for name in heronpy_api() if name.startswith("Streamlet")}
+# What the codemod refuses to carry into heronpy: the migrated class refuses to run.
+REFUSED = "the codemod marks it ({}) and the migrated topology refuses to run"
+API_NOT_APPLICABLE = {
+    ("direct emits", "heronpy"): REFUSED.format("HB005, HB006"),
+    ("task ids (need_task_ids)", "heronpy"): REFUSED.format("HB005"),
+    ("ShellBolt (a non-Python bolt)", "heronpy"): REFUSED.format("HB007"),
+}
+GROUPING_NOT_APPLICABLE = {("direct", "heronpy"): REFUSED.format("HB006")}
+IN_PROCESS = "an in-process component has no subprocess whose life a heartbeat checks"
+MULTILANG_NOT_APPLICABLE = {("heartbeat (to a bolt)", "inprocess"): IN_PROCESS,
+                            ("sync (from a component)", "inprocess"): IN_PROCESS}
+CONFIG_NOT_APPLICABLE = {
+    ("heronbridge.host", "spark"): "the Spark scheduler gives each container its worker's "
+                                   "address ($HERONBRIDGE_HOST, which wins over the key)",
+}
 
 SECTIONS = (
-    Section("api", "Storm and streamparse API", ALL, storm_api),
-    Section("grouping", "Groupings", ALL, groupings),
-    Section("multilang", "Multilang protocol", ("storm", "inprocess", "multilang"), multilang),
+    Section("api", "Storm and streamparse API", ALL, storm_api, API_NOT_APPLICABLE),
+    Section("grouping", "Groupings", ALL, groupings, GROUPING_NOT_APPLICABLE),
+    Section("multilang", "Multilang protocol", ("storm", "inprocess", "multilang"), multilang,
+            MULTILANG_NOT_APPLICABLE),
     Section("heronpy", "heronpy API and Streamlet operators", ("inprocess", "heronpy", "spark"),
-            heronpy_api),
+            heronpy_api, HERONPY_NOT_APPLICABLE),
     Section("cli", "Command line", RUNTIME, cli_verbs, CLI_NOT_APPLICABLE),
     Section("sparse", "streamparse's sparse", RUNTIME, sparse_commands, SPARSE_NOT_APPLICABLE),
     Section("nimbus", "Nimbus Thrift methods", RUNTIME, nimbus_methods),
     Section("rest", "REST: Storm UI and Heron tracker", ("inprocess",), rest_routes),
-    Section("config", "Config keys", RUNTIME, config_keys),
+    Section("config", "Config keys", RUNTIME, config_keys, CONFIG_NOT_APPLICABLE),
 )
 
 

@@ -187,3 +187,23 @@ class TickRecorder(Bolt, _Recorder):
             self._record(component=tup.component, stream=tup.stream, task=tup.task,
                          values=tup.values)
         self.collector.ack(tup)
+
+
+class ConfigRecorder(Bolt, _Recorder):
+    """Records the runtime config keys as its task read them (the raw values, and the
+    runtime's reading of them), then each tick and each tuple; acks nothing, so what a
+    spout sent it stays pending."""
+
+    def prepare(self, config, context, collector):
+        from dataclasses import asdict
+
+        from heronbridge.runtime.config import KEYS, TopologyConfig
+
+        self._open_log(config, context, "config")
+        read = TopologyConfig.read(config, context.topology_name, context.component_id)
+        self._record(event="config", raw={k: config.get(k) for k in KEYS}, read=asdict(read),
+                     pid=os.getpid())
+
+    def execute(self, tup):
+        self._record(event="tick" if tup.is_tick else "tuple", values=tup.values,
+                     task=tup.task)

@@ -202,9 +202,11 @@ def test_logging_levels_errors_and_metrics_reach_the_task_log(run_project, tmp_p
 
 
 @pytest.mark.compat("multilang/activate (to a spout)", "multilang/deactivate (to a spout)")
-def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state):
+@MODES
+def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state, multilang):
     out = tmp_path / "out"
-    with run_project(PROJECT, "acking", {"test.out": str(out), "test.count": 10**6}) as running:
+    with run_project(PROJECT, "acking", {"test.out": str(out), "test.count": 10**6},
+                     multilang=multilang) as running:
         wait_until(lambda: any(e["event"] == "emit" for e in spout_events(out)), 30, "emits")
         control.set_state(state, running.plan.name, running=False)
         wait_until(lambda: any(e["event"] == "deactivate" for e in spout_events(out)), 10,
