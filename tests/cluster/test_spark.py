@@ -34,7 +34,7 @@ from test_e2e_groupings import (  # noqa: F401 - run again here, on the Spark cl
     test_shuffle_balances,
 )
 from test_e2e_hosts import acked, spread_plan
-from testkit import HERONBRIDGE, read_jsonl, wait_until
+from testkit import HERONBRIDGE, read_jsonl, ui_verb, wait_until
 
 from heronbridge.runtime import Grouping, TopologyBuilder, control
 from heronbridge.runtime.config import KEYS
@@ -268,7 +268,7 @@ def emitted(out) -> int:
 
 
 @pytest.mark.compat("cli/heronbridge list", "cli/heronbridge deactivate",
-                    "cli/heronbridge activate", "cli/heronbridge kill")
+                    "cli/heronbridge activate", "cli/heronbridge kill", "cli/heronbridge ui")
 def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path, capsys):
     name = "master-kill"
     # A short session: the dead master's ephemeral location goes after 4s, not 10s.
@@ -286,6 +286,9 @@ def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path
         for container, host in hosts.items():
             assert f"{container} on {host}" in listed, listed
         assert set(hosts.values()) == WORKERS and name in listed and "RUNNING" in listed
+        with ui_verb(tmp_path / "ui", "--state", uri) as get:  # Storm UI's API, from ZooKeeper
+            [shown] = get("/api/v1/topology/summary")["topologies"]
+            assert (shown["name"], shown["status"], shown["workersTotal"]) == (name, "ACTIVE", 3)
 
         wait_until(lambda: len(acked(out)) > 100, 60, "acks",
                    on_timeout=lambda: logs(spark, launch))
