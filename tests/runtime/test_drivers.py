@@ -267,3 +267,17 @@ def test_a_long_input_batch_sends_its_output_every_execute_batch_time():
 
     assert flushes() < 8  # by default every 5 ms: the frame takes far less than 35 ms
     assert flushes(**{"heronbridge.execute.batch.time.ms": 0.001}) == 8  # every 16 tuples
+
+
+@pytest.mark.compat("config/heronbridge.serializer")
+def test_tuple_values_travel_as_the_serializer_key_says():
+    def first_data_frame(**config: object) -> bytes:
+        spout, _, _ = task_of("numbers", 1, **config)
+        spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
+        sent: list[bytes] = []
+        spout.send = lambda data: sent.extend(bytes(f) for f in data)
+        SpoutDriver(spout).run()
+        return next(f for f in sent if f[4] == frames.DATA)
+
+    assert b"[[[0]," in first_data_frame(**{"heronbridge.serializer": "json"})
+    assert b"\x91\x93\x91\x00" in first_data_frame()  # msgpack: [[[0], root, edge]]
