@@ -69,6 +69,7 @@ def test_without_message_timeouts_unacked_tuples_never_fail(run_topology, state,
     listen on the address `heronbridge.host` names."""
     plan = topology("never-times-out", NeverAckBolt, tmp_path, "ATLEAST_ONCE",
                     **{"topology.message.timeout.secs": 0.5, "heronbridge.host": "127.0.0.2",
+                       "topology.max.spout.pending": COUNT,  # a window nothing acks stays open
                        "topology.enable.message.timeouts": False, "topology.debug": True})
     with run_topology(plan) as running:
         wait_until(lambda: running.metrics()["judge"].get("execute-count") == COUNT, 30,
