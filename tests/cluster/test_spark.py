@@ -474,4 +474,4 @@ def test_every_config_key_reaches_the_tasks_on_the_cluster(spark, zookeeper, tmp
         read = record["read"]
         assert (read["max_spout_pending"], read["tick_freq_secs"], read["xor_buckets"],
                 read["emit_batch_secs"], read["serializer"]) == (7, 0.5, 4, 0.002, "json")
-    assert " DEBUG " in task_logs
+    assert " DEBUG rt_components: recording " in task_logs  # topology.debug

@@ -4,6 +4,7 @@ lines under the directory named by the `test.out` config key, one file per task.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from pathlib import Path
@@ -137,7 +138,7 @@ class FailEveryNthBolt(Bolt):
 
 class NeverAckBolt(Bolt):
     def execute(self, tup):
-        pass
+        logging.getLogger(__name__).debug("holding %s unacked", tup.values)
 
 
 class SlowBolt(Bolt):
@@ -205,5 +206,6 @@ class ConfigRecorder(Bolt, _Recorder):
                      pid=os.getpid())
 
     def execute(self, tup):
+        logging.getLogger(__name__).debug("recording %s", tup.values)
         self._record(event="tick" if tup.is_tick else "tuple", values=tup.values,
                      task=tup.task)
