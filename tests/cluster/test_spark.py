@@ -286,7 +286,7 @@ def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path
         for container, host in hosts.items():
             assert f"{container} on {host}" in listed, listed
         assert set(hosts.values()) == WORKERS and name in listed and "RUNNING" in listed
-        with ui_verb(tmp_path / "ui", "--state", uri) as get:  # Storm UI's API, from ZooKeeper
+        with ui_verb(home.root, "--state", uri) as get:  # Storm UI's API, from ZooKeeper
             [shown] = get("/api/v1/topology/summary")["topologies"]
             assert (shown["name"], shown["status"], shown["workersTotal"]) == (name, "ACTIVE", 3)
 
@@ -387,7 +387,7 @@ def test_conflicting_pins_run_side_by_side_on_the_cluster(spark, zookeeper, tmp_
 # -- every config key a task reads, set to a value not its default -------------------------
 
 # Keys whose effect this test sees on the cluster; the others it sees each task read.
-SEEN = ("topology.reliability.mode", "topology.max.spout.pending",
+SEEN = ("topology.reliability.mode", "topology.max.spout.pending", "topology.stmgrs",
         "topology.enable.message.timeouts", "topology.tick.tuple.freq.secs", "topology.debug",
         "heronbridge.tls.cert", "heronbridge.tls.key", "heronbridge.tls.ca")
 READ = ("topology.message.timeout.secs", "topology.stateful.checkpoint.interval.secs",
