@@ -19,12 +19,10 @@ from heronbridge.runtime.statemgr import PHYSICAL_PLANS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nimbus"))
 from nimbuskit import (  # noqa: E402
-    AGAIN,
     READS,
     free_port,
     reads_agree,
     sparse,
-    submit_again_and_kill,
     table_rows,
     wordcount_project,
     words_in_text,
@@ -51,8 +49,8 @@ def ours(home: Path, uri: str) -> list[str]:
 
 @pytest.mark.compat("sparse/sparse submit", "sparse/sparse list", "sparse/sparse kill",
                     "nimbus/submitTopology", "nimbus/getClusterInfo",
-                    "nimbus/killTopologyWithOpts", *READS, *AGAIN, "cli/heronbridge nimbus",
-                    on="spark")
+                    "nimbus/killTopologyWithOpts", "nimbus/beginFileUpload", "nimbus/uploadChunk",
+                    "nimbus/finishFileUpload", *READS, "cli/heronbridge nimbus", on="spark")
 def test_sparse_submits_through_nimbus_onto_the_spark_cluster(zookeeper, spark, tmp_path):
     home, port, log = tmp_path / "home", free_port(), tmp_path / "nimbus.log"
     uri = zookeeper.uri("nimbus")
@@ -85,7 +83,7 @@ def test_sparse_submits_through_nimbus_onto_the_spark_cluster(zookeeper, spark, 
             state.close()
         rows = table_rows(sparse(project, "list", "-e", "test").stdout)
         assert [(r["name"], r["status"]) for r in rows] == [("wordcount", "ACTIVE")]
-        kept = reads_agree(port, "wordcount", {"word_spout", "count_bolt"})
+        reads_agree(port, "wordcount", {"word_spout", "count_bolt"})
 
         killed = sparse(project, "kill", "-e", "test", "-n", "wordcount", "--wait", "1")
         assert killed.returncode == 0, killed.stdout + killed.stderr
@@ -93,10 +91,6 @@ def test_sparse_submits_through_nimbus_onto_the_spark_cluster(zookeeper, spark, 
                    120, "sparse list to show no topology", on_timeout=output)
         # The topology's Spark driver follows the kill: it stops the containers and ends.
         wait_until(lambda: not ours(home, uri), 60, "the topology's processes to end",
-                   on_timeout=lambda: f"still running: {ours(home, uri)}\n{output()}")
-        # Its StormTopology and conf, kept by Nimbus, submitted again onto the cluster.
-        submit_again_and_kill(port, kept, "wordcount-again", jar)
-        wait_until(lambda: not ours(home, uri), 60, "the second topology's processes to end",
                    on_timeout=lambda: f"still running: {ours(home, uri)}\n{output()}")
     finally:
         nimbus.send_signal(signal.SIGTERM)
