@@ -42,7 +42,8 @@ def spark_zk(tmp_path_factory):
             cluster.stop()
 
 
-@pytest.mark.compat("api/ReliableSpout", "api/message timeouts", "api/fail", on="spark")
+@pytest.mark.compat("api/ReliableSpout", "api/message timeouts", "api/fail", "api/anchoring",
+                    on="spark")
 @pytest.mark.timeout(900)  # the cluster's start, in the first test, is counted too
 @pytest.mark.parametrize("containers", [1, 3] if size() == "full" else [3],
                          ids=lambda n: f"{n}-container{'s' * (n > 1)}")

@@ -36,6 +36,7 @@ def test_run_shows_the_frames_the_stream_managers_dropped():
     assert "dropped" not in RateLine().render("t", 1.0, 1.0, {"bolt": bolt})
 
 
+@pytest.mark.compat("config/heronbridge.held.max.bytes")
 @pytest.mark.integration
 @pytest.mark.parametrize("held", ["held", "dropped"])
 def test_frames_for_a_task_that_is_down_are_held_or_fail_back_without_message_timeouts(
