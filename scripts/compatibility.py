@@ -158,14 +158,13 @@ SPARSE_NOT_APPLICABLE = {
 NO_STREAMLETS = "the codemod writes heronpy Spouts and Bolts; migrated code has no Streamlets"
 HERONPY_NOT_APPLICABLE = {
     (name, "heronpy"): NO_STREAMLETS for name in heronpy_api() if name.startswith("Streamlet")}
-# What the codemod refuses to carry into heronpy: the migrated class refuses to run.
-REFUSED = "the codemod marks it ({}) and the migrated topology refuses to run"
+# heronpy has direct emits, task ids and the direct grouping, so the codemod's refusal of
+# them (HB005, HB006) leaves those cells open; it has no multilang at all.
 API_NOT_APPLICABLE = {
-    ("direct emits", "heronpy"): REFUSED.format("HB005, HB006"),
-    ("task ids (need_task_ids)", "heronpy"): REFUSED.format("HB005"),
-    ("ShellBolt (a non-Python bolt)", "heronpy"): REFUSED.format("HB007"),
+    ("ShellBolt (a non-Python bolt)", "heronpy"): "heronpy runs no multilang subprocess; the "
+                                                  "codemod marks a ShellBolt (HB007)",
 }
-GROUPING_NOT_APPLICABLE = {("direct", "heronpy"): REFUSED.format("HB006")}
+GROUPING_NOT_APPLICABLE: dict[tuple[str, str], str] = {}
 IN_PROCESS = "an in-process component has no subprocess whose life a heartbeat checks"
 MULTILANG_NOT_APPLICABLE = {("heartbeat (to a bolt)", "inprocess"): IN_PROCESS,
                             ("sync (from a component)", "inprocess"): IN_PROCESS}
