@@ -21,8 +21,8 @@ import json
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from heronbridge.testing.matrix import COLUMNS, FAILED, PASSED, SKIPPED
@@ -127,19 +127,64 @@ class Section:
     title: str
     columns: tuple[str, ...]
     rows: Callable[[], list[str]]
+    # (row name, column) -> why the feature cannot exist there: rendered "n/a", never "no
+    # test"; a test that decides such a cell is an error (the reason would be wrong).
+    not_applicable: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
+
+# Cells whose feature cannot exist on their column, each with why (sparingly: anything that
+# can run there is tested there).
+NO_SCHEDULER = "no scheduler is involved: {}"
+CLI_NOT_APPLICABLE = {
+    ("heronbridge migrate", "spark"): NO_SCHEDULER.format("it rewrites source files"),
+    ("heronbridge storm", "spark"): NO_SCHEDULER.format("it manages the Apache Storm that "
+                                                        "`conform` runs"),
+    ("heronbridge storm fetch", "spark"): NO_SCHEDULER.format("it resolves Storm's jars "
+                                                              "with Maven"),
+    ("heronbridge conform", "spark"): "it runs the runtime's side on the local scheduler "
+                                      "(`--spark-master` places the trace analysis)",
+    ("heronbridge bench", "spark"): "it measures the local scheduler beside Storm's local "
+                                    "mode, on one machine",
+}
+SPARSE_NOT_APPLICABLE = {
+    ("sparse jar", "spark"): NO_SCHEDULER.format("lein packs the project into a jar"),
+    ("sparse quickstart", "spark"): NO_SCHEDULER.format("it writes a new project's files"),
+    ("sparse visualize", "spark"): NO_SCHEDULER.format("it draws the topology's graph "
+                                                       "from its definition"),
+    **{("sparse run", column): "it runs Apache Storm's own local mode (`storm jar`), never "
+                               "a Nimbus; `heronbridge run` is its counterpart"
+       for column in RUNTIME},
+}
+NO_STREAMLETS = "the codemod writes heronpy Spouts and Bolts; migrated code has no Streamlets"
+HERONPY_NOT_APPLICABLE = {
+    (name, "heronpy"): NO_STREAMLETS for name in heronpy_api() if name.startswith("Streamlet")}
+# heronpy has direct emits, task ids and the direct grouping, so the codemod's refusal of
+# them (HB005, HB006) leaves those cells open; it has no multilang at all.
+API_NOT_APPLICABLE = {
+    ("ShellBolt (a non-Python bolt)", "heronpy"): "heronpy runs no multilang subprocess; the "
+                                                  "codemod marks a ShellBolt (HB007)",
+}
+GROUPING_NOT_APPLICABLE: dict[tuple[str, str], str] = {}
+IN_PROCESS = "an in-process component has no subprocess whose life a heartbeat checks"
+MULTILANG_NOT_APPLICABLE = {("heartbeat (to a bolt)", "inprocess"): IN_PROCESS,
+                            ("sync (from a component)", "inprocess"): IN_PROCESS}
+CONFIG_NOT_APPLICABLE = {
+    ("heronbridge.host", "spark"): "the Spark scheduler gives each container its worker's "
+                                   "address ($HERONBRIDGE_HOST, which wins over the key)",
+}
 
 SECTIONS = (
-    Section("api", "Storm and streamparse API", ALL, storm_api),
-    Section("grouping", "Groupings", ALL, groupings),
-    Section("multilang", "Multilang protocol", ("storm", "inprocess", "multilang"), multilang),
+    Section("api", "Storm and streamparse API", ALL, storm_api, API_NOT_APPLICABLE),
+    Section("grouping", "Groupings", ALL, groupings, GROUPING_NOT_APPLICABLE),
+    Section("multilang", "Multilang protocol", ("storm", "inprocess", "multilang"), multilang,
+            MULTILANG_NOT_APPLICABLE),
     Section("heronpy", "heronpy API and Streamlet operators", ("inprocess", "heronpy", "spark"),
-            heronpy_api),
-    Section("cli", "Command line", RUNTIME, cli_verbs),
-    Section("sparse", "streamparse's sparse", RUNTIME, sparse_commands),
+            heronpy_api, HERONPY_NOT_APPLICABLE),
+    Section("cli", "Command line", RUNTIME, cli_verbs, CLI_NOT_APPLICABLE),
+    Section("sparse", "streamparse's sparse", RUNTIME, sparse_commands, SPARSE_NOT_APPLICABLE),
     Section("nimbus", "Nimbus Thrift methods", RUNTIME, nimbus_methods),
     Section("rest", "REST: Storm UI and Heron tracker", ("inprocess",), rest_routes),
-    Section("config", "Config keys", RUNTIME, config_keys),
+    Section("config", "Config keys", RUNTIME, config_keys, CONFIG_NOT_APPLICABLE),
 )
 
 
@@ -202,16 +247,23 @@ def build(results: dict[tuple[str, str], dict[str, str]]) -> dict:
         rows = []
         for name in section.rows():
             row = f"{section.key}/{name}"
-            known.update((row, c) for c in section.columns)
-            rows.append({"name": name, "cells": {c: decide(results.get((row, c), {}))
-                                                 for c in section.columns}})
+            cells = {}
+            for column in section.columns:
+                reason = section.not_applicable.get((name, column))
+                if reason is None:
+                    known.add((row, column))
+                    cells[column] = decide(results.get((row, column), {}))
+                else:
+                    cells[column] = {"verdict": "n/a", "note": reason, "test": ""}
+            rows.append({"name": name, "cells": cells})
         sections.append({"key": section.key, "title": section.title,
                          "columns": [COLUMNS[c] for c in section.columns],
                          "column_keys": list(section.columns), "rows": rows})
     stray = sorted(f"{row} on {column} (by {', '.join(sorted(tests))})"
                    for (row, column), tests in results.items() if (row, column) not in known)
     if stray:
-        raise SystemExit("compat markers name cells the matrix has no row or column for:\n  "
+        raise SystemExit("compat markers name cells the matrix has no row or column for, or "
+                         "says are not applicable:\n  "
                          + "\n  ".join(stray))
     return {"sections": sections}
 
@@ -224,7 +276,8 @@ def markdown(matrix: dict) -> str:
            "from them (`tox -e matrix -- --write`); CI fails when it differs from what the",
            "tests produce. **yes**: every test that decides the cell passed; **partly**: some",
            "did, or the passing tests show the feature in part; **no**: its tests fail;",
-           "**no test**: nothing decides it yet. Rows come from the lists that define them",
+           "**no test**: nothing decides it yet; **n/a**: the feature cannot exist there (why,",
+           "beside it). Rows come from the lists that define them",
            "(Nimbus's Thrift IDL, the UI's routes, the config keys, the command-line parsers,",
            "the multilang commands, heronpy's Streamlet class). The same matrix is served by",
            "`heronbridge ui` at `/compatibility`.", ""]
@@ -240,7 +293,8 @@ def markdown(matrix: dict) -> str:
 
 
 def _md_cell(cell: dict[str, str]) -> str:
-    text = f"**{cell['verdict']}**" if cell["verdict"] != "no test" else "no test"
+    text = f"**{cell['verdict']}**" if cell["verdict"] not in ("no test", "n/a") \
+        else cell["verdict"]
     if cell["note"]:
         text += f": {_escape(cell['note'])}"
     if cell["test"]:  # the deciding test's node id (the docs site links only its own pages)

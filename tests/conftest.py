@@ -105,3 +105,15 @@ def storm_install(storm_home):
     from heronbridge.conformance.storm import fetch
 
     return fetch(storm_home)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One embedded Spark session per session (per xdist worker), for every analysis
+    (starting Spark costs about ten seconds, far more under load): the conformance
+    suite's and the Nimbus tests'. Imported here only: the tests env has no pyspark."""
+    from heronbridge.conformance.analysis import session
+
+    made = session("local[2]")
+    yield made
+    made.stop()

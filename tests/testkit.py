@@ -121,3 +121,34 @@ def start_chromium(window_size: str = "1400,1000"):
                  f"--window-size={window_size}"):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+@contextlib.contextmanager
+def ui_verb(home: Path, *args: str):
+    """`heronbridge ui --home HOME --port 0 ARGS...` as a user starts it; yields a function
+    that GETs a path from it as JSON. Stopped with SIGTERM; it takes its address back."""
+    import os
+    import signal
+    import subprocess
+    import urllib.request
+
+    process = subprocess.Popen([HERONBRIDGE, "ui", "--home", str(home), "--port", "0", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={k: v for k, v in os.environ.items()
+                                    if k != "HERONBRIDGE_STATE"})
+    location = home / "ui.json"
+    try:
+        found = wait_until(lambda: location.is_file() and json.loads(location.read_text()), 60,
+                           "heronbridge ui to publish its address",
+                           on_timeout=lambda: str(process.poll()))
+
+        def get(path: str) -> object:
+            with urllib.request.urlopen(found["url"] + path.lstrip("/"), timeout=30) as reply:
+                return json.loads(reply.read())
+
+        yield get
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=30)[0]
+    assert process.returncode == 0, output
+    assert not location.exists()

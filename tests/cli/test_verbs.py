@@ -71,7 +71,7 @@ def test_ctrl_c_stops_run_cleanly(tmp_path):
 
 
 @pytest.mark.compat("cli/heronbridge submit", "cli/heronbridge list", "cli/heronbridge deactivate",
-                    "cli/heronbridge activate", "cli/heronbridge kill")
+                    "cli/heronbridge activate", "cli/heronbridge update", "cli/heronbridge kill")
 def test_submit_list_deactivate_activate_kill(tmp_path):
     out = tmp_path / "out"
     result = cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={out}")
@@ -91,6 +91,12 @@ def test_submit_list_deactivate_activate_kill(tmp_path):
 
         assert "RUNNING" in cli(tmp_path, "activate", "cli-test").stdout
         wait_until(lambda: emits(out) > paused + 100, 30, "emits after activate")
+
+        updated = cli(tmp_path, "update", "cli-test", "--component-parallelism", "record:2")
+        assert updated.returncode == 0 and "spouts paused" in updated.stdout, updated.stderr
+        wait_until(lambda: sum(bool(rows) for name, rows in read_jsonl(out).items()
+                               if name.startswith("received-record-")) == 2, 30,
+                   "tuples at both record tasks")
     finally:
         killed = cli(tmp_path, "kill", "cli-test")
     assert killed.returncode == 0 and "killed cli-test" in killed.stdout

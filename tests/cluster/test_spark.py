@@ -12,11 +12,13 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
+from rt_components import ConfigRecorder, KeySpout
 from test_e2e_groupings import (  # noqa: F401 - run again here, on the Spark cluster's outcome
     COUNT,
     GROUPINGS,
@@ -32,9 +34,10 @@ from test_e2e_groupings import (  # noqa: F401 - run again here, on the Spark cl
     test_shuffle_balances,
 )
 from test_e2e_hosts import acked, spread_plan
-from testkit import HERONBRIDGE, read_jsonl, wait_until
+from testkit import HERONBRIDGE, read_jsonl, ui_verb, wait_until
 
-from heronbridge.runtime import control
+from heronbridge.runtime import Grouping, TopologyBuilder, control
+from heronbridge.runtime.config import KEYS
 from heronbridge.runtime.plan import TaskLayout, round_robin
 from heronbridge.runtime.plan.relocate import RELOCATE_ENV
 from heronbridge.runtime.scheduler import Home
@@ -151,6 +154,7 @@ def test_local_or_shuffle_stays_in_the_senders_container_when_it_has_a_target(ou
     assert senders_without == set(targets) or not senders_without
 
 
+@pytest.mark.compat("config/topology.stmgrs")
 def test_spark_placed_three_containers_on_two_workers(grouping_run):
     hosts = grouping_run["hosts"]
     assert sorted(hosts) == [0, 1, 2]
@@ -180,7 +184,8 @@ def test_each_task_ran_from_the_package_spark_shipped_to_its_worker(grouping_run
 # -- the durable word count: a whole container SIGKILLed mid-run --------------------------
 
 
-@pytest.mark.compat("cli/heronbridge submit", "api/spouts", "api/bolts", "api/ack", on="spark")
+@pytest.mark.compat("cli/heronbridge submit", "cli/heronbridge kill", "api/spouts", "api/bolts",
+                    "api/ack", on="spark")
 def test_durable_word_count_survives_a_whole_container_killed(spark, zookeeper, tmp_path,
                                                               capsys):
     """The many-hosts tutorial's command submits the example project; the container
@@ -257,6 +262,13 @@ def test_durable_word_count_survives_a_whole_container_killed(spark, zookeeper, 
 # -- the topology master SIGKILLed; list and kill through ZooKeeper ------------------------
 
 
+def emitted(out) -> int:
+    return sum(r["event"] == "emit" for rs in read_jsonl(out, "spout-*.jsonl").values()
+               for r in rs)
+
+
+@pytest.mark.compat("cli/heronbridge list", "cli/heronbridge deactivate",
+                    "cli/heronbridge activate", "cli/heronbridge kill", "cli/heronbridge ui")
 def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path, capsys):
     name = "master-kill"
     # A short session: the dead master's ephemeral location goes after 4s, not 10s.
@@ -274,8 +286,22 @@ def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path
         for container, host in hosts.items():
             assert f"{container} on {host}" in listed, listed
         assert set(hosts.values()) == WORKERS and name in listed and "RUNNING" in listed
+        with ui_verb(home.root, "--state", uri) as get:  # Storm UI's API, from ZooKeeper
+            [shown] = get("/api/v1/topology/summary")["topologies"]
+            assert (shown["name"], shown["status"], shown["workersTotal"]) == (name, "ACTIVE", 3)
 
         wait_until(lambda: len(acked(out)) > 100, 60, "acks",
+                   on_timeout=lambda: logs(spark, launch))
+        # Deactivated through ZooKeeper, the spout on its worker stops; activated, it goes on.
+        where = ("--state", uri, "--home", home.root)
+        assert "PAUSED" in cli(tmp_path, "deactivate", name, *where)
+        time.sleep(1.0)  # the state change travels master -> stream manager -> spout
+        paused = emitted(out)
+        time.sleep(1.5)
+        assert emitted(out) == paused, "the spout kept emitting while deactivated"
+        assert "PAUSED" in cli(tmp_path, "list", *where)
+        assert "RUNNING" in cli(tmp_path, "activate", name, *where)
+        wait_until(lambda: emitted(out) > paused + 50, 30, "emits after activate",
                    on_timeout=lambda: logs(spark, launch))
         before = state.get(PHYSICAL_PLANS, name)
         node = f"{state.root}/{PHYSICAL_PLANS}/{name}"
@@ -356,3 +382,96 @@ def test_conflicting_pins_run_side_by_side_on_the_cluster(spark, zookeeper, tmp_
     finally:
         for name in pins:
             cli(tmp_path, "kill", name, "--state", uri, "--home", home.root)
+
+
+# -- every config key a task reads, set to a value not its default -------------------------
+
+# Keys whose effect this test sees on the cluster; the others it sees each task read.
+SEEN = ("topology.reliability.mode", "topology.max.spout.pending", "topology.stmgrs",
+        "topology.enable.message.timeouts", "topology.tick.tuple.freq.secs", "topology.debug",
+        "heronbridge.tls.cert", "heronbridge.tls.key", "heronbridge.tls.ca")
+READ = ("topology.message.timeout.secs", "topology.stateful.checkpoint.interval.secs",
+        "topology.stateful.start.clean", "heronbridge.checkpoint.root",
+        "heronbridge.checkpoint.kept", "heronbridge.checkpoint.buffer.bytes",
+        "heronbridge.serializer", "heronbridge.backpressure.high.watermark.bytes",
+        "heronbridge.backpressure.low.watermark.bytes", "heronbridge.held.max.bytes",
+        "heronbridge.metrics.interval.secs", "heronbridge.heartbeat.interval.secs",
+        "heronbridge.acking.buckets", "heronbridge.spout.burst", "heronbridge.emit.batch.time.ms",
+        "heronbridge.emit.batch.size.bytes", "heronbridge.execute.batch.time.ms",
+        "heronbridge.spout.latency.target.ms", "heronbridge.restart.backoff.secs",
+        "heronbridge.log.max.bytes", "heronbridge.log.backup.count")
+
+
+@pytest.mark.compat("api/max spout pending", "api/tick tuples", *(f"config/{k}" for k in SEEN))
+@pytest.mark.compat(*(f"config/{k}" for k in READ),
+                    partly="every task on the cluster reads the value set; its effect is "
+                           "checked in-process")
+def test_every_config_key_reaches_the_tasks_on_the_cluster(spark, zookeeper, tmp_path):
+    """Two containers over TLS, one on each worker; a spout with at most 7 pending, no
+    message timeouts, ticks every half second, debug logs: the spout stops at 7 tuples
+    that never fail, both bolt tasks (one in each container) get all 7 and the ticks,
+    and every task read each key as it was set."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "security"))
+    from tlskit import CertificateAuthority
+
+    ca = CertificateAuthority(tmp_path / "ca")
+    cert, key = ca.issue("127.0.0.1")
+    config = {
+        "topology.reliability.mode": "ATLEAST_ONCE", "topology.max.spout.pending": 7,
+        "topology.message.timeout.secs": 0.5, "topology.enable.message.timeouts": False,
+        "topology.tick.tuple.freq.secs": 0.5, "topology.debug": True, "topology.stmgrs": 2,
+        "topology.stateful.checkpoint.interval.secs": 7, "topology.stateful.start.clean": True,
+        "heronbridge.checkpoint.root": str(tmp_path / "checkpoints"),
+        "heronbridge.checkpoint.kept": 2, "heronbridge.checkpoint.buffer.bytes": 1 << 20,
+        "heronbridge.serializer": "json",
+        "heronbridge.backpressure.high.watermark.bytes": 2 << 20,
+        "heronbridge.backpressure.low.watermark.bytes": 512 << 10,
+        "heronbridge.held.max.bytes": 8 << 20, "heronbridge.metrics.interval.secs": 0.5,
+        "heronbridge.heartbeat.interval.secs": 1.0, "heronbridge.acking.buckets": 4,
+        "heronbridge.spout.burst": 64, "heronbridge.emit.batch.time.ms": 2.0,
+        "heronbridge.emit.batch.size.bytes": 8192, "heronbridge.execute.batch.time.ms": 2.0,
+        "heronbridge.spout.latency.target.ms": 10.0, "heronbridge.restart.backoff.secs": 0.3,
+        "heronbridge.log.max.bytes": 1 << 20, "heronbridge.log.backup.count": 2,
+        "heronbridge.tls.cert": str(cert), "heronbridge.tls.key": str(key),
+        "heronbridge.tls.ca": str(ca.path)}
+    assert set(SEEN + READ) == set(KEYS) - {"heronbridge.host"}  # see scripts/compatibility.py
+    assert all(config[k] != KEYS[k].default for k in SEEN + READ)
+    out = tmp_path / "out"
+    b = TopologyBuilder("configured", {**config, "test.out": str(out), "test.count": 1000})
+    b.spout("keys", KeySpout)
+    b.bolt("recorder", ConfigRecorder, inputs={"keys": Grouping.ALL}, par=2)
+    plan = b.build()
+    home = Home(tmp_path / "home", zookeeper.uri("configured"))
+    state = home.open_statemgr()
+    launch = Launch(plan, home, state, detached=True, spark=SparkOptions(spark.master))
+
+    def bolts(event: str) -> dict[str, list]:
+        return {name: [r for r in rows if r["event"] == event]
+                for name, rows in read_jsonl(out, "config-*.jsonl").items()}
+
+    try:
+        launch.start()
+        hosts = {c: s.host for c, s in stmgrs(state, "configured").items()}
+        assert set(hosts.values()) == WORKERS
+        wait_until(lambda: all(len(r) >= 7 for r in bolts("tuple").values())
+                   and len(bolts("tuple")) == 2 and all(len(r) >= 3 for r in
+                                                        bolts("tick").values()), 60,
+                   "both bolt tasks to get 7 tuples and ticks",
+                   on_timeout=lambda: logs(spark, launch))
+        time.sleep(1.5)  # three message timeouts, were they on
+        spout = [r for rs in read_jsonl(out, "spout-*.jsonl").values() for r in rs]
+        task_logs = spark.logs("work-*/**/container-*/**/task-*.log", tail=20000)
+    finally:
+        launch.stop()
+        state.close()
+    assert [r["event"] for r in spout] == ["emit"] * 7  # at most 7 pending; none failed
+    for name, rows in bolts("tuple").items():
+        assert sorted(r["values"][1] for r in rows) == list(range(7)), name
+    for name, rows in bolts("tick").items():
+        assert all(r["values"] == [0.5] for r in rows), name
+    for name, [record] in bolts("config").items():
+        assert record["raw"] == {**{k: None for k in KEYS}, **config}, name
+        read = record["read"]
+        assert (read["max_spout_pending"], read["tick_freq_secs"], read["xor_buckets"],
+                read["emit_batch_secs"], read["serializer"]) == (7, 0.5, 4, 0.002, "json")
+    assert " DEBUG rt_components: recording " in task_logs  # topology.debug

@@ -18,7 +18,15 @@ from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.statemgr import PHYSICAL_PLANS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nimbus"))
-from nimbuskit import free_port, sparse, table_rows, wordcount_project, words_in_text  # noqa: E402
+from nimbuskit import (  # noqa: E402
+    READS,
+    free_port,
+    reads_agree,
+    sparse,
+    table_rows,
+    wordcount_project,
+    words_in_text,
+)
 
 from heronbridge.nimbus.submit import write_jar  # noqa: E402
 
@@ -41,7 +49,8 @@ def ours(home: Path, uri: str) -> list[str]:
 
 @pytest.mark.compat("sparse/sparse submit", "sparse/sparse list", "sparse/sparse kill",
                     "nimbus/submitTopology", "nimbus/getClusterInfo",
-                    "nimbus/killTopologyWithOpts", on="spark")
+                    "nimbus/killTopologyWithOpts", "nimbus/beginFileUpload", "nimbus/uploadChunk",
+                    "nimbus/finishFileUpload", *READS, "cli/heronbridge nimbus", on="spark")
 def test_sparse_submits_through_nimbus_onto_the_spark_cluster(zookeeper, spark, tmp_path):
     home, port, log = tmp_path / "home", free_port(), tmp_path / "nimbus.log"
     uri = zookeeper.uri("nimbus")
@@ -74,6 +83,7 @@ def test_sparse_submits_through_nimbus_onto_the_spark_cluster(zookeeper, spark, 
             state.close()
         rows = table_rows(sparse(project, "list", "-e", "test").stdout)
         assert [(r["name"], r["status"]) for r in rows] == [("wordcount", "ACTIVE")]
+        reads_agree(port, "wordcount", {"word_spout", "count_bolt"})
 
         killed = sparse(project, "kill", "-e", "test", "-n", "wordcount", "--wait", "1")
         assert killed.returncode == 0, killed.stdout + killed.stderr

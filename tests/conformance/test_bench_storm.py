@@ -10,6 +10,7 @@ from testkit import bench_verb
 WORDCOUNT = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / "wordcount"
 
 
+@pytest.mark.compat("cli/heronbridge bench")
 @pytest.mark.integration
 @pytest.mark.conformance
 @pytest.mark.solo  # rates and latencies

@@ -43,6 +43,7 @@ FEATURES: dict[str, tuple[str, ...]] = {
     "wordcount": (*SPOUT_BOLT, "grouping/fields", "grouping/shuffle"),
     "wordcount-random": (*SPOUT_BOLT, "grouping/fields"),
 }
+MIGRATED = ("heronpy/Spout and Bolt", "heronpy/TopologyBuilder and Topology")
 NOT_IN_HERONPY = {"direct", "shellbolt"}  # the migrated copy refuses to load (HB006, HB007)
 
 
@@ -51,11 +52,14 @@ def matrix(path: Path, migrated: bool) -> list:
     if not migrated:
         marks = [pytest.mark.compat(*rows, on=("storm", "inprocess"))]
         if path.stem == "shellbolt":  # Storm's ShellBolt, and the runtime's, speak multilang
-            marks.append(pytest.mark.compat(*SHELL, on=("storm", "multilang")))
+            marks.append(pytest.mark.compat(*rows, *SHELL, on=("storm", "multilang")))
         return marks
     if path.stem in NOT_IN_HERONPY:
         return []
-    return [pytest.mark.compat(*rows, on="heronpy")]
+    # The codemod's output is heronpy's Spout, Bolt and TopologyBuilder, its groupings too.
+    heronpy = [*MIGRATED, *(("heronpy/groupings",) if any(r.startswith("grouping/") for r in rows)
+                            else ())]
+    return [pytest.mark.compat(*rows, *heronpy, on="heronpy")]
 
 
 def per_scenario(migrated: bool) -> list:

@@ -49,8 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 
 from zkserver import running_zookeeper  # noqa: E402
 
-# Alone: the nemeses cut loopback hosts off, stop ZooKeeper and fill a shared tmpfs.
-pytestmark = [pytest.mark.faults, pytest.mark.integration, pytest.mark.solo]
+pytestmark = [pytest.mark.faults, pytest.mark.integration]
+# Alone (`solo`): the tests whose nemeses cut loopback hosts off, stop the ZooKeeper server
+# or jump the clock. A stream manager killed, or the checkpoint root (a tmpfs of the
+# test's own) filled, touches nothing another test uses: those run beside the others.
 
 FULL = size() == "full"
 
@@ -113,6 +115,7 @@ def running_on_stage(workload, tmp_path, zookeeper, hosts):
 
 if FULL:  # each nemesis in a run of its own, for each API and layout
 
+    @pytest.mark.solo
     @pytest.mark.parametrize(("nemesis", "api", "containers"), [
         pytest.param(n, api, c, id=f"{n.name}-{api}-{c}")
         for n in catalog() for api in ("streamparse", "heronpy") for c in (1, 3)
@@ -128,6 +131,7 @@ if FULL:  # each nemesis in a run of its own, for each API and layout
         assert row.lost == 0, row.detail
 
 
+@pytest.mark.solo
 @pytest.mark.timeout(1200)
 def test_relay_under_each_nemesis_one_after_another(zookeeper, zk_home, hosts, tmp_path,
                                                     record_row):
@@ -202,6 +206,7 @@ SCHEDULES = [  # (workload, seeds, faults)
 ]
 
 
+@pytest.mark.solo
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize(("workload_name", "seed", "faults"),
                          [(w, s, f) for w, ss, f in SCHEDULES for s in ss],

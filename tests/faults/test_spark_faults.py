@@ -20,8 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 
 from zkserver import running_zookeeper  # noqa: E402
 
-# Alone: the Spark workers listen on the shared loopback hosts.
-pytestmark = [pytest.mark.faults, pytest.mark.integration, pytest.mark.solo]
+# Beside the other tests: its Spark workers and ZooKeeper listen on ports of their own on
+# the loopback hosts, and it kills only its own processes (the nemeses that cut hosts off
+# run alone, after).
+pytestmark = [pytest.mark.faults, pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,8 @@ def spark_zk(tmp_path_factory):
             cluster.stop()
 
 
-@pytest.mark.compat("api/ReliableSpout", "api/message timeouts", "api/fail", on="spark")
+@pytest.mark.compat("api/ReliableSpout", "api/message timeouts", "api/fail", "api/anchoring",
+                    on="spark")
 @pytest.mark.timeout(900)  # the cluster's start, in the first test, is counted too
 @pytest.mark.parametrize("containers", [1, 3] if size() == "full" else [3],
                          ids=lambda n: f"{n}-container{'s' * (n > 1)}")

@@ -87,7 +87,8 @@ def test_each_migrated_topology_loads_or_refuses_with_its_marker(project, topolo
         assert heron.plan.components[name].parallelism == spec.parallelism, name
 
 
-@pytest.mark.compat("api/spouts", "api/bolts", on="heronpy")
+@pytest.mark.compat("api/spouts", "api/bolts", "heronpy/Spout and Bolt",
+                    "heronpy/TopologyBuilder and Topology", on="heronpy")
 @copy_group("attributes")
 def test_the_migrated_attributes_example_reads_what_the_original_reads(home, state,
                                                                       tmp_path_factory,

@@ -115,3 +115,94 @@ def leftovers(home: Path, but: set[int] = frozenset()) -> list[str]:
     from testkit import storm_leftovers
 
     return [p for p in storm_leftovers(home) if int(p.split()[0]) not in but]
+
+
+# Every method Storm's clients read a running topology with, and the second submission
+# path: the compatibility rows the Nimbus tests decide with the helpers below.
+READS = ("nimbus/getTopologySummaries", "nimbus/getTopologySummaryByName",
+         "nimbus/getTopologySummary", "nimbus/getTopologyInfo", "nimbus/getTopologyInfoWithOpts",
+         "nimbus/getTopologyInfoByName", "nimbus/getTopologyInfoByNameWithOpts",
+         "nimbus/getTopologyConf", "nimbus/getUserTopology", "nimbus/getTopology",
+         "nimbus/getNimbusConf", "nimbus/getLeader", "nimbus/isTopologyNameAllowed",
+         "nimbus/activate", "nimbus/deactivate")
+AGAIN = ("nimbus/beginFileUpload", "nimbus/uploadChunk", "nimbus/finishFileUpload",
+         "nimbus/submitTopologyWithOpts", "nimbus/killTopology")
+
+
+def storm28(port: int):
+    """A client on Storm 2.8's IDL, as Storm's own classes hold it."""
+    from thriftpy2.protocol import TBinaryProtocolFactory
+    from thriftpy2.rpc import make_client
+    from thriftpy2.transport import TFramedTransportFactory
+
+    from heronbridge.nimbus import idl
+
+    return make_client(idl().Nimbus, host="127.0.0.1", port=port,
+                       proto_factory=TBinaryProtocolFactory(),
+                       trans_factory=TFramedTransportFactory(), timeout=60000)
+
+
+def reads_agree(port: int, name: str, components: set[str]) -> tuple[object, dict]:
+    """Every read of a running topology agrees with the others, by name and by id, and
+    deactivate then activate show in its status; returns the StormTopology and conf
+    Nimbus kept for it."""
+    from heronbridge.nimbus import idl
+
+    t, client = idl(), storm28(port)
+    try:
+        [summary] = [s for s in client.getTopologySummaries() if s.name == name]
+        key = lambda s: (s.id, s.name, s.status, s.num_workers, s.num_tasks)  # noqa: E731
+        assert summary.status == "ACTIVE" and summary.num_tasks > 0, summary
+        assert key(client.getTopologySummaryByName(name)) == key(summary)
+        assert key(client.getTopologySummary(summary.id)) == key(summary)
+        infos = [client.getTopologyInfo(summary.id),
+                 client.getTopologyInfoWithOpts(summary.id, t.GetInfoOptions()),
+                 client.getTopologyInfoByName(name),
+                 client.getTopologyInfoByNameWithOpts(name, t.GetInfoOptions())]
+        for info in infos:
+            assert (info.id, info.name, info.status) == (summary.id, name, "ACTIVE"), info
+            assert {e.component_id for e in info.executors} >= components, info.executors
+        conf = json.loads(client.getTopologyConf(summary.id))
+        assert (conf["storm.id"], conf["topology.name"]) == (summary.id, name), conf
+        kept = client.getUserTopology(summary.id)
+        for topology in (kept, client.getTopology(summary.id)):
+            assert set(topology.spouts) | set(topology.bolts) == components, topology
+        assert json.loads(client.getNimbusConf())["nimbus.thrift.port"] == port
+        assert client.getLeader().port == port
+        assert client.isTopologyNameAllowed(name) is False  # taken while it runs
+        client.deactivate(name)
+        assert client.getTopologySummaryByName(name).status == "INACTIVE"
+        client.activate(name)
+        assert client.getTopologySummaryByName(name).status == "ACTIVE"
+        return kept, conf
+    finally:
+        client.close()
+
+
+def submit_again_and_kill(port: int, kept: tuple[object, dict], name: str, jar: Path) -> None:
+    """A topology's StormTopology and conf as Nimbus kept them (`reads_agree`), submitted
+    under another name with SubmitOptions (inactive) from a fresh upload, then killed with
+    killTopology: it shows INACTIVE, then is gone."""
+    from heronbridge.nimbus import idl
+    from heronbridge.nimbus.submit import upload
+
+    t, client = idl(), storm28(port)
+    try:
+        topology, conf = kept
+        conf = {k: v for k, v in conf.items() if k not in ("storm.id", "topology.name")}
+        conf["topology.message.timeout.secs"] = 1  # what killTopology waits, as in Storm
+        location = upload(client, jar)
+        client.submitTopologyWithOpts(name, location, json.dumps(conf), topology,
+                                      t.SubmitOptions(t.TopologyInitialStatus.INACTIVE))
+        assert client.getTopologySummaryByName(name).status == "INACTIVE"
+        client.killTopology(name)
+
+        def gone() -> bool:
+            return name not in {s.name for s in client.getTopologySummaries()}
+
+        deadline = time.monotonic() + 120
+        while not gone() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert gone(), f"{name} still listed after killTopology"
+    finally:
+        client.close()

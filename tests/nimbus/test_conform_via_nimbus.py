@@ -16,15 +16,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 SCENARIO = ROOT / "examples" / "storm_topologies" / "scenarios" / "wordcount.yaml"
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from heronbridge.conformance.analysis import session
-
-    made = session("local[2]")
-    yield made
-    made.stop()
-
-
 def test_the_same_verdicts_via_nimbus(tmp_path, spark, storm_home, storm_install):
     scenario = scenarios.bounded(scenarios.load(SCENARIO), 300)
     home = storm_home

@@ -5,7 +5,17 @@ whose `nimbus` names the endpoint: submit (a prebuilt jar, `-j`), the word count
 from __future__ import annotations
 
 import pytest
-from nimbuskit import leftovers, sparse, table_rows, wordcount_project, words_in_text
+from nimbuskit import (
+    AGAIN,
+    READS,
+    leftovers,
+    reads_agree,
+    sparse,
+    submit_again_and_kill,
+    table_rows,
+    wordcount_project,
+    words_in_text,
+)
 from testkit import read_jsonl, wait_until
 
 from heronbridge.nimbus.submit import write_jar
@@ -22,7 +32,7 @@ def counted(out) -> int:
 @pytest.mark.compat("sparse/sparse submit", "sparse/sparse list", "sparse/sparse kill",
                     "nimbus/beginFileUpload", "nimbus/uploadChunk", "nimbus/finishFileUpload",
                     "nimbus/submitTopology", "nimbus/killTopologyWithOpts",
-                    "nimbus/getClusterInfo", "nimbus/isTopologyNameAllowed")
+                    "nimbus/getClusterInfo", "nimbus/isTopologyNameAllowed", *READS, *AGAIN)
 def test_sparse_submit_list_kill(nimbus, tmp_path):
     out = tmp_path / "out"
     project = wordcount_project(tmp_path, nimbus.port, out)
@@ -45,6 +55,9 @@ def test_sparse_submit_list_kill(nimbus, tmp_path):
     assert [(r["name"], r["status"], r["num_workers"]) for r in rows] == \
         [("wordcount", "ACTIVE", "1")], listed.stdout
     assert rows[0]["id"].startswith("wordcount-")
+
+    kept = reads_agree(nimbus.port, "wordcount", {"word_spout", "count_bolt"})
+    submit_again_and_kill(nimbus.port, kept, "wordcount-again", jar)
 
     # The name is taken while it runs: sparse asks isTopologyNameAllowed and says so.
     again = sparse(project, "submit", "-e", "test", "-n", "wordcount", "-j", str(jar))

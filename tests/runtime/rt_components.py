@@ -4,6 +4,7 @@ lines under the directory named by the `test.out` config key, one file per task.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from pathlib import Path
@@ -137,7 +138,7 @@ class FailEveryNthBolt(Bolt):
 
 class NeverAckBolt(Bolt):
     def execute(self, tup):
-        pass
+        logging.getLogger(__name__).debug("holding %s unacked", tup.values)
 
 
 class SlowBolt(Bolt):
@@ -187,3 +188,24 @@ class TickRecorder(Bolt, _Recorder):
             self._record(component=tup.component, stream=tup.stream, task=tup.task,
                          values=tup.values)
         self.collector.ack(tup)
+
+
+class ConfigRecorder(Bolt, _Recorder):
+    """Records the runtime config keys as its task read them (the raw values, and the
+    runtime's reading of them), then each tick and each tuple; acks nothing, so what a
+    spout sent it stays pending."""
+
+    def prepare(self, config, context, collector):
+        from dataclasses import asdict
+
+        from heronbridge.runtime.config import KEYS, TopologyConfig
+
+        self._open_log(config, context, "config")
+        read = TopologyConfig.read(config, context.topology_name, context.component_id)
+        self._record(event="config", raw={k: config.get(k) for k in KEYS}, read=asdict(read),
+                     pid=os.getpid())
+
+    def execute(self, tup):
+        logging.getLogger(__name__).debug("recording %s", tup.values)
+        self._record(event="tick" if tup.is_tick else "tuple", values=tup.values,
+                     task=tup.task)

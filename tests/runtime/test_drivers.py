@@ -80,11 +80,12 @@ class Metrics:
         pass
 
 
-def task_of(component: str, max_pending: int | None = 100
+def task_of(component: str, max_pending: int | None = 100, **config: object
             ) -> tuple[Task, Conn, list[list[bytes]]]:
     """A task of the drivers' topology; `max_pending` None: the latency-led window."""
     pending = {} if max_pending is None else {"topology.max.spout.pending": max_pending}
-    b = TopologyBuilder("drivers", {"topology.reliability.mode": "ATLEAST_ONCE", **pending})
+    b = TopologyBuilder("drivers", {"topology.reliability.mode": "ATLEAST_ONCE", **pending,
+                                    **config})
     b.spout("numbers", Numbers)
     b.bolt("doubler", Doubler, inputs={"numbers": Grouping.SHUFFLE})
     plan = b.build()
@@ -218,3 +219,65 @@ def test_the_pacer_waits_for_acks_only_after_a_slow_idle_call():
     assert pacer.awaiting_acks(10.5) and not pacer.awaiting_acks(10.5 + MAX_ACK_WAIT)
     assert pacer.eager_until == pytest.approx(10.5 + EAGER_SECS)
     assert pacer.burst_end(100, pacer.burst_bytes / 4) == 104
+
+
+# -- the config keys that shape a task's bursts and flushes -------------------------------
+
+
+def spout_bursts(max_pending: int | None = 30, polls: int = 1000, **config: object
+                 ) -> list[int]:
+    """The spout's emits between two flushes, over one run of its driver (it stops after
+    `polls` empty polls of its connection)."""
+    spout, _, _ = task_of("numbers", max_pending, **config)
+    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
+    spout.pacer.eager_until = 0.0  # not the bursts of one emit just after activation
+    spout.conn = Conn(spout, [], empty_polls=polls)
+    at_flush: list[int] = []
+    spout.send = lambda data: at_flush.append(spout.user.n)
+    SpoutDriver(spout).run()
+    return [b - a for a, b in zip([0, *at_flush], at_flush, strict=False) if b > a]
+
+
+@pytest.mark.parametrize(("key", "value", "most"), [
+    pytest.param(key, value, most, marks=pytest.mark.compat(f"config/{key}"))
+    for key, value, most in [("heronbridge.spout.burst", 3, 3),
+                             ("heronbridge.emit.batch.size.bytes", 1, 1),
+                             ("heronbridge.emit.batch.time.ms", 0.001, 1)]])
+def test_a_spouts_burst_ends_where_its_key_says(key, value, most):
+    assert max(spout_bursts()) > most  # by default a burst fills the window (or 5 ms)
+    bursts = spout_bursts(**{key: value})
+    assert sum(bursts) == 30 and max(bursts) <= most, bursts
+
+
+@pytest.mark.compat("config/heronbridge.spout.latency.target.ms")
+def test_a_latency_target_of_zero_leaves_the_window_open():
+    assert spout_bursts(None, 3)[0] == 1  # the latency-led window starts at one tree
+    assert spout_bursts(None, 3, **{"heronbridge.spout.latency.target.ms": 0})[0] > 1
+
+
+@pytest.mark.compat("config/heronbridge.execute.batch.time.ms")
+def test_a_long_input_batch_sends_its_output_every_execute_batch_time():
+    def flushes(**config: object) -> int:
+        bolt, _, sent = task_of("doubler", **config)
+        spout_task = TaskLayout.of(bolt.plan).component_tasks["numbers"][0]
+        bolt.conn = Conn(bolt, [data_frame(bolt, list(range(128)), spout_task)])
+        BoltDriver(bolt).run()
+        assert bolt.user.seen == list(range(128))
+        return len(sent)
+
+    assert flushes() < 8  # by default every 5 ms: the frame takes far less than 35 ms
+    assert flushes(**{"heronbridge.execute.batch.time.ms": 0.001}) == 8  # every 16 tuples
+
+
+@pytest.mark.compat("config/heronbridge.serializer")
+def test_tuple_values_travel_as_the_serializer_key_says():
+    def first_data_frame(**config: object) -> bytes:
+        spout, _, _ = task_of("numbers", 1, **config)
+        spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
+        sent: list[bytes] = []
+        spout.send = lambda data: sent.extend(bytes(f) for f in data)
+        SpoutDriver(spout).run()
+        return next(f for f in sent if f[4] == frames.DATA)
+
+    assert b"[[[0]," in first_data_frame(**{"heronbridge.serializer": "json"})
+    assert b"\x91\x93\x91\x00" in first_data_frame()  # msgpack: [[[0], root, edge]]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from rt_components import FailEveryNthBolt, KeySpout, NeverAckBolt
 from testkit import read_jsonl, wait_until
 
 from heronbridge.runtime import TopologyBuilder
+from heronbridge.runtime.statemgr import PHYSICAL_PLANS
 
 pytestmark = pytest.mark.integration
 
@@ -56,6 +59,32 @@ def test_at_least_once_unacked_tuples_time_out_and_fail(run_topology, tmp_path):
                    "the timeouts to show in the spout's metrics")
     acked, failed, _ = callbacks(tmp_path)
     assert failed == set(range(COUNT)) and not acked
+
+
+@pytest.mark.compat("config/topology.enable.message.timeouts", "config/topology.debug",
+                    "config/heronbridge.host")
+def test_without_message_timeouts_unacked_tuples_never_fail(run_topology, state, tmp_path):
+    """With timeouts off a tree that is never acked stays pending, past several of its
+    timeouts; with `topology.debug` a bolt's debug lines reach its log; the stream managers
+    listen on the address `heronbridge.host` names."""
+    plan = topology("never-times-out", NeverAckBolt, tmp_path, "ATLEAST_ONCE",
+                    **{"topology.message.timeout.secs": 0.5, "heronbridge.host": "127.0.0.2",
+                       "topology.max.spout.pending": COUNT,  # a window nothing acks stays open
+                       "topology.enable.message.timeouts": False, "topology.debug": True})
+    with run_topology(plan) as running:
+        wait_until(lambda: running.metrics()["judge"].get("execute-count") == COUNT, 30,
+                   "the bolt to see every tuple", on_timeout=running.logs)
+        time.sleep(2.0)  # four timeouts
+        metrics = running.metrics()
+        hosts = {s.host for s in state.get(PHYSICAL_PLANS, "never-times-out").stmgrs}
+        logs = {p.name: p.read_text(errors="replace")
+                for p in running.workdir.glob("container-*/logs/task-*.log")}
+    acked, failed, _ = callbacks(tmp_path)
+    assert not acked and not failed
+    assert metrics["keys"].get("timeout-count", 0) == 0
+    judges = [text for name, text in logs.items() if name.endswith("-judge.log")]
+    assert len(judges) == 2 and all(" DEBUG rt_components: holding " in text for text in judges)
+    assert hosts == {"127.0.0.2"}
 
 
 def test_at_most_once_acks_at_once_and_tracks_nothing(run_topology, tmp_path):

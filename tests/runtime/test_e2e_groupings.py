@@ -105,6 +105,7 @@ def test_every_tuple_reaches_each_subscriber_once_and_is_acked(outcome):
     assert len(acks) == 2 * COUNT and not fails
 
 
+@pytest.mark.compat("api/task ids (need_task_ids)")
 def test_emit_returns_the_tasks_that_really_received_the_tuple(outcome):
     records, _, _ = outcome
     where = defaultdict(set)
@@ -166,7 +167,7 @@ def test_custom_grouping_routes_as_the_function_says(outcome):
             assert (task == tasks[0]) == (seq % 2 == 0)
 
 
-@pytest.mark.compat("grouping/direct", "api/direct emits")
+@pytest.mark.compat("grouping/direct", "api/direct emits", "api/named streams")
 def test_direct_tuples_reach_the_task_they_were_sent_to(outcome):
     records, _, _ = outcome
     targets = {r["seq"]: r["target"] for rows in records.values() for r in rows

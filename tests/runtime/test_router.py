@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from heronbridge.runtime.api.tuple import MULTI
+from heronbridge.runtime.config import TopologyConfig
 from heronbridge.runtime.proto import control_pb2
 from heronbridge.runtime.stream_manager.router import SHIFT, Router
 from heronbridge.runtime.stream_manager.undelivered import Undelivered
@@ -213,3 +216,19 @@ def test_control_frames_reach_the_handler_with_their_source():
     hello = control_pb2.StreamManagerHello(topology_id="t", stmgr_id="stmgr-2")
     send(r, ends["peer"], frames.control_frame(hello))
     assert ends["peer"].controls == [hello]
+
+
+@pytest.mark.compat("config/heronbridge.acking.buckets")
+@pytest.mark.parametrize("buckets", [2, 5])
+def test_a_tree_outlives_as_many_rotations_as_the_acking_buckets_key_says(buckets):
+    conf = TopologyConfig.read({"topology.reliability.mode": "ATLEAST_ONCE",
+                                "heronbridge.acking.buckets": buckets}, "t")
+    r = Router.of("stmgr-1", conf, "t", lambda source, message: None)
+    spout = End("spout")
+    r.route = {SPOUT: spout}
+    r.place({SPOUT}, all_spouts_local=True)
+    tree = root(SPOUT, 5)
+    send(r, spout, frames.int_frame(frames.INIT, 0, [tree, 1]))
+    assert all(r.expire() == {} for _ in range(buckets - 1))
+    assert [bytes(f) for f in r.expire()[spout]] == [frames.int_frame(frames.EXPIRED, SPOUT,
+                                                                      [tree])]

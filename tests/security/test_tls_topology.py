@@ -26,6 +26,8 @@ def acked(out):
             if r["event"] == "ack"}
 
 
+@pytest.mark.compat("config/heronbridge.tls.cert", "config/heronbridge.tls.key",
+                    "config/heronbridge.tls.ca")
 def test_a_topology_over_mutual_tls(home, state, tmp_path):
     ca = CertificateAuthority(tmp_path / "ca")
     cert, key = ca.issue("127.0.0.1")

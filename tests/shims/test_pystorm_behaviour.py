@@ -201,10 +201,18 @@ def test_logging_levels_errors_and_metrics_reach_the_task_log(run_project, tmp_p
     assert "KeyError" in text and "reported" in text
 
 
-@pytest.mark.compat("multilang/activate (to a spout)", "multilang/deactivate (to a spout)")
-def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state):
+SPOUT_STATE = ("multilang/activate (to a spout)", "multilang/deactivate (to a spout)")
+
+
+@pytest.mark.parametrize("multilang", [
+    pytest.param(False, id="in-process", marks=pytest.mark.compat(*SPOUT_STATE)),
+    pytest.param(True, id="multilang", marks=pytest.mark.compat(
+        *SPOUT_STATE, on="multilang",
+        partly="while it runs; the deactivate before a kill does not reach the child"))])
+def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state, multilang):
     out = tmp_path / "out"
-    with run_project(PROJECT, "acking", {"test.out": str(out), "test.count": 10**6}) as running:
+    with run_project(PROJECT, "acking", {"test.out": str(out), "test.count": 10**6},
+                     multilang=multilang) as running:
         wait_until(lambda: any(e["event"] == "emit" for e in spout_events(out)), 30, "emits")
         control.set_state(state, running.plan.name, running=False)
         wait_until(lambda: any(e["event"] == "deactivate" for e in spout_events(out)), 10,
@@ -217,8 +225,9 @@ def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state):
         wait_until(lambda: sum(e["event"] == "emit" for e in spout_events(out)) > emitted, 10,
                    "emits after activate")
     events = [e["event"] for e in spout_events(out) if e["event"] in ("activate", "deactivate")]
-    # Killing the topology deactivates its spouts first, as Storm does.
-    assert events == ["activate", "deactivate", "activate", "deactivate"]
+    # Killing the topology deactivates its spouts first, as Storm does (in-process only yet:
+    # a multilang child is stopped before it hears that deactivate).
+    assert events == ["activate", "deactivate", "activate", "deactivate"][:4 - multilang]
 
 
 def test_a_multilang_child_dies_with_its_task_and_comes_back_with_it(run_project, tmp_path):

@@ -113,8 +113,8 @@ def test_rows_come_from_the_lists_that_define_them_and_stray_cells_are_refused(t
     assert "GET /api/v1/cluster/summary" in rows["rest"]
     assert "heronbridge run" in rows["cli"] and "sparse submit" in rows["sparse"]
     assert "Streamlet.reduce_by_key_and_window" in rows["heronpy"]
-    assert all(c["verdict"] == "no test" for s in matrix["sections"] for r in s["rows"]
-               for c in r["cells"].values())
+    assert all(c["verdict"] in ("no test", "n/a") for s in matrix["sections"]
+               for r in s["rows"] for c in r["cells"].values())
     with pytest.raises(SystemExit, match="grouping/teleport on storm"):
         module.build({("grouping/teleport", "storm"): {"t::a": "passed"}})
     results = tmp_path / "env"
@@ -124,3 +124,19 @@ def test_rows_come_from_the_lists_that_define_them_and_stray_cells_are_refused(t
          "outcome": "passed", "partly": None}]}))
     markdown = module.markdown(module.build(module.read_results(tmp_path)))
     assert "| fields | **yes** (`tests/a.py::test_a`) | no test |" in markdown
+
+
+def test_a_cell_that_cannot_apply_says_n_a_with_why_and_no_test_may_decide_it():
+    module = renderer()
+    section = module.Section("grouping", "Groupings", ("storm", "inprocess"),
+                             lambda: ["fields", "teleport"],
+                             {("teleport", "storm"): "Storm has no teleporting"})
+    module.SECTIONS, saved = (section,), module.SECTIONS
+    try:
+        matrix = module.build({("grouping/fields", "storm"): {"t::a": "passed"}})
+        markdown = module.markdown(matrix)
+        assert "| teleport | n/a: Storm has no teleporting | no test |" in markdown
+        with pytest.raises(SystemExit, match="grouping/teleport on storm"):
+            module.build({("grouping/teleport", "storm"): {"t::a": "passed"}})
+    finally:
+        module.SECTIONS = saved

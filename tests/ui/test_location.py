@@ -7,6 +7,9 @@ import json
 import os
 import stat
 
+import pytest
+from testkit import ui_verb
+
 from heronbridge.cli.ui import print_ui_address, ui_address
 from heronbridge.runtime.statemgr import open_statemgr
 from heronbridge.ui.server import UIServer, is_loopback
@@ -37,3 +40,11 @@ def test_the_server_publishes_its_address_for_run_and_submit(tmp_path, capsys):
 def test_loopback_is_recognised():
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("10.1.2.3")
+
+
+@pytest.mark.compat("cli/heronbridge ui", "rest/GET /api/v1/cluster/configuration")
+@pytest.mark.integration
+def test_the_ui_verb_serves_storms_api_and_takes_its_address_back(tmp_path):
+    with ui_verb(tmp_path / "home") as get:
+        assert get("/api/v1/cluster/configuration")["storm.version"] == "2.8.3"
+        assert get("/api/v1/topology/summary")["topologies"] == []

@@ -36,7 +36,8 @@ display_slot_usage("ui")
 GONE_IN_STORM_2 = {"nimbusUptime"}
 
 
-@pytest.mark.compat("sparse/sparse stats", "sparse/sparse slot_usage")
+@pytest.mark.compat("sparse/sparse stats", "sparse/sparse slot_usage",
+                    "sparse/sparse worker_uptime")
 def test_streamparse_reads_every_field_it_reads_from_storm(served, tmp_path):
     wait_until(lambda: len(served.json("/ui/api/topology/shown")["tasks"]) == 4, 30,
                "metrics of every task")

@@ -61,6 +61,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         with console.status(f"starting {plan.name} ({launch.containers} containers)"):
             took = launch.start(keep_waiting=lambda: not stop, on_report=crashes.see)
+        for s in old:  # the Spark scheduler's SparkContext installs a SIGINT handler of its own
+            signal.signal(s, on_signal)
         running_since = time.monotonic()
         console.print(f"[bold]{plan.name}[/] running: every task registered in "
                       f"{took:.1f}s; logs in {logs_of(launch)}")

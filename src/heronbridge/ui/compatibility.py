@@ -10,9 +10,9 @@ from importlib.resources import files
 from typing import Any
 
 DATA = "compatibility.json"
-VERDICTS = ("yes", "partly", "no", "not run", "no test")
+VERDICTS = ("yes", "partly", "no", "not run", "no test", "n/a")
 STYLE = ("td.v-yes{background:#cfeccf}td.v-partly{background:#ffd98a}"
-         "td.v-no{background:#f26b5b}td.v-not-run,td.v-no-test{color:#777}"
+         "td.v-no{background:#f26b5b}td.v-not-run,td.v-no-test,td.v-na{color:#777}"
          "table.matrix td,table.matrix th{padding:2px 8px;text-align:left}"
          "table.matrix small{display:block;color:#555}")
 
@@ -37,7 +37,8 @@ def page() -> bytes:
             f"<header><h1><a href='/'>heronbridge</a> › compatibility</h1>"
             f"<span class=where>cells: {summary}</span></header><main>"
             f"<p>Each cell is decided by the tests named in it: yes when every one passed, "
-            f"partly when some did or they cover the feature in part, no when they fail.</p>"
+            f"partly when some did or they cover the feature in part, no when they fail; n/a "
+            f"where the feature cannot exist, with why.</p>"
             f"{body}</main></body></html>").encode()
 
 
@@ -56,4 +57,5 @@ def _cell(cell: dict[str, str]) -> str:
     verdict = cell["verdict"]
     note = f": {escape(cell['note'])}" if cell["note"] else ""
     test = f"<small>{escape(cell['test'])}</small>" if cell["test"] else ""
-    return f"<td class='v-{verdict.replace(' ', '-')}'>{escape(verdict)}{note}{test}</td>"
+    css = verdict.replace(" ", "-").replace("/", "")
+    return f"<td class='v-{css}'>{escape(verdict)}{note}{test}</td>"

@@ -359,3 +359,18 @@ def test_a_tumbling_window_bolt_gets_ticks_and_each_tuple_in_one_window():
     bolt.host.execute(tick_tuple(1))
     bolt.host.execute(tick_tuple(1))
     assert Windows.windows == [[1, 2], [3], []]
+
+
+@pytest.mark.compat("heronpy/Streamlet.set_name", "heronpy/Streamlet.get_name",
+                    "heronpy/Streamlet.set_num_partitions", "heronpy/Streamlet.get_num_partitions")
+def test_a_streamlets_name_and_partitions_become_its_components_name_and_tasks():
+    b = Builder()
+    doubled = source(b, "numbers", [1, 2, 3, 4]).map(lambda x: 2 * x)
+    assert doubled.set_name("doubled") is doubled and doubled.get_name() == "doubled"
+    assert doubled.set_num_partitions(3) is doubled and doubled.get_num_partitions() == 3
+    doubled.log()
+    run = InProcess(b)
+    run.run()
+    tasks = run.component_tasks["doubled"]
+    assert len(tasks) == 3
+    assert sorted(t.values[0] for task in tasks for t in run.inputs[task]) == [1, 2, 3, 4]

@@ -130,3 +130,20 @@ def test_the_pom_pins_what_the_run_needs():
     plugin = next(p for p in root.iterfind(".//m:plugin", ns)
                   if p.findtext("m:artifactId", namespaces=ns) == "maven-dependency-plugin")
     assert plugin.findtext("m:version", namespaces=ns).startswith("3.")
+
+
+@pytest.mark.compat("cli/heronbridge storm", "cli/heronbridge storm fetch")
+@pytest.mark.integration
+@pytest.mark.conformance
+def test_the_fetch_verb_reports_the_install_it_reuses(storm_home, storm_install):
+    import subprocess
+
+    from testkit import HERONBRIDGE
+
+    stamp = (storm_install.directory / "mvn.log").stat().st_mtime_ns
+    done = subprocess.run([HERONBRIDGE, "storm", "fetch", "--home", str(storm_home)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    said = f"Apache Storm {storm_install.version}: {len(storm_install.classpath)} jars, java"
+    assert said in " ".join(done.stderr.split()), done.stderr
+    assert (storm_install.directory / "mvn.log").stat().st_mtime_ns == stamp  # reused
