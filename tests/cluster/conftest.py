@@ -1,7 +1,8 @@
 """A real ZooKeeper server (see zkserver.py), and for the Spark tests a Spark standalone
 cluster of two workers on 127.0.0.2 and 127.0.0.3 (see sparkcluster.py), each started
-once per session (per xdist worker; the Spark tests are one xdist group, so one worker
-starts the cluster) and stopped at its end: every test keeps to a root, topology and
+once per session (per xdist worker; the Spark tests are two xdist groups, "spark" and
+"spark-b", so each worker starts a cluster of its own, on ports of its own, and the two
+halves run side by side) and stopped at its end: every test keeps to a root, topology and
 home of its own. The cluster tests reuse the runtime tests' components and multi-host
 checks."""
 

@@ -31,7 +31,7 @@ from nimbuskit import (  # noqa: E402
 from heronbridge.nimbus.submit import write_jar  # noqa: E402
 
 pytestmark = [pytest.mark.cluster, pytest.mark.integration,
-              pytest.mark.xdist_group("spark")]  # one Spark cluster
+              pytest.mark.xdist_group("spark-b")]  # the second worker's cluster
 
 WORKERS = {"127.0.0.2", "127.0.0.3"}
 

@@ -18,7 +18,7 @@ from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.statemgr import TOPOLOGIES
 
 pytestmark = [pytest.mark.cluster, pytest.mark.integration,
-              pytest.mark.xdist_group("spark")]  # one Spark cluster
+              pytest.mark.xdist_group("spark-b")]  # the second worker's cluster
 PAUSED = re.compile(r"spouts paused (\d+\.\d+)s")
 
 
