@@ -58,7 +58,8 @@ def test_nodes_keep_herons_layout(zookeeper, root):
         try:
             assert sorted(client.get_children(f"/{root}")) == sorted(
                 ["topologies", "packingplans", "pplans", "executionstate", "tmasters",
-                 "schedulers", "secrets", "actions", "statefulcheckpoints", "checkpointkeys"])
+                 "schedulers", "secrets", "actions", "statefulcheckpoints", "checkpointkeys",
+                 "sampling"])
             data, stat = client.get(f"/{root}/tmasters/wc")
             assert plans_pb2.TopologyMasterLocation.FromString(data).server_port == 9
             assert stat.ephemeralOwner != 0  # the master's location dies with its session
