@@ -321,8 +321,7 @@ class TopologyMaster:
     async def _control(self, req: Any) -> control_pb2.ControllerResponse:
         ok = control_pb2.Status(ok=True)
         if req.topology_name and req.topology_name != self.name:
-            return control_pb2.ControllerResponse(status=control_pb2.Status(
-                ok=False, message=f"this master runs {self.name!r}, not {req.topology_name!r}"))
+            return refused(f"this master runs {self.name!r}, not {req.topology_name!r}")
         which = req.WhichOneof("action")
         if which == "update":
             return await self._update(req.update)
@@ -333,13 +332,11 @@ class TopologyMaster:
         if which == "sampling":
             return self._sample(req.sampling)
         if which == "set_state" and self.updating:
-            return control_pb2.ControllerResponse(status=control_pb2.Status(
-                ok=False, message=f"topology {self.name!r}: an update is in progress; its "
-                                  "spouts resume when it ends"))
+            return refused(f"topology {self.name!r}: an update is in progress; its "
+                           "spouts resume when it ends")
         if which == "set_state":
             if req.set_state not in (topology_pb2.RUNNING, topology_pb2.PAUSED):
-                return control_pb2.ControllerResponse(status=control_pb2.Status(
-                    ok=False, message="expected state RUNNING or PAUSED"))
+                return refused("expected state RUNNING or PAUSED")
             self.state = req.set_state
             self.topology.state = self.state
             if self.pplan is not None:
@@ -351,8 +348,7 @@ class TopologyMaster:
                 await asyncio.to_thread(self.statemgr.put, TOPOLOGIES, self.name,
                                         _copy(self.topology))
             except StateManagerError as exc:
-                return control_pb2.ControllerResponse(status=control_pb2.Status(
-                    ok=False, message=f"the state changed but could not be saved: {exc}"))
+                return refused(f"the state changed but could not be saved: {exc}")
             return control_pb2.ControllerResponse(status=ok, state=self.state)
         report = control_pb2.MetricsReport(all_ready=self.started, sampling=self.sampling)
         component = req.metrics.component if which == "metrics" else ""
@@ -366,10 +362,6 @@ class TopologyMaster:
     # -- update -------------------------------------------------------------------
 
     async def _update(self, req: Any) -> control_pb2.ControllerResponse:
-        def refused(message: str) -> control_pb2.ControllerResponse:
-            return control_pb2.ControllerResponse(status=control_pb2.Status(
-                ok=False, message=message))
-
         if self.updating:
             return refused(f"topology {self.name!r}: another update is in progress")
         if not self.started:
@@ -490,9 +482,8 @@ class TopologyMaster:
         link = self.stmgrs[stmgr_id(owner)][0] if owner is not None \
             and stmgr_id(owner) in self.stmgrs else None
         if link is None:
-            return control_pb2.ControllerResponse(status=control_pb2.Status(
-                ok=False, message=f"topology {self.name!r}, task {req.task_id}: no such task, "
-                                  "or its stream manager is not connected"))
+            return refused(f"topology {self.name!r}, task {req.task_id}: no such task, "
+                           "or its stream manager is not connected")
         log.warning("restarting task %d: %s", req.task_id, req.reason or "asked")
         link.send(req)
         return control_pb2.ControllerResponse(status=control_pb2.Status(ok=True),
@@ -501,13 +492,10 @@ class TopologyMaster:
     def _log_level(self, req: Any) -> control_pb2.ControllerResponse:
         """To every stream manager, for its tasks of the component (they check the level)."""
         if req.component and req.component not in self.topology_components():
-            return control_pb2.ControllerResponse(status=control_pb2.Status(
-                ok=False, message=f"topology {self.name!r} has no component {req.component!r}; "
-                                  f"expected one of {', '.join(self.topology_components())}"))
+            return self._no_component(req.component)
         if level_number(req.level) is None:
-            return control_pb2.ControllerResponse(status=control_pb2.Status(
-                ok=False, message=f"topology {self.name!r}: expected a log level "
-                                  f"({', '.join(LEVEL_NAMES)}) or none, received {req.level!r}"))
+            return refused(f"topology {self.name!r}: expected a log level "
+                           f"({', '.join(LEVEL_NAMES)}) or none, received {req.level!r}")
         log.warning("log level of %s, logger %r: %s for %ss", req.component or "every component",
                     req.logger or "root", req.level or "as before", req.timeout_secs or "ever")
         for link, _ in self.stmgrs.values():
@@ -520,13 +508,10 @@ class TopologyMaster:
         emitted tuples, kept here for stream managers that register later."""
         components = self.topology_components()
         if req.component and req.component not in components:
-            return control_pb2.ControllerResponse(status=control_pb2.Status(
-                ok=False, message=f"topology {self.name!r} has no component {req.component!r}; "
-                                  f"expected one of {', '.join(components)}"))
+            return self._no_component(req.component)
         if not 0 <= req.percent <= 100:
-            return control_pb2.ControllerResponse(status=control_pb2.Status(
-                ok=False, message=f"topology {self.name!r}: expected a sampling percentage "
-                                  f"from 0 to 100, received {req.percent:g}"))
+            return refused(f"topology {self.name!r}: expected a sampling percentage "
+                           f"from 0 to 100, received {req.percent:g}")
         log.warning("sampling %g%% of the tuples %s emits", req.percent,
                     req.component or "every component")
         for component in [req.component] if req.component else components:
@@ -544,10 +529,18 @@ class TopologyMaster:
     def topology_components(self) -> list[str]:
         return sorted(c.name for c in self.topology.components)
 
+    def _no_component(self, component: str) -> control_pb2.ControllerResponse:
+        return refused(f"topology {self.name!r} has no component {component!r}; "
+                       f"expected one of {', '.join(self.topology_components())}")
+
     def link_lost(self, link: MasterLink) -> None:
         if link.stmgr is not None and self.stmgrs.get(link.stmgr, (None,))[0] is link:
             self.ready.discard(link.stmgr)
             log.warning("lost stream manager %s", link.stmgr)
+
+
+def refused(message: str) -> control_pb2.ControllerResponse:
+    return control_pb2.ControllerResponse(status=control_pb2.Status(ok=False, message=message))
 
 
 def _copy(message: Any) -> Any:
