@@ -68,14 +68,29 @@ def run(mode: str, seconds: float, rate: int = 20_000, sleep: float = 0.005,
         spout = builder.spout("spout", PacedSpout)
         builder.bolt("bolt", SlowBolt, inputs=[spout])
         launch = Launch(builder.build(), Home(home or Path(tmp) / "home"))
+        before = {proc.pid for proc in descendants()}  # a caller's (a test's Spark cluster)
         launch.start()
         try:
-            return _measure(launch, out, seconds, drain_timeout)
+            return _measure(launch, out, seconds, drain_timeout, before)
         finally:
             launch.stop()
 
 
-def _measure(launch: Launch, out: Path, seconds: float, drain_timeout: float) -> dict:
+def _theirs(procs: list, before: set[int]) -> set[int]:
+    """The processes that ran before the topology started, and those under them."""
+    parent = {p.pid: p.ppid for p in procs}
+    found = set()
+    for p in procs:
+        pid = p.pid
+        while pid in parent and pid not in before:
+            pid = parent[pid]
+        if pid in before:
+            found.add(p.pid)
+    return found
+
+
+def _measure(launch: Launch, out: Path, seconds: float, drain_timeout: float,
+             before: set[int]) -> dict:
     name = launch.plan.name
     components = TaskLayout.of(launch.plan).task_component
     began = time.monotonic()
@@ -86,9 +101,11 @@ def _measure(launch: Launch, out: Path, seconds: float, drain_timeout: float) ->
     drained_at = None
     while True:
         now = time.monotonic()
-        for proc in descendants():
+        procs = descendants()
+        theirs = _theirs(procs, before)
+        for proc in procs:
             mb = rss_mb(proc.pid)
-            if mb is not None and proc.kind != "other":
+            if mb is not None and proc.kind != "other" and proc.pid not in theirs:
                 samples.setdefault(label(proc, components), []).append([round(now - began, 1),
                                                             round(mb, 2)])
         if now >= window_end:

@@ -145,12 +145,16 @@ CLI_NOT_APPLICABLE = {
                                       "(`--spark-master` places the trace analysis)",
     ("heronbridge bench", "spark"): "it measures the local scheduler beside Storm's local "
                                     "mode, on one machine",
+    **{(f"heronbridge kafka{verb}", "spark"): NO_SCHEDULER.format(
+        "it runs Kafka brokers on this machine for development")
+       for verb in ("", " fetch", " start")},
 }
 SPARSE_NOT_APPLICABLE = {
     ("sparse jar", "spark"): NO_SCHEDULER.format("lein packs the project into a jar"),
     ("sparse quickstart", "spark"): NO_SCHEDULER.format("it writes a new project's files"),
-    ("sparse visualize", "spark"): NO_SCHEDULER.format("it draws the topology's graph "
-                                                       "from its definition"),
+    **{("sparse visualize", column): NO_SCHEDULER.format("it draws the topology's graph "
+                                                         "from its definition")
+       for column in RUNTIME},
     **{("sparse run", column): "it runs Apache Storm's own local mode (`storm jar`), never "
                                "a Nimbus; `heronbridge run` is its counterpart"
        for column in RUNTIME},

@@ -1,5 +1,6 @@
 """Write jvm/src/test/resources/frame_vectors.json: frames and value records as the Python
-runtime builds them, which the JVM task host's tests must read and write byte for byte.
+runtime builds them, and a conformance trace file as the tracing hook writes it, which the
+JVM task host's tests must read and write byte for byte.
 
 Run: python scripts/jvm_vectors.py          (rewrites the file)
      python scripts/jvm_vectors.py --check  (exit 1 if it is stale)
@@ -10,8 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
+from heronbridge.conformance.trace import tracefile
 from heronbridge.runtime.proto import control_pb2, topology_pb2
 from heronbridge.runtime.wire import frames
 from heronbridge.runtime.wire.serde import make_serializer
@@ -57,7 +61,53 @@ def vectors() -> dict:
     ]
     for name, frame in cases:
         out["frames"].append({"name": name, "bytes": frame.hex()})
+    out["trace"] = trace_vector()
     return out
+
+
+# A trace file in JSON: {"map": [[key, value], ...]} is a map in that order, {"bin": hex}
+# bytes (a record's canonical values and msg ids), anything else itself.
+TRACE_FILE_HEAD = {"map": [["component", "count"], ["task", 3], ["pid", 4242],
+                           ["t", 1700000000.25], ["spout", False], ["topology", "javamix"],
+                           ["tasks", {"map": [["count", [3, 4]], ["split", [2]]]}]]}
+TRACE_BLOCKS = [
+    {"head": {"map": [["n", 3], ["seq", 0], ["t1", 1700000000.75], ["active", 1700000000.75],
+                      ["totals", {"map": [["start", 1], ["recv", 1], ["emit", 1]]}],
+                      ["pending", 0], ["pending_ids", []], ["first_emit", 1700000000.75],
+                      ["last_emit", 1700000000.75], ["emitted", 0], ["stopped", None]]},
+     "rows": [[1700000000.5, 0, None, None, None, None, None, None, None, None, None,
+               {"map": [["pid", 4242], ["tasks", {"map": [["count", [3, 4]]]}]]}],
+              [1700000000.625, 1, "7", "default", {"bin": b'["cow"]'.hex()}, "split", 2],
+              [1700000000.75, 2, None, "default", {"bin": b'["cow",1]'.hex()}, None, None,
+               [], None, [5]]]},
+    {"head": {"map": [["n", 1], ["seq", 3], ["t1", 1700000001.5], ["active", 1700000001.5],
+                      ["totals", {"map": [["start", 1], ["recv", 1], ["emit", 1],
+                                          ["ack", 1]]}],
+                      ["pending", 0], ["pending_ids", []], ["first_emit", 1700000000.75],
+                      ["last_emit", 1700000000.75], ["emitted", 0], ["stopped", None]]},
+     "rows": [[1700000001.5, 3, "7"]]},
+]
+
+
+def _py(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _py(v) for k, v in value["map"]} if "map" in value else \
+            bytes.fromhex(value["bin"])
+    if isinstance(value, list):
+        return [_py(v) for v in value]
+    return value
+
+
+def trace_vector() -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "count-3-4242.trace"
+        writer = tracefile.Writer(path, _py(TRACE_FILE_HEAD))
+        for block in TRACE_BLOCKS:
+            writer.block(_py(block["head"]), [tuple(_py(r)) for r in block["rows"]])
+        writer.close()
+        data = path.read_bytes()
+        assert [r["ev"] for r in tracefile.read(path)] == ["start", "recv", "emit", "ack"]
+    return {"file_head": TRACE_FILE_HEAD, "blocks": TRACE_BLOCKS, "bytes": data.hex()}
 
 
 def text() -> str:

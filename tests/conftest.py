@@ -4,6 +4,7 @@ Helpers that tests import live in testkit.py: several conftest modules share the
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +43,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             if defs and defs[-1].scope in ("module", "class", "package"):
                 item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
                 break
+    longest_units_first(items)
+
+
+# Seconds each slow test took in a full CI run (setup, call and teardown; tests under 3 s
+# left out): `python tests/durations.py TOX_LOG` writes it from the runs' --durations=30.
+DURATIONS = Path(__file__).with_name("durations.json")
+UNKNOWN_SECS = 1.0  # a test not in the table
+
+
+def longest_units_first(items: list[pytest.Item]) -> None:
+    """Under xdist, the longest work units first (a group's tests together, in their
+    order): a worker that draws a long unit last leaves the other idle until it
+    ends. tox passes --no-loadscope-reorder, so xdist keeps this order rather than
+    putting the units with the most tests first."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    seconds = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})  # as xdist names them
+        units.setdefault("_".join(groups) or item.nodeid, []).append(item)
+
+    def cost(unit: list[pytest.Item]) -> float:
+        return sum(seconds.get(i.nodeid.split("@")[0], UNKNOWN_SECS) for i in unit)
+
+    items[:] = [i for unit in sorted(units.values(), key=cost, reverse=True) for i in unit]
 
 
 @pytest.fixture

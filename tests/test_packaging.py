@@ -27,17 +27,19 @@ def test_every_package_folder_has_an_init():
 # every layer may use the leaf `heronbridge.errors` (the root exception).
 LAYERS = {"runtime": "runtime", "shims": "shims", "compat": "compat",
           "migrate": "migrate", "conformance": "conformance", "testing": "testing", "ui": "ui",
-          "nimbus": "nimbus"}
+          "nimbus": "nimbus", "kafka": "kafka"}
 ALLOWED = {
     "runtime": set(),
     "shims": {"runtime"},
+    "kafka": {"shims"},  # streamparse components: the state mixin, nothing of the runtime
     "compat": {"shims", "runtime"},
     "migrate": {"shims", "runtime"},
     "conformance": {"compat", "migrate", "shims", "runtime"},
     "testing": {"conformance", "compat", "shims", "runtime"},
     "ui": {"runtime"},  # a tracker: it reads the state manager and asks the masters
     "nimbus": {"compat", "shims", "runtime"},  # Storm's submissions are loaded by compat
-    "cli": {"compat", "migrate", "conformance", "testing", "shims", "runtime", "ui", "nimbus"},
+    "cli": {"compat", "migrate", "conformance", "testing", "shims", "runtime", "ui", "nimbus",
+            "kafka"},
 }
 
 
@@ -85,7 +87,7 @@ def test_the_layer_check_sees_a_wrong_import(tmp_path):
 # above it; the package's own __init__ (its public face) is left out.
 RUNTIME_RANKS = [
     {"errors", "proto", "procfs", "logfiles", "log_levels"},
-    {"config", "telemetry", "statemgr", "addresses", "sampling"},
+    {"config", "telemetry", "statemgr", "addresses", "sampling", "profiles"},
     {"plan"},
     {"wire", "api", "grouping", "loader"},
     {"checkpoint", "process"},

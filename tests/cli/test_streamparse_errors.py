@@ -68,22 +68,6 @@ class Ghost(Topology):
            "be imported from src/" in result.stderr
 
 
-def test_a_java_bolt_is_refused(tmp_path):
-    project = project_with(tmp_path, "jvm", """
-from parts.spouts import NumberSpout
-from streamparse import JavaBolt, Topology
-
-
-class Jvm(Topology):
-    numbers = NumberSpout.spec()
-    java = JavaBolt.spec(full_class_name="org.example.Bolt", args_list=[], inputs=[numbers],
-                         outputs=["x"])
-""")
-    result = run(tmp_path, "--project", str(project), "-n", "jvm")
-    assert result.returncode == 1
-    assert "component 'java': a JavaBolt runs JVM code" in result.stderr
-
-
 def test_par_for_another_environment(tmp_path):
     project = project_with(tmp_path, "envs", """
 from parts.bolts import PassBolt

@@ -268,7 +268,8 @@ def emitted(out) -> int:
 
 
 @pytest.mark.compat("cli/heronbridge list", "cli/heronbridge deactivate",
-                    "cli/heronbridge activate", "cli/heronbridge kill", "cli/heronbridge ui")
+                    "cli/heronbridge activate", "cli/heronbridge kill", "cli/heronbridge ui",
+                    "cli/heronbridge set-log-level")
 def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path, capsys):
     name = "master-kill"
     # A short session: the dead master's ephemeral location goes after 4s, not 10s.
@@ -302,6 +303,15 @@ def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path
         assert "PAUSED" in cli(tmp_path, "list", *where)
         assert "RUNNING" in cli(tmp_path, "activate", name, *where)
         wait_until(lambda: emitted(out) > paused + 50, 30, "emits after activate",
+                   on_timeout=lambda: logs(spark, launch))
+        # A log level through ZooKeeper reaches every task on both workers.
+        said = cli(tmp_path, "set-log-level", name, "DEBUG", "-t", "5", *where)
+        assert "every component, logger root: DEBUG for 5s" in said, said
+        task_logs = list(spark.folder.glob(f"work-*/**/heronbridge/{name}/container-*/logs/"
+                                           "task-*.log"))
+        assert len(task_logs) == len(state.get(PHYSICAL_PLANS, name).instances), task_logs
+        wait_until(lambda: all("log level of 'root' set to DEBUG for 5s" in p.read_text()
+                               for p in task_logs), 30, "the level set in every task",
                    on_timeout=lambda: logs(spark, launch))
         before = state.get(PHYSICAL_PLANS, name)
         node = f"{state.root}/{PHYSICAL_PLANS}/{name}"
@@ -399,7 +409,8 @@ READ = ("topology.message.timeout.secs", "topology.stateful.checkpoint.interval.
         "heronbridge.acking.buckets", "heronbridge.spout.burst", "heronbridge.emit.batch.time.ms",
         "heronbridge.emit.batch.size.bytes", "heronbridge.execute.batch.time.ms",
         "heronbridge.spout.latency.target.ms", "heronbridge.restart.backoff.secs",
-        "heronbridge.log.max.bytes", "heronbridge.log.backup.count")
+        "heronbridge.log.max.bytes", "heronbridge.log.backup.count",
+        "heronbridge.multilang.wake.secs")
 
 
 @pytest.mark.compat("api/max spout pending", "api/tick tuples", *(f"config/{k}" for k in SEEN))
@@ -432,6 +443,7 @@ def test_every_config_key_reaches_the_tasks_on_the_cluster(spark, zookeeper, tmp
         "heronbridge.emit.batch.size.bytes": 8192, "heronbridge.execute.batch.time.ms": 2.0,
         "heronbridge.spout.latency.target.ms": 10.0, "heronbridge.restart.backoff.secs": 0.3,
         "heronbridge.log.max.bytes": 1 << 20, "heronbridge.log.backup.count": 2,
+        "heronbridge.multilang.wake.secs": 0.25,
         "heronbridge.tls.cert": str(cert), "heronbridge.tls.key": str(key),
         "heronbridge.tls.ca": str(ca.path)}
     assert set(SEEN + READ) == set(KEYS) - {"heronbridge.host"}  # see scripts/compatibility.py

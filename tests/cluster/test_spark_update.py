@@ -12,6 +12,7 @@ import pytest
 from test_spark import DURABLE, WORD, cli
 from testkit import read_jsonl, wait_until
 
+from heronbridge.runtime import control
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.plan.codec import topology_from_proto
 from heronbridge.runtime.scheduler import Home
@@ -42,7 +43,16 @@ def test_durable_word_count_rescaled_on_spark(spark, zookeeper, tmp_path, capsys
                     if r["event"] == "ack"}
 
         def on_timeout() -> str:
-            return spark.logs("work-*/**/container-*/**/*.log", tail=3000)
+            return tasks_now() + spark.logs("work-*/**/container-*/**/*.log", tail=3000)
+
+        def tasks_now() -> str:
+            """Each task's counters and gauges as the master has them: where trees stop."""
+            try:
+                report = control.metrics(state, "durable")
+            except Exception as exc:  # noqa: BLE001 - a diagnosis must not hide the failure
+                return f"(no metrics: {exc})\n"
+            return "".join(f"task {t.task_id} ({t.component}, incarnation {t.incarnation}): "
+                           f"{dict(t.counters)} {dict(t.gauges)}\n" for t in report.tasks)
 
         def counts() -> tuple[int, ...]:
             plan = topology_from_proto(state.get(TOPOLOGIES, "durable"))

@@ -98,18 +98,32 @@ def heronpy(tmp: Path, lines: int) -> WordCount:
     return WordCount("heronpy", plan, None, expected, lines, "lines", "count")
 
 
-def streamparse(tmp: Path, rounds: int, home) -> WordCount:
-    from heronbridge.compat.streamparse import load_project, topology_name
+def migrated(tmp: Path, rounds: int, home) -> WordCount:
+    """The streamparse word count after `heronbridge migrate`: heronpy's API."""
+    import shutil
+
+    from heronbridge.migrate.runner import migrate
+
+    copy = tmp / "migrated"
+    shutil.copytree(STREAMPARSE_EXAMPLE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    outcome = migrate(copy, jobs=1)
+    assert outcome.changed and not outcome.failed, outcome.failed
+    return streamparse(tmp, rounds, home, copy, "migrated")
+
+
+def streamparse(tmp: Path, rounds: int, home, folder: Path = STREAMPARSE_EXAMPLE,
+                api: str = "streamparse") -> WordCount:
+    from heronbridge.compat.projects import load_project
+    from heronbridge.compat.streamparse import topology_name
 
     text = (STREAMPARSE_EXAMPLE / "src" / "data" / "lines.txt").read_text().lower()
     expected = Counter({w: n * rounds for w, n in Counter(re.findall("[a-z]+", text)).items()})
-    name = topology_name(STREAMPARSE_EXAMPLE, None)
-    project = load_project(STREAMPARSE_EXAMPLE, name, None, {
-        **common_config(tmp), "topology.workers": CONTAINERS,
+    name = topology_name(folder, None)
+    project = load_project(folder, name, None, {
+        **common_config(tmp), "topology.workers": CONTAINERS, rt.CONTAINERS: CONTAINERS,
         "example.output.dir": str(tmp / "out"), "stateful_wordcount.rounds": rounds,
         "stateful_wordcount.lines_per_sec": 1000}, False, home.workdir(name) / "resources")
-    return WordCount("streamparse", project.plan, project, expected, 200 * rounds, "lines",
-                     "count")
+    return WordCount(api, project.plan, project, expected, 200 * rounds, "lines", "count")
 
 
 class Coordinator:

@@ -2,7 +2,8 @@
 checkpoint every second, SIGKILLed at random moments (a counting task, a stream manager
 or a whole container, the master's included), each kill waited out until the topology
 processes again. Every word's final count equals the input's exactly, in each of the
-three APIs a stateful word count can be written in: five kills each at CI's size, ten with
+three APIs a stateful word count can be written in, and in the streamparse one migrated to
+heronpy by the codemod: five kills each at CI's size, ten with
 HERONBRIDGE_FAULTS_SIZE=full. The seed is printed; set HERONBRIDGE_FAULTS_SEED to run the
 same kills again."""
 
@@ -12,7 +13,7 @@ import os
 import random
 
 import pytest
-from checkpointkit import ExactRun, heronpy, runtime_api, streamparse
+from checkpointkit import ExactRun, heronpy, migrated, runtime_api, streamparse
 from suite import size
 
 pytestmark = [pytest.mark.faults, pytest.mark.integration]
@@ -22,11 +23,17 @@ CASES = {  # api: (its word count, kills)
     "runtime-api": (lambda tmp, home: runtime_api(tmp, lines=40_000), KILLS),
     "heronpy": (lambda tmp, home: heronpy(tmp, lines=40_000), KILLS),
     "streamparse": (lambda tmp, home: streamparse(tmp, rounds=200, home=home), KILLS),
+    "migrated": (lambda tmp, home: migrated(tmp, rounds=200, home=home), KILLS),
 }
+ON = {"migrated": "heronpy"}  # the matrix's column of each case (default: in-process)
 
 
-@pytest.mark.compat("api/stateful bolts", "config/topology.reliability.mode")
-@pytest.mark.parametrize("api", list(CASES))
+@pytest.mark.parametrize("api", [
+    pytest.param(api, marks=pytest.mark.compat(
+        "api/stateful bolts",
+        *(["heronpy/stateful components"] if api == "migrated" else
+          ["config/topology.reliability.mode"]),
+        on=ON.get(api, "inprocess"))) for api in CASES])
 def test_every_count_is_exact_after_random_kills(home, state, tmp_path, api, capsys):
     build, kills = CASES[api]
     seed = int(os.environ.get("HERONBRIDGE_FAULTS_SEED") or random.randrange(1 << 30))

@@ -13,6 +13,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +41,109 @@ class Endpoint:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+def _listening(port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), 0.5):
+        return True
+
+
+@contextmanager
+def running_nimbus(home: Path, log: Path) -> Iterator[Endpoint]:
+    """`heronbridge nimbus` on a free loopback port with `home`, as a user starts it;
+    stopped afterwards, with whatever it left running."""
+    from testkit import HERONBRIDGE, wait_until
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "HERONBRIDGE_STATE"}
+    with log.open("wb") as out:
+        process = subprocess.Popen([HERONBRIDGE, "nimbus", "--home", str(home), "--port",
+                                    str(port)], stdout=out, stderr=subprocess.STDOUT, env=env)
+    endpoint = Endpoint(home, port, process, log)
+    try:
+        wait_until(lambda: _listening(port), 30, "heronbridge nimbus to listen",
+                   on_timeout=endpoint.output)
+        yield endpoint
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+        stop_topologies(home)
+
+
+# storm-core holds the command classes and needs commons-cli, and SetLogLevel Guava (the
+# version Storm 2.8.3 builds with): single jars, as the suite takes flux-core (storm-core's
+# own dependencies include artifacts Central lacks).
+COMMAND_JARS = (("org.apache.storm", "storm-core"), ("commons-cli", "commons-cli", "1.10.0"),
+                ("com.google.guava", "guava", "33.5.0-jre"))
+
+
+def command_classpath(install) -> tuple[Path, list[Path]]:
+    """(java, classpath) of Storm's command classes: the suite's Storm install and
+    COMMAND_JARS."""
+    from heronbridge.conformance.storm.install import _single_jar
+
+    jars = [_single_jar(install.directory, group, artifact,
+                        rest[0] if rest else install.version, lambda text: None)
+            for group, artifact, *rest in COMMAND_JARS]
+    return install.java, [*install.classpath, *jars]
+
+
+def storm(classpath, command: str, *args: str, **options: object) -> tuple[int, str]:
+    """`storm <command>` as Storm's launcher runs it: the class's main with the options
+    in -Dstorm.options (what `storm -c k=v` passes)."""
+    return storm_class(classpath, f"org.apache.storm.command.{command}", *args, **options)
+
+
+def storm_jar(classpath, jar: Path, main: str, *args: str, jars: tuple[Path, ...] = (),
+              artifacts: dict[str, Path] | None = None,
+              **options: object) -> tuple[int, str]:
+    """`storm jar [--jars A,B] [--artifacts G:A:V] JAR MAIN ARGS` as Storm's launcher runs
+    it: the jar, then the --jars, then the resolved artifacts' jars on the classpath after
+    Storm's; the jar named by -Dstorm.jar (what StormSubmitter uploads), the others by
+    -Dstorm.dependency.jars and -Dstorm.dependency.artifacts (what it uploads as blobs)."""
+    java, classes = classpath
+    artifacts = artifacts or {}
+    return storm_class(
+        (java, [*classes, jar, *jars, *artifacts.values()]), main, *args,
+        jvm_options=[f"-Dstorm.jar={jar}",
+                     f"-Dstorm.dependency.jars={','.join(map(str, jars))}",
+                     "-Dstorm.dependency.artifacts="
+                     + json.dumps({k: str(v) for k, v in artifacts.items()})],
+        **options)
+
+
+def storm_class(classpath, main: str, *args: str, jvm_options: tuple[str, ...] | list[str] = (),
+                **options: object) -> tuple[int, str]:
+    java, jars = classpath
+    conf = ",".join(f"{k}={v}" for k, v in options.items())
+    done = subprocess.run([str(java), "-cp", ":".join(map(str, jars)), *jvm_options,
+                           f"-Dstorm.options={conf}", main, *args],
+                          capture_output=True, text=True, timeout=120, check=False)
+    return done.returncode, done.stdout + done.stderr
+
+
+def listed(output: str) -> list[list[str]]:
+    """ListTopologies's rows: name, status, tasks, workers, uptime, id, owner."""
+    lines = output.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("Topology_name"))
+    assert lines[header].split() == ["Topology_name", "Status", "Num_tasks", "Num_workers",
+                                     "Uptime_secs", "Topology_Id", "Owner"]
+    assert set(lines[header + 1]) == {"-"}
+    return [line.split() for line in lines[header + 2:] if line.strip()]
+
+
+def kill_with_storm(classpath, nimbus: Endpoint, name: str, **seeds: object) -> None:
+    """Storm's KillTopology (-w 1), then ListTopologies until it lists nothing, and no
+    process of the topology left."""
+    from testkit import wait_until
+
+    code, out = storm(classpath, "KillTopology", "-w", "1", name, **seeds)
+    assert code == 0 and f"Killed topology: {name}" in out, out
+    wait_until(lambda: "No topologies running." in storm(classpath, "ListTopologies",
+                                                         **seeds)[1],
+               60, "ListTopologies to show no topology", on_timeout=nimbus.output)
+    wait_until(lambda: not leftovers(nimbus.home, {nimbus.process.pid}), 30,
+               "no process of the topology left")
 
 
 def stop_topologies(home: Path) -> list[str]:
@@ -206,3 +311,40 @@ def submit_again_and_kill(port: int, kept: tuple[object, dict], name: str, jar: 
         assert gone(), f"{name} still listed after killTopology"
     finally:
         client.close()
+
+
+def blob_round_trip(client, key: str) -> bytes:
+    """Every blob-store method as StormSubmitter's DependencyUploader and `storm blobstore`
+    call them: create in chunks (then createStateInZookeeper), read back, update, meta,
+    replication, list, an upload cancelled. Leaves `key` in the store; returns its bytes."""
+    from heronbridge.nimbus import idl
+
+    t = idl()
+    acl = [t.AccessControl(type=t.AccessControlType.USER, access=7)]
+
+    def put(data: bytes, session: str) -> None:
+        for i in range(0, len(data), 1000):
+            client.uploadBlobChunk(session, data[i:i + 1000])
+        client.finishBlobUpload(session)
+
+    def get() -> bytes:
+        begun, parts = client.beginBlobDownload(key), []
+        while chunk := client.downloadBlobChunk(begun.session):
+            parts.append(chunk)
+        return b"".join(parts)
+
+    put(b"first", client.beginCreateBlob(key, t.SettableBlobMeta(acl=acl)))
+    client.createStateInZookeeper(key)
+    data = bytes(range(256)) * 20  # more than one chunk each way
+    put(data, client.beginUpdateBlob(key))
+    assert get() == data and client.getBlobMeta(key).settable.acl == acl
+    client.setBlobMeta(key, t.SettableBlobMeta(acl=[*acl, t.AccessControl(
+        type=t.AccessControlType.OTHER, access=1)]))
+    assert len(client.getBlobMeta(key).settable.acl) == 2
+    assert client.updateBlobReplication(key, 2) == 1 == client.getBlobReplication(key)
+    cancelled = client.beginCreateBlob(f"{key}.cancelled", t.SettableBlobMeta(acl=[]))
+    client.uploadBlobChunk(cancelled, b"x")
+    client.cancelBlobUpload(cancelled)
+    assert client.isRemoteBlobExists(key) and not client.isRemoteBlobExists(f"{key}.cancelled")
+    assert key in client.listBlobs("").keys
+    return data

@@ -4,6 +4,7 @@ and Storm 2.8's), its errors as Nimbus raises them, and who may connect."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import ssl
 import sys
@@ -21,6 +22,7 @@ from thriftpy2.transport import (
 )
 
 from heronbridge.nimbus import NimbusError, idl
+from heronbridge.nimbus.blobstore import BlobStore
 from heronbridge.nimbus.server import NimbusServer
 from heronbridge.nimbus.service import NimbusService
 from heronbridge.nimbus.submit import nimbus_client, upload, write_jar
@@ -104,7 +106,7 @@ def test_errors_are_nimbus_exceptions(endpoint, tmp_path):
     assert old.getClusterInfo().topologies == []  # the connection still serves
 
 
-def test_java_components_are_refused_by_name(endpoint, tmp_path):
+def test_java_components_are_refused_by_name_without_a_jvm_host(endpoint, tmp_path):
     from streamparse import Grouping, JavaSpout, ShellBolt, Topology
     from streamparse.thrift import InvalidTopologyException, SubmitOptions, TopologyInitialStatus
 
@@ -115,13 +117,17 @@ def test_java_components_are_refused_by_name(endpoint, tmp_path):
                                  inputs={java_words: Grouping.fields("word")})
 
     (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "bolts.py").write_text(
+        "from streamparse import Bolt\n\n\nclass Counter(Bolt):\n"
+        "    def process(self, tup):\n        pass\n")
     client = nimbus_client(endpoint.host, endpoint.port)
     location = upload(client, write_jar(tmp_path / "src", tmp_path / "mixed.jar"))
     with pytest.raises(InvalidTopologyException) as raised:
         client.submitTopologyWithOpts("mixed", location, "{}", Mixed.thrift_topology,
                                       SubmitOptions(TopologyInitialStatus.ACTIVE))
     assert "component 'java_words'" in raised.value.msg
-    assert "JavaSpout runs JVM code" in raised.value.msg
+    # This endpoint was given no JVM task host (`heronbridge nimbus` gives it one).
+    assert "Java components (java_words) need the JVM task host" in raised.value.msg
     assert client.getClusterInfo().topologies == []
 
 
@@ -196,3 +202,103 @@ def test_plain_port_takes_this_users_processes_only(endpoint):
     if os.geteuid() != 0:
         pytest.skip("another user's connection needs root to make (setuid)")
     assert answered(65534) == 0  # nobody: closed without a reply
+
+
+@pytest.mark.compat("nimbus/beginCreateBlob", "nimbus/beginUpdateBlob", "nimbus/uploadBlobChunk",
+                    "nimbus/finishBlobUpload", "nimbus/cancelBlobUpload", "nimbus/getBlobMeta",
+                    "nimbus/setBlobMeta", "nimbus/beginBlobDownload",
+                    "nimbus/downloadBlobChunk", "nimbus/deleteBlob", "nimbus/listBlobs",
+                    "nimbus/getBlobReplication", "nimbus/updateBlobReplication",
+                    "nimbus/isRemoteBlobExists")
+def test_the_blob_store_keeps_names_owner_only_within_limits(endpoint, tmp_path):
+    t, client = idl(), storm28(endpoint)
+    store = endpoint.service.blobs
+    acl = [t.AccessControl(type=t.AccessControlType.USER, access=7),
+           t.AccessControl(type=t.AccessControlType.OTHER, access=1)]
+
+    def put(key: str, data: bytes, update: bool = False) -> None:
+        session = client.beginUpdateBlob(key) if update else \
+            client.beginCreateBlob(key, t.SettableBlobMeta(acl=acl))
+        for i in range(0, len(data), 1000):
+            client.uploadBlobChunk(session, data[i:i + 1000])
+        client.finishBlobUpload(session)
+
+    def get(key: str) -> bytes:
+        begun, parts = client.beginBlobDownload(key), []
+        while chunk := client.downloadBlobChunk(begun.session):
+            parts.append(chunk)
+        assert begun.data_size == sum(map(len, parts))
+        return b"".join(parts)
+
+    with pytest.raises(t.KeyNotFoundException, match="dep-a.jar"):
+        client.getBlobMeta("dep-a.jar")  # what DependencyUploader asks before it creates
+    data = bytes(range(256)) * 300  # more than one download chunk
+    put("dep-a.jar", data)
+    assert get("dep-a.jar") == data
+    meta = client.getBlobMeta("dep-a.jar")
+    assert meta.settable.acl == acl and meta.version > 0
+    with pytest.raises(t.KeyAlreadyExistsException):
+        client.beginCreateBlob("dep-a.jar", t.SettableBlobMeta(acl=[]))
+    put("dep-a.jar", b"new", update=True)
+    assert get("dep-a.jar") == b"new" and client.getBlobMeta("dep-a.jar").version > meta.version
+    client.setBlobMeta("dep-a.jar", t.SettableBlobMeta(acl=acl[:1]))
+    assert client.getBlobMeta("dep-a.jar").settable.acl == acl[:1]
+    assert client.updateBlobReplication("dep-a.jar", 3) == 1 == \
+        client.getBlobReplication("dep-a.jar")  # one copy, this Nimbus's
+    cancelled = client.beginCreateBlob("cancelled", t.SettableBlobMeta(acl=[]))
+    client.uploadBlobChunk(cancelled, b"x")
+    client.cancelBlobUpload(cancelled)
+    assert client.isRemoteBlobExists("dep-a.jar") and not client.isRemoteBlobExists("cancelled")
+
+    # Owner-only on disk; listed a page at a time, as NimbusBlobStore's iterator asks.
+    folder = endpoint.service.home.root / "nimbus" / "blobs"
+    for path in (folder, folder / "dep-a.jar", *(folder / "dep-a.jar").iterdir()):
+        assert path.stat().st_mode & 0o077 == 0, path
+    for i in range(120):
+        (folder / f"k{i:03}").mkdir(mode=0o700)
+    keys, listed = client.listBlobs(""), []
+    while keys.keys:
+        listed += keys.keys
+        keys = client.listBlobs(keys.session)
+    assert listed == ["dep-a.jar", *(f"k{i:03}" for i in range(120))]
+
+    # A key is a name: no path, no '..'; nothing trusted that another could have written.
+    for key in ("../x", "a/b", "..", "a..b", "/etc/passwd", ""):
+        with pytest.raises(TApplicationException, match="is not a valid blob key"):
+            client.beginCreateBlob(key, t.SettableBlobMeta(acl=[]))
+    (folder / "k000").chmod(0o755)
+    (folder / "k001").rmdir()
+    (folder / "k001").symlink_to(folder / "dep-a.jar")
+    for key in ("k000", "k001"):
+        with pytest.raises(TApplicationException, match="not this user's alone; refused"):
+            client.getBlobMeta(key)
+
+    # A size limit per blob: the upload past it is refused and given up.
+    store.max_blob_bytes = 2000
+    session = client.beginCreateBlob("big", t.SettableBlobMeta(acl=[]))
+    client.uploadBlobChunk(session, b"x" * 1500)
+    with pytest.raises(TApplicationException, match="at most 2000 bytes"):
+        client.uploadBlobChunk(session, b"x" * 1500)
+    with pytest.raises(TApplicationException, match="does not exist"):
+        client.finishBlobUpload(session)
+    assert not client.isRemoteBlobExists("big")
+
+    client.deleteBlob("dep-a.jar")
+    with pytest.raises(t.KeyNotFoundException):
+        client.deleteBlob("dep-a.jar")
+    stale = endpoint.service.home.root / "nimbus" / "blob-uploads" / "left-by-a-crash"
+    fresh = stale.with_name("being-written")
+    stale.write_bytes(b"x")
+    fresh.write_bytes(b"x")
+    os.utime(stale, (1, 1))  # idle for longer than a session may be
+    BlobStore(folder, stale.parent)  # as the next `heronbridge nimbus` opens it
+    assert not stale.exists() and fresh.exists()
+
+    # A submit naming a dependency jar the store lacks is refused, the key named.
+    location = upload(client, write_jar(tmp_path / "src", tmp_path / "t.jar"))
+    topology = t.StormTopology(spouts={}, bolts={}, state_spouts={},
+                               dependency_jars=["dep-gone.jar"])
+    with pytest.raises(t.InvalidTopologyException, match="'dep-gone.jar'.*no such blob"):
+        client.submitTopologyWithOpts("deps", location, "{}", topology,
+                                      t.SubmitOptions(t.TopologyInitialStatus.ACTIVE))
+    client.close()

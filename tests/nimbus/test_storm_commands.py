@@ -14,7 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
-from nimbuskit import leftovers, sparse, wordcount_project
+from nimbuskit import (
+    command_classpath,
+    kill_with_storm,
+    listed,
+    sparse,
+    storm,
+    wordcount_project,
+)
 from testkit import wait_until
 from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.rpc import make_client
@@ -31,43 +38,9 @@ from tlskit import CertificateAuthority  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.conformance]
 
-# storm-core holds the command classes and needs commons-cli, and SetLogLevel Guava (the
-# version Storm 2.8.3 builds with): single jars, as the suite takes flux-core (storm-core's
-# own dependencies include artifacts Central lacks).
-COMMAND_JARS = (("org.apache.storm", "storm-core"), ("commons-cli", "commons-cli", "1.10.0"),
-                ("com.google.guava", "guava", "33.5.0-jre"))
-
-
 @pytest.fixture(scope="module")
 def storm_classpath(storm_install):
-    from heronbridge.conformance.storm.install import _single_jar
-
-    install = storm_install
-    jars = [_single_jar(install.directory, group, artifact,
-                        rest[0] if rest else install.version, lambda text: None)
-            for group, artifact, *rest in COMMAND_JARS]
-    return install.java, [*install.classpath, *jars]
-
-
-def storm(classpath, command: str, *args: str, **options: object) -> tuple[int, str]:
-    """`storm <command>` as Storm's launcher runs it: the class's main with the options
-    in -Dstorm.options (what `storm -c k=v` passes)."""
-    java, jars = classpath
-    conf = ",".join(f"{k}={v}" for k, v in options.items())
-    done = subprocess.run([str(java), "-cp", ":".join(map(str, jars)), f"-Dstorm.options={conf}",
-                           f"org.apache.storm.command.{command}", *args],
-                          capture_output=True, text=True, timeout=120, check=False)
-    return done.returncode, done.stdout + done.stderr
-
-
-def listed(output: str) -> list[list[str]]:
-    """ListTopologies's rows: name, status, tasks, workers, uptime, id, owner."""
-    lines = output.splitlines()
-    header = next(i for i, line in enumerate(lines) if line.startswith("Topology_name"))
-    assert lines[header].split() == ["Topology_name", "Status", "Num_tasks", "Num_workers",
-                                     "Uptime_secs", "Topology_Id", "Owner"]
-    assert set(lines[header + 1]) == {"-"}
-    return [line.split() for line in lines[header + 2:] if line.strip()]
+    return command_classpath(storm_install)
 
 
 @pytest.mark.compat("sparse/sparse submit", "sparse/sparse jar", "nimbus/getLeader",
@@ -84,18 +57,25 @@ def test_storm_commands_on_a_sparse_submitted_topology(nimbus, tmp_path, storm_c
     assert done.returncode == 0, done.stdout + done.stderr + nimbus.output()
     assert re.search(r"JAR created: .*wordcount-0\.0\.1-SNAPSHOT\.jar", done.stdout)
 
+    # Storm takes a deactivate as soon as submit has returned, while the workers start.
+    client = make_client(idl().Nimbus, host="127.0.0.1", port=nimbus.port,
+                         proto_factory=TBinaryProtocolFactory(),
+                         trans_factory=TFramedTransportFactory(), timeout=300000)
+    client.deactivate("wordcount")
+
     seeds = {"nimbus.seeds": '["127.0.0.1"]', "nimbus.thrift.port": nimbus.port}
     code, out = storm(storm_classpath, "ListTopologies", **seeds)
     assert code == 0, out
     assert "Found leader nimbus : 127.0.0.1:" in out  # getLeader's host is the seed's
     [row] = listed(out)
-    assert row[:4] == ["wordcount", "ACTIVE", "3", "1"] and row[5].startswith("wordcount-")
+    assert row[:4] == ["wordcount", "INACTIVE", "3", "1"] and row[5].startswith("wordcount-")
 
-    for command, said, status in (("Deactivate", "Deactivated topology: wordcount", "INACTIVE"),
-                                  ("Activate", "Activated topology: wordcount", "ACTIVE")):
+    for command, said, status in (("Activate", "Activated topology: wordcount", "ACTIVE"),
+                                  ("Deactivate", "Deactivated topology: wordcount", "INACTIVE")):
         code, out = storm(storm_classpath, command, "wordcount", **seeds)
         assert code == 0 and said in out, out
         assert listed(storm(storm_classpath, "ListTopologies", **seeds)[1])[0][1] == status
+    client.activate("wordcount")
 
     # Storm's SetLogLevel (setLogConfig): the root logger at DEBUG in every task, for 5 s.
     code, out = storm(storm_classpath, "SetLogLevel", "-l", "ROOT=DEBUG:5", "wordcount",
@@ -111,9 +91,6 @@ def test_storm_commands_on_a_sparse_submitted_topology(nimbus, tmp_path, storm_c
 
     # Storm UI's Debug through Nimbus's debug(), on Storm 2.8's IDL: half the words the
     # spout emits are written beside its task's log; disabled, none more.
-    client = make_client(idl().Nimbus, host="127.0.0.1", port=nimbus.port,
-                         proto_factory=TBinaryProtocolFactory(),
-                         trans_factory=TFramedTransportFactory(), timeout=20000)
     client.debug("wordcount", "word_spout", True, 50.0)
     current = nimbus.home / "topologies" / "wordcount" / "current"
     found = wait_until(lambda: [p for p in current.glob("container-*/logs/events-*-word_spout"
@@ -141,13 +118,7 @@ def test_storm_commands_on_a_sparse_submitted_topology(nimbus, tmp_path, storm_c
     code, out = storm(storm_classpath, "Activate", "nosuch", **seeds)
     assert code != 0 and "NotAliveException(msg:nosuch is not alive)" in out, out
 
-    code, out = storm(storm_classpath, "KillTopology", "-w", "1", "wordcount", **seeds)
-    assert code == 0 and "Killed topology: wordcount" in out, out
-    wait_until(lambda: "No topologies running." in storm(storm_classpath, "ListTopologies",
-                                                         **seeds)[1],
-               60, "ListTopologies to show no topology", on_timeout=nimbus.output)
-    wait_until(lambda: not leftovers(nimbus.home, {nimbus.process.pid}), 30,
-               "no process of the topology left")
+    kill_with_storm(storm_classpath, nimbus, "wordcount", **seeds)
 
 
 def test_storm_client_over_the_tls_port(tmp_path, storm_classpath):

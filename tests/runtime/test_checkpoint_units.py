@@ -73,3 +73,43 @@ def test_a_new_parallelism_repartitions_by_the_fields_groupings_key(tmp_path):
                                               r"now has 3; expected its inputs to be "
                                               r"fields-grouped"):
         restored_state(storage, "c", "count", 0, 3, keyed=False)
+
+
+def test_tasks_commit_and_rollbacks_restore_only_recorded_checkpoints(tmp_path):
+    """The tasks' post_save (where a Kafka transaction commits) and a rollback's source
+    wait for the state manager to hold the checkpoint's id: a master killed before it is
+    written comes back to the older one, which the tasks must not have committed past."""
+    from heronbridge.runtime.checkpoint import CheckpointCoordinator
+    from heronbridge.runtime.proto import control_pb2
+
+    sent, writes = [], []
+    coordinator = CheckpointCoordinator(
+        "t", 60.0, 2, CheckpointStorage(str(tmp_path), "t", KEY), ["0001"], sent.append,
+        lambda message, then=None: writes.append((list(message.checkpoint_ids), then)))
+    coordinator.tasks, coordinator.stmgrs = {1, 2}, {"stmgr-1"}
+    coordinator.started()
+    coordinator._start_rollback()
+    coordinator.stmgr_restored(control_pb2.StreamManagerRestored(
+        stmgr_id="stmgr-1", txid=coordinator.txid, ok=True))
+    checkpoint_id = coordinator._start_round(0.0)
+    for task in (1, 2):
+        coordinator.state_stored(control_pb2.InstanceStateStored(
+            checkpoint_id=checkpoint_id, task_id=task, state_bytes=1))
+    assert [ids for ids, _ in writes] == [[checkpoint_id, "0001"]]
+
+    def told_complete():
+        return [list(m.checkpoint_ids) for m in sent
+                if isinstance(m, control_pb2.ConsistentCheckpoints)]
+
+    assert told_complete() == []  # not recorded yet: no task may commit
+    coordinator.rollback("a stream manager lost a task", settle=False)
+    coordinator._start_rollback()
+    restores = [m for m in sent if isinstance(m, control_pb2.RestoreState)]
+    assert restores[-1].checkpoint_id == "0001"  # what a restarted master would restore
+
+    writes[0][1]()  # the state manager wrote it
+    assert told_complete() == [[checkpoint_id, "0001"]]
+    coordinator.rollback("another loss", settle=False)
+    coordinator._start_rollback()
+    restores = [m for m in sent if isinstance(m, control_pb2.RestoreState)]
+    assert restores[-1].checkpoint_id == checkpoint_id

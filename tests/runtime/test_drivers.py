@@ -80,14 +80,15 @@ class Metrics:
         pass
 
 
-def task_of(component: str, max_pending: int | None = 100, **config: object
+def task_of(component: str, max_pending: int | None = 100, bolt: type = Doubler,
+            **config: object
             ) -> tuple[Task, Conn, list[list[bytes]]]:
     """A task of the drivers' topology; `max_pending` None: the latency-led window."""
     pending = {} if max_pending is None else {"topology.max.spout.pending": max_pending}
     b = TopologyBuilder("drivers", {"topology.reliability.mode": "ATLEAST_ONCE", **pending,
                                     **config})
     b.spout("numbers", Numbers)
-    b.bolt("doubler", Doubler, inputs={"numbers": Grouping.SHUFFLE})
+    b.bolt("doubler", bolt, inputs={"numbers": Grouping.SHUFFLE})
     plan = b.build()
     task = Task("drivers-1", TaskLayout.of(plan).component_tasks[component][0], 0, "", "",
                 secret=b"")
@@ -116,6 +117,49 @@ def test_the_bolt_driver_runs_each_frame_as_a_batch_and_sends_its_output_after_i
     assert bolt.counts[EXECUTE_COUNT] == 3
     # One flush per input frame: the first frame's output went before the second ran.
     assert [[f[4] for f in flush] for flush in sent] == [[frames.ACK], [frames.ACK]]
+
+
+class Awaiting(Bolt):
+    """Acks its input only from wake(), on its second wake-up after the input came: as a
+    bolt acking on an outside client's callbacks (a Kafka producer's delivery reports)."""
+
+    def prepare(self, config, context, collector):
+        self.held, self.called_back, self.wakes = [], [], 0
+
+    def execute(self, tup):
+        self.held.append(tup)
+
+    def wake(self):
+        self.wakes += 1
+        for tup in self.called_back:
+            self.collector.ack(tup)
+        self.called_back, self.held = self.held, []
+        return 0.005 if self.called_back else None
+
+
+class SleepingConn(Conn):
+    """Each empty poll waits as long as it was asked to (up to 10 ms), and says so."""
+
+    def __init__(self, task: Task, reads: list[bytes], empty_polls: int = 20) -> None:
+        super().__init__(task, reads, empty_polls)
+        self.waits: list[float] = []
+
+    def poll(self, timeout, read=True):
+        if not self.reads:
+            self.waits.append(timeout)
+            time.sleep(min(timeout, 0.01))
+        return super().poll(timeout, read)
+
+
+def test_the_bolt_driver_wakes_a_bolt_when_it_asks_without_waiting_for_input():
+    bolt, _, sent = task_of("doubler", bolt=Awaiting)
+    spout_task = TaskLayout.of(bolt.plan).component_tasks["numbers"][0]
+    conn = bolt.conn = SleepingConn(bolt, [data_frame(bolt, [1, 2], spout_task)])
+    BoltDriver(bolt).run()
+    # Woken after the frame, again when it asked (acking then), and not after.
+    assert bolt.user.wakes == 2 and not bolt.user.held and not bolt.user.called_back
+    assert [[f[4] for f in flush] for flush in sent] == [[frames.ACK]]
+    assert conn.waits[0] <= 0.005 < min(conn.waits[1:])
 
 
 def test_the_spout_driver_emits_up_to_its_window_and_hands_acks_to_the_spout():

@@ -45,8 +45,9 @@ def plan(tmp_path, lines, **extra):
     return b.build()
 
 
+@pytest.mark.compat("config/heronbridge.checkpoint.kept")
 def test_a_killed_counter_rolls_back_and_every_word_counts_once(run_topology, state, tmp_path):
-    topology = plan(tmp_path, 4000, **{"test.interval": 0.0005})
+    topology = plan(tmp_path, 4000, **{"test.interval": 0.0005, "heronbridge.checkpoint.kept": 2})
     want = expected_counts(4000)
     with run_topology(topology) as running:
         def consistent():
@@ -62,6 +63,10 @@ def test_a_killed_counter_rolls_back_and_every_word_counts_once(run_topology, st
                    interval=0.2, on_timeout=lambda: f"{counts(tmp_path)} != {want}\n"
                    + running.logs())
         assert consistent()[0] > first[0]
+        # of the checkpoints completed since, the newest two are kept
+        ids: set = set()
+        wait_until(lambda: ids.update(consistent()) or len(ids) > 3, 30, "more checkpoints")
+        assert len(consistent()) == 2
         master = running.logs()
     assert "rolling back to" in master and "task" in master
     rollbacks = master.count("topology 'stateful': rolling back to")

@@ -14,7 +14,7 @@ from rt_components import KeySpout
 from testkit import wait_until
 
 from heronbridge.runtime import TopologyBuilder, control
-from heronbridge.runtime.logfiles import LOG_DIR_ENV, RotatingOutput, rotated
+from heronbridge.runtime.logfiles import LOG_DIR_ENV, RotatingOutput, read_log, rotated
 from heronbridge.runtime.metrics_manager.sink import latest_samples
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.scheduler import local
@@ -42,6 +42,21 @@ def test_no_rotated_file_passes_the_size_and_lines_stay_whole(tmp_path):
     assert all(p.stat().st_size <= 100 for p in parts)
     kept = b"".join(p.read_bytes() for p in parts)
     assert kept == b"".join(lines[-len(kept.splitlines()):])  # the newest, whole, in order
+
+
+def test_a_log_is_read_on_from_an_offset_and_only_a_regular_file_is_read(tmp_path):
+    """What a stream manager answers a log request with: the end first, then from where
+    it ended; a rotated file from its start; no link, no folder, nothing missing."""
+    log = tmp_path / "task-1-c.log"
+    log.write_bytes(b"0123456789")
+    assert read_log(log, -1, 4) == (6, b"6789")
+    assert read_log(log, 10, 4) == (10, b"")
+    log.write_bytes(b"new")  # rotated: shorter than the offset reached
+    assert read_log(log, 10, 4) == (0, b"new")
+    (tmp_path / "link.log").symlink_to(log)
+    assert read_log(tmp_path / "link.log", 0, 4) is None
+    assert read_log(tmp_path, 0, 4) is None
+    assert read_log(tmp_path / "none.log", 0, 4) is None
 
 
 def test_a_task_is_told_its_log_folder(tmp_path, monkeypatch):

@@ -91,7 +91,8 @@ def test_unauthenticated_clients_are_refused_and_change_nothing(home, state, tmp
     with Running(target, home, state) as running:
         wait_until(lambda: outcome(attacked)[0], 30, "the first acks", on_timeout=running.logs)
         tid = state.get(TOPOLOGIES, "attacked").id
-        pplan = state.get(PHYSICAL_PLANS, "attacked")
+        pplan = wait_until(lambda: state.get(PHYSICAL_PLANS, "attacked"), 30,
+                           "the physical plan in the state")  # written off the master's loop
         peers = {s.container: (s.host, s.data_port) for s in pplan.stmgrs}
         master = state.get(TMASTERS, "attacked")
         master_at = (master.host, master.server_port)

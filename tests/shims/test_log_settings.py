@@ -100,8 +100,8 @@ def test_a_relative_folder_is_the_tasks_to_check_in_its_working_folder(
 def test_pystorm_lines_reach_the_task_log_as_pystorm_formatted_them(monkeypatch):
     stderr = io.StringIO()
     monkeypatch.setattr("sys.stderr", stderr)
-    lines = logs.pystorm_lines("probe-component")
-    lines.debug("2026-01-01 00:00:00,000 - pystorm.component.x - a debug line")
+    lines = logs.pystorm_lines()
+    lines(logging.DEBUG, "2026-01-01 00:00:00,000 - pystorm.component.x - a debug line")
     assert stderr.getvalue() == "2026-01-01 00:00:00,000 - pystorm.component.x - a debug line\n"
 
     sent = []

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from testkit import read_jsonl, wait_until
 
+from heronbridge.compat import CompatError
 from heronbridge.runtime import control
 from heronbridge.runtime.plan import TaskLayout
+from heronbridge.shims.heronpy.migrated import Unported
 
 pytestmark = pytest.mark.integration
 
@@ -98,7 +100,7 @@ def test_a_raising_bolt_fails_its_tuple_and_exits_and_only_it_restarts(
 
 
 @pytest.mark.compat("api/tick tuples", "api/BatchingBolt")
-@pytest.mark.solo  # tick gaps between 0.5 s and 2 s
+@pytest.mark.solo  # ticks about a second apart
 @MODES
 def test_ticks_batching_bolts_and_tickless_batching_bolts(run_project, tmp_path, multilang):
     out, count = tmp_path / "out", 30
@@ -108,17 +110,50 @@ def test_ticks_batching_bolts_and_tickless_batching_bolts(run_project, tmp_path,
             groups = sorted(n for r in seen(out, "batches") for n in r["ns"])
             timed = sorted(n for r in seen(out, "timed") for n in r["ns"])
             return groups == list(range(count)) and timed == list(range(count)) \
-                and len(seen(out, "ticker")) >= 2
+                and len(seen(out, "ticker")) >= 4
         wait_until(flushed, 60, "every tuple batched, and ticks", on_timeout=running.logs)
         wait_until(lambda: len(outcomes(out)) == count, 30, "acks after the batches")
     ticks = seen(out, "ticker")
     assert all((t["component"], t["stream"], t["task"], t["values"]) ==
                ("__system", "__tick", -1, [1]) for t in ticks)
+    # One a second: a tick a loaded machine delivers late shortens the next gap as much as
+    # it lengthened its own, so the mean gap is judged, and that none is missing.
     gaps = [b["at"] - a["at"] for a, b in zip(ticks, ticks[1:], strict=False)]
-    assert all(0.5 < g < 2.0 for g in gaps)
+    assert 0.5 < sum(gaps) / len(gaps) < 2.0 and max(gaps) < 3.0, gaps
     for batch in seen(out, "batches"):  # grouped by group_key
         assert len({n % 3 for n in batch["ns"]}) == 1
     assert all(events == ["ack"] for events in outcomes(out).values())
+
+
+@pytest.mark.parametrize(("multilang", "lean"), [
+    pytest.param(False, True, id="in-process"),
+    pytest.param(False, False, id="in-process-pystorm-loop"),
+    # Under multilang only heronbridge.multilang.wake.secs (the spec sets it) wakes the child.
+    pytest.param(True, None, id="multilang",
+                 marks=pytest.mark.compat("config/heronbridge.multilang.wake.secs"))])
+def test_a_bolt_awaiting_callbacks_is_woken_without_input_until_it_holds_none(
+        run_project, tmp_path, multilang, lean):
+    """A bolt that acks only when an outside client calls back (AwaitingBolt: on its
+    second wake-up after a tuple came) acks every tuple without further input or tick
+    tuples: in-process the runtime calls its wake() as it asks (from its own loop, or
+    from pystorm's), a multilang child gets wake ticks while it holds tuples; none goes
+    on once it holds none."""
+    out, count = tmp_path / "out", 30
+    options = {"test.out": str(out), "test.count": count, "topology.message.timeout.secs": 20,
+               **({} if lean is None else {"heronbridge.storm.lean": lean})}
+    with run_project(PROJECT, "awaiting", options, multilang) as running:
+        wait_until(lambda: len(outcomes(out)) == count, 60, "a callback per tuple",
+                   on_timeout=running.logs)
+
+        def wakes() -> int:
+            return sum(r.get("event") == "wake" for r in seen(out, "waiting"))
+
+        quiet = wakes()
+        time.sleep(1.0)  # nothing held: no wake-up comes
+        assert wakes() == quiet
+    assert all(events == ["ack"] for events in outcomes(out).values())
+    assert sorted(r["n"] for r in seen(out, "waiting") if r.get("result") == "ack") == \
+        list(range(count))
 
 
 @pytest.mark.compat("api/ReliableSpout")
@@ -145,6 +180,10 @@ def test_need_task_ids_returns_the_tasks_the_tuple_went_to(run_project, tmp_path
         wait_until(lambda: len(seen(out, "sink")) == count, 60, "every tuple at the sink",
                    on_timeout=running.logs)
         sink_tasks = TaskLayout.of(running.plan).component_tasks["sink"]
+    emits_name_the_tasks_that_got_them(out, sink_tasks)
+
+
+def emits_name_the_tasks_that_got_them(out: Path, sink_tasks: list[int]) -> None:
     got = {r["n"]: r["pid"] for r in seen(out, "sink")}
     by_pid = {}
     for name, rows in read_jsonl(out, "seen-sink-*.jsonl").items():
@@ -204,11 +243,8 @@ def test_logging_levels_errors_and_metrics_reach_the_task_log(run_project, tmp_p
 SPOUT_STATE = ("multilang/activate (to a spout)", "multilang/deactivate (to a spout)")
 
 
-@pytest.mark.parametrize("multilang", [
-    pytest.param(False, id="in-process", marks=pytest.mark.compat(*SPOUT_STATE)),
-    pytest.param(True, id="multilang", marks=pytest.mark.compat(
-        *SPOUT_STATE, on="multilang",
-        partly="while it runs; the deactivate before a kill does not reach the child"))])
+@pytest.mark.compat(*SPOUT_STATE)
+@MODES
 def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state, multilang):
     out = tmp_path / "out"
     with run_project(PROJECT, "acking", {"test.out": str(out), "test.count": 10**6},
@@ -225,9 +261,9 @@ def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state, multil
         wait_until(lambda: sum(e["event"] == "emit" for e in spout_events(out)) > emitted, 10,
                    "emits after activate")
     events = [e["event"] for e in spout_events(out) if e["event"] in ("activate", "deactivate")]
-    # Killing the topology deactivates its spouts first, as Storm does (in-process only yet:
-    # a multilang child is stopped before it hears that deactivate).
-    assert events == ["activate", "deactivate", "activate", "deactivate"][:4 - multilang]
+    # Killing the topology deactivates its spouts first, as Storm does (a multilang child
+    # hears it before it is stopped).
+    assert events == ["activate", "deactivate", "activate", "deactivate"]
 
 
 def test_a_multilang_child_dies_with_its_task_and_comes_back_with_it(run_project, tmp_path):
@@ -275,3 +311,169 @@ def test_a_message_hook_sees_every_message_and_may_answer_for_the_component(
     failed = {n for n, events in outcomes(out).items() if events == ["fail"]}
     assert len(hooked) == count // 5
     assert failed == hooked | {0}
+
+
+
+PLAIN = ("grouping/shuffle", "grouping/fields", "grouping/all", "grouping/global",
+         "grouping/none", "api/message timeouts", "api/max spout pending")
+GROUPINGS = (*PLAIN, "grouping/local_or_shuffle", "grouping/partial_key", "grouping/direct",
+             "api/direct emits", "api/named streams")
+# What Storm's ShellSpout and ShellBolt say to, and hear from, the project's components;
+# Storm's partial key grouping is a custom grouping (customGrouping, a Java object).
+STORM_SIDE = ("multilang/next (to a spout)", "multilang/ack (to a spout)",
+              "multilang/fail (to a spout)", "multilang/activate (to a spout)",
+              "multilang/error (from a component)", "multilang/fail (from a component)",
+              "api/component logs", "grouping/custom")
+
+
+@pytest.mark.parametrize("system", [
+    pytest.param("multilang", marks=pytest.mark.compat(*GROUPINGS, on="multilang")),
+    pytest.param("storm", marks=[pytest.mark.conformance,
+                                 pytest.mark.compat(*GROUPINGS, *STORM_SIDE, on="storm")]),
+    # The codemod's copy of plain_groupings.py (what heronpy has of groupings.py).
+    pytest.param("heronpy", marks=[
+        pytest.mark.compat(*PLAIN, "heronpy/groupings", "api/component logs", on="heronpy"),
+        pytest.mark.compat("grouping/local_or_shuffle", on="heronpy",
+                           partly="the codemod makes it a shuffle grouping: no preference "
+                                  "for tasks in the spout's own container")])])
+def test_every_grouping_direct_stream_timeout_and_pending_cap(run_project, tmp_path, system,
+                                                             request):
+    """One run of the groupings topology: each subscriber gets what its grouping says, the
+    direct stream reaches the task it names, the tuples a bolt leaves unacked time out
+    and fail back to the spout, and no more than topology.max.spout.pending are in flight."""
+    out, count, cap = tmp_path / "out", 40, 4
+    options = {"test.out": str(out), "test.count": count, "topology.max.spout.pending": cap,
+               "topology.message.timeout.secs": 3}
+    if system == "storm":
+        run = run_on_storm_until_done(request, options, tmp_path / "run")
+        worker_log = run.java_log.read_text(errors="replace")
+        assert "dropper log line" in worker_log and "dropper logger line" in worker_log
+        assert "KeyError: 'reported'" in worker_log  # the error, with its traceback
+    else:
+        if system == "heronpy":
+            running = run_migrated(request, "plain_groupings", options)
+        else:
+            running = run_project(PROJECT, "groupings", options, multilang=True)
+        with running:
+            wait_until(lambda: len(outcomes(out)) == count, 60, "a callback per tuple",
+                       on_timeout=running.logs)
+            if system == "heronpy":  # heronpy's logger, in the task's log
+                [dropper] = TaskLayout.of(running.plan).component_tasks["dropper"]
+                log = running.workdir / "container-0" / "logs" / f"task-{dropper}-dropper.log"
+                wait_until(lambda: "dropper logger line" in log.read_text(), 10,
+                           "the dropper's log line")
+    records = {name.split("-", 1)[1]: rows for name, rows in read_jsonl(out).items()
+               if name.startswith("seen-")}
+
+    def got(component):  # {task: [n, ...]}
+        return {int(k.rsplit("-", 1)[1]): sorted(r["n"] for r in rows)
+                for k, rows in records.items() if k.rsplit("-", 1)[0] == component}
+
+    every, plain = list(range(count)), system == "heronpy"
+    for once in ("shuffled", "noned", "localed", "fielded", *(() if plain else ("partialed",))):
+        tasks = got(once)
+        assert sorted(n for ns in tasks.values() for n in ns) == every, once
+    assert len({task for task, ns in got("shuffled").items() if ns}) == 2  # both tasks
+    assert all(ns == every for ns in got("everyone").values()) and len(got("everyone")) == 2
+    globaled = got("globaled")
+    assert globaled[min(globaled)] == every and not any(globaled[t] for t in globaled
+                                                        if t != min(globaled))
+    if not plain:
+        sinks = got("sink")
+        assert {n: t for t, ns in sinks.items() for n in ns} == \
+            {n: sorted(sinks)[n % len(sinks)] for n in every}
+        assert {r["stream"] for rows in records.values() for r in rows} == {"default", "routed"}
+    # the dropped tenth timed out and failed at the spout; everything else was acked
+    assert outcomes(out) == {n: ["fail"] if n % 10 == 0 else ["ack"] for n in every}
+    in_flight, most = 0, 0
+    for event in spout_events(out):
+        in_flight += {"emit": 1, "ack": -1, "fail": -1}.get(event["event"], 0)
+        most = max(most, in_flight)
+    assert most == cap
+    assert spout_events(out)[0]["event"] == "activate"
+
+
+def run_on_storm_until_done(request, options, run_dir):
+    from heronbridge.compat.streamparse import load_project
+    from heronbridge.conformance.scenario import Scenario
+    from heronbridge.conformance.storm import run_on_storm
+
+    install = request.getfixturevalue("storm_install")
+    scenario = Scenario(name="groupings", project=PROJECT, topology="groupings", tuples=None,
+                        options=options, quiet=3.0, timeout=150.0)
+    project = load_project(PROJECT, "groupings", None, scenario.storm_options())
+    run = run_on_storm(project, scenario, run_dir, install=install)
+    assert run.finished, run.explanation
+    return run
+
+
+MIGRATED: list[Path] = []  # the project's migrated copy, made once per process
+
+
+def migrated_project(factory: pytest.TempPathFactory) -> Path:
+    """A copy of the project, migrated to heronpy by the codemod."""
+    import shutil
+
+    from heronbridge.migrate.runner import migrate
+
+    def unused(folder: str, names: list[str]) -> set[str]:  # less for the codemod to read
+        kept = {"groupings.py", "plain_groupings.py", "taskids.py"} \
+            if folder.endswith("topologies") \
+            else set(names) - {"hook.py", "__pycache__"}
+        return set(names) - kept
+
+    if not MIGRATED:
+        copy = factory.mktemp("migrated") / "project"
+        shutil.copytree(PROJECT, copy, ignore=unused)
+        outcome = migrate(copy, jobs=1)
+        assert outcome.changed and not outcome.failed, outcome.failed
+        MIGRATED.append(copy)
+    return MIGRATED[0]
+
+
+def run_migrated(request, topology, options):
+    from testkit import Running
+
+    from heronbridge.compat.projects import load_project
+
+    home, state = request.getfixturevalue("home"), request.getfixturevalue("state")
+    copy = migrated_project(request.getfixturevalue("tmp_path_factory"))
+    project = load_project(copy, topology, options=options,
+                           resources=home.workdir(topology) / "resources")
+    return Running(project.plan, home, state, project)
+
+
+@pytest.mark.compat("grouping/partial_key", "grouping/direct", "api/direct emits",
+                    "grouping/custom", on="heronpy")
+@pytest.mark.xfail(strict=True, raises=Unported,
+                   reason="the codemod refuses direct streams, the direct grouping and Storm's "
+                          "Java groupings (HB006)")
+def test_the_migrated_groupings_topology_loads(tmp_path, tmp_path_factory):
+    from heronbridge.compat.projects import load_project
+
+    load_project(migrated_project(tmp_path_factory), "groupings",
+                 resources=tmp_path / "resources")
+
+
+@pytest.mark.compat("api/task ids (need_task_ids)", on="heronpy")
+def test_need_task_ids_returns_the_tasks_the_tuple_went_to_when_migrated(request, tmp_path):
+    """The codemod marks the read (HB005: Heron's own heronpy returns ids for direct and
+    custom groupings only); heronpy hosted here returns them as pystorm does."""
+    out, count = tmp_path / "out", 10
+    running = run_migrated(request, "taskids", {"test.out": str(out), "test.count": count})
+    with running:
+        wait_until(lambda: len(seen(out, "sink")) == count, 60, "every tuple at the sink",
+                   on_timeout=running.logs)
+        sink_tasks = TaskLayout.of(running.plan).component_tasks["sink"]
+    emits_name_the_tasks_that_got_them(out, sink_tasks)
+
+
+@pytest.mark.compat("grouping/custom", on="multilang")
+@pytest.mark.xfail(strict=True, raises=CompatError,
+                   reason="streamparse's custom groupings are Java objects, which run in the "
+                          "sending task's JVM: a Python sender cannot use one")
+def test_a_java_custom_grouping_loads_with_a_python_sender(tmp_path):
+    from heronbridge.compat.projects import load_project
+
+    plan = load_project(PROJECT, "custom", multilang=True, resources=tmp_path).plan
+    assert plan.components["customed"].inputs[0].grouping.kind == "custom"

@@ -153,6 +153,31 @@ def test_herons_reliability_mode_in_a_topology_config_reaches_the_runtime(tmp_pa
         load_project(PROJECT, "ticks", None, once, False, tmp_path / "e")
 
 
+@pytest.mark.compat("api/stateful bolts", on="multilang")
+@pytest.mark.xfail(strict=True, raises=CompatError,
+                   reason="a multilang child's state is not its task's: EFFECTIVELY_ONCE "
+                          "refuses components run as subprocesses")
+def test_a_stateful_project_runs_effectively_once_with_multilang(tmp_path):
+    plan = load_project(EXAMPLE, None, None, {}, True, tmp_path).plan
+    assert plan.config["topology.reliability.mode"] == "EFFECTIVELY_ONCE"
+
+
+def test_the_migrated_stateful_project_stays_effectively_once(tmp_path):
+    """The codemod keeps a topology's own reliability mode (its counts under kills:
+    tests/faults/test_effectively_once.py's migrated case)."""
+    from heronbridge.compat.heronpy.loader import HOST_BOLT, STATEFUL_HOSTS
+    from heronbridge.compat.projects import load_project as load_any
+    from heronbridge.migrate.runner import migrate
+
+    copy = tmp_path / "project"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    outcome = migrate(copy, jobs=1)
+    assert outcome.changed and not outcome.failed, outcome.failed
+    plan = load_any(copy, resources=tmp_path / "resources").plan
+    assert plan.components["count"].class_path == STATEFUL_HOSTS[HOST_BOLT]  # heronpy's now
+    assert plan.config["topology.reliability.mode"] == "EFFECTIVELY_ONCE"
+
+
 def test_a_class_that_needs_pystorms_own_loop_is_refused_under_effectively_once():
     """Its threads may emit beside the task's loop, which a rollback rebuilds between
     two calls: the runtime cannot checkpoint it."""

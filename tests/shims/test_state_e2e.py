@@ -5,6 +5,7 @@ every word counted exactly."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 
 import pytest
@@ -62,3 +63,24 @@ def test_a_killed_counting_task_rolls_back_and_every_word_counts_once(run_projec
     # The tasks rebuilt in their own process left no pystorm log handler behind: the
     # runtime's records are never sent through a dropped component's.
     assert " - heronbridge." not in logs, logs
+
+
+@pytest.mark.compat("config/heronbridge.checkpoint.buffer.bytes")
+def test_a_checkpoint_whose_alignment_holds_more_than_the_buffer_is_given_up(run_project,
+                                                                            tmp_path):
+    """No byte of buffer: a counting task that holds tuples from one splitter while it
+    waits for the other's marker gives the checkpoint up and runs them at once."""
+    # Lines flow all along (a bounded input could end before the first checkpoint on a
+    # loaded machine: then no alignment holds anything).
+    options = {"example.output.dir": str(tmp_path / "out"),
+               "stateful_wordcount.rounds": 10**6,
+               "stateful_wordcount.lines_per_sec": 200,
+               "topology.stateful.checkpoint.interval.secs": 0.5,
+               "heronbridge.checkpoint.root": str(tmp_path / "checkpoints"),
+               "heronbridge.checkpoint.buffer.bytes": 0}
+    with run_project(EXAMPLE, options=options) as running:
+        wait_until(lambda: "more than heronbridge.checkpoint.buffer.bytes (0)" in running.logs(),
+                   60, "a checkpoint given up", on_timeout=running.logs)
+        logs = running.logs()
+    assert re.search(r"checkpoint \S+ given up: [1-9]\d* bytes held while markers aligned",
+                     logs), logs[-3000:]

@@ -1,5 +1,5 @@
-"""Which processes py-spy follows: a task's subprocesses (a multilang component's) only
-when it has some, since scanning for them doubles py-spy's own CPU."""
+"""Which processes py-spy follows (a task on another host is profiled in
+tests/runtime/test_e2e_hosts.py, the page's buttons in test_charts.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from heronbridge.ui import profiles
+from heronbridge.runtime import profiles
 
 
 def test_a_process_has_children_only_while_it_has_some():

@@ -48,9 +48,7 @@ def test_streamparse_reads_every_field_it_reads_from_storm(served, tmp_path):
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     tables = _tables(done.stdout)
-    missing = {(title, column) for title, (header, rows) in tables.items()
-               for row in rows for column, cell in zip(header, row, strict=False)
-               if cell == "MISSING"}
+    missing = _missing(tables)
     assert missing == {("Cluster summary", c) for c in GONE_IN_STORM_2}, done.stdout
     assert {"Cluster summary", "Topology summary", "Supervisor summary", "Topology stats",
             "Spouts (All time)", "Bolt (All time)", "Component summary", "Spout stats",
@@ -61,6 +59,13 @@ def test_streamparse_reads_every_field_it_reads_from_storm(served, tmp_path):
     assert {row[0] for row in rows if row[0]} == {"work", "sink"}  # (not wrapped lines)
     assert "ACTIVE" in done.stdout and "All time" in done.stdout
     assert "127.0.0.1" in done.stdout  # the workers' host, from executorStats
+
+
+def _missing(tables: dict[str, tuple[list[str], list[list[str]]]]) -> set[tuple[str, str]]:
+    """(table, column) of every cell streamparse printed as MISSING."""
+    return {(title, column) for title, (header, rows) in tables.items()
+            for row in rows for column, cell in zip(header, row, strict=False)
+            if cell == "MISSING"}
 
 
 def _tables(text: str) -> dict[str, tuple[list[str], list[list[str]]]]:

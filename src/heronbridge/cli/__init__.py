@@ -15,6 +15,7 @@ from . import (
     bench,
     conform,
     deactivate,
+    kafka,
     kill,
     list,  # noqa: A004 - the verb's name
     log_level,
@@ -32,7 +33,7 @@ from .terminal import console
 
 # In the order `heronbridge --help` lists them.
 VERBS = (run, submit, list, logs, kill, activate, deactivate, update, log_level, migrate,
-         conform, storm, bench, ui, nimbus)
+         conform, storm, kafka, bench, ui, nimbus)
 # Each verb's page in the docs site, generated from these parsers (scripts/generate_docs.py).
 DOCS = "docs/reference/cli.md"
 

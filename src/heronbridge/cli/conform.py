@@ -65,6 +65,10 @@ def add_verb(verbs: Any, parents: Parents) -> None:
                          help="set a topology config key on both systems, over the "
                               "project's and the scenario's (value read as JSON if it "
                               "parses), e.g. -o pystorm.log.path=DIR")
+    conform.add_argument("--java-jars", metavar="DIR",
+                         help="a folder of jars with the project's Java code (JavaSpout/"
+                              "JavaBolt classes), besides lein's jar in the project's "
+                              "target; on both systems' classpaths")
     conform.add_argument("--storm-from", metavar="DIR",
                          help="take Storm's side from an earlier run dir of the same "
                               "scenario instead of running Storm again")
@@ -114,7 +118,8 @@ def cmd_conform(args: argparse.Namespace) -> int:
                           spark_master=args.spark_master, home=Path(args.home),
                           display=display, migrated=args.migrated,
                           storm_from=Path(args.storm_from) if args.storm_from else None,
-                          launcher=launcher)
+                          launcher=launcher,
+                          java_jars=Path(args.java_jars) if args.java_jars else None)
     out.print(verdict_table(outcome))
     for note in outcome.notes:
         console.print(f"[dim]note:[/] {escape(note)}")

@@ -1,5 +1,6 @@
 """`heronbridge logs NAME [COMPONENT | TASK] [-f]`: the task logs of a topology, merged by
-time, and followed with -f (what `sparse tail` did over SSH)."""
+time, and followed with -f (what `sparse tail` did over SSH): from this host's files, or
+from the stream manager of a container on another host (a Spark worker)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from typing import Any
 
 from heronbridge.ui import NotFound
-from heronbridge.ui.logs import open_logs, read_new
+from heronbridge.ui.logs import open_logs
 from heronbridge.ui.tracker import Tracker
 
 from .options import Parents
@@ -21,7 +22,9 @@ FOLLOW_SECS = 0.5
 def add_verb(verbs: Any, parents: Parents) -> None:
     text = "print a topology's task logs merged by time, and follow them"
     p = verbs.add_parser("logs", parents=[parents.named, parents.home, parents.state],
-                         help=text, description=text + " (this user's files only).")
+                         help=text, description=text + " on any host of the topology (a "
+                         "remote container's through its stream manager; this user's files "
+                         "only).")
     p.add_argument("which", nargs="?", metavar="COMPONENT|TASK",
                    help="one component's tasks, or one task by id (default: every task)")
     p.add_argument("-f", "--follow", action="store_true",
@@ -37,14 +40,16 @@ def logs(args: argparse.Namespace) -> int:
     if t is None:
         msg = f"topology {args.topology_name!r} is not known to the state manager"
         raise NotFound(msg)
-    followed, first = open_logs(t, home.root, args.which, args.lines)
+    followed, first = open_logs(statemgr, t, home.root, args.which, args.lines)
     _print(first)
     try:
         while args.follow:
             time.sleep(FOLLOW_SECS)
-            _print(read_new(followed))
+            _print(followed.read_new(strict=False))
     except KeyboardInterrupt:
         pass
+    finally:
+        followed.close()
     return 0
 
 

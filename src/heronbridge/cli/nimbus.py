@@ -8,6 +8,7 @@ import argparse
 import logging
 import signal
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,8 @@ def add_verb(verbs: Any, parents: Parents) -> None:
         help="serve Nimbus's Thrift API, for sparse and Storm's own commands",
         description="Serve Apache Storm's Nimbus Thrift service (Storm 2.8's; streamparse's "
                     "older copy too): sparse submit/list/kill and storm list/kill/activate/"
-                    "deactivate/rebalance talk to it as to Nimbus. Submitted topologies run, "
+                    "deactivate/rebalance, storm jar (with --jars/--artifacts) and storm "
+                    "blobstore talk to it as to Nimbus. Submitted topologies run, "
                     "detached, on --scheduler (this host, or a Spark cluster), with their "
                     "state in --state. The plain port listens on loopback only; beyond it, "
                     "Nimbus's TLS port with client certificates (mutual TLS) is required.")
@@ -45,6 +47,7 @@ def add_verb(verbs: Any, parents: Parents) -> None:
 
 
 def cmd_nimbus(args: argparse.Namespace) -> int:
+    from heronbridge.conformance.storm.jvm_host import give_classpath
     from heronbridge.nimbus.server import NimbusServer
     from heronbridge.nimbus.service import NimbusService
 
@@ -59,7 +62,8 @@ def cmd_nimbus(args: argparse.Namespace) -> int:
     home = Home(Path(args.home), args.state)
     statemgr = home.open_statemgr()
     try:
-        server = NimbusServer(NimbusService(home, statemgr, spark), args.host, args.port,
+        service = NimbusService(home, statemgr, spark, partial(give_classpath, home=home.root))
+        server = NimbusServer(service, args.host, args.port,
                               files if all(files) else None, args.tls_port).start()
     except BaseException:
         statemgr.close()

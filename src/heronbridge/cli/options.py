@@ -51,6 +51,9 @@ def parents() -> Parents:
     topo.add_argument("--multilang", action="store_true",
                       help="run Python components as subprocesses speaking Storm's multilang "
                            "protocol, byte for byte as under Storm (streamparse)")
+    topo.add_argument("--java-jars", metavar="DIR",
+                      help="a folder of jars with the project's Java code (JavaSpout/JavaBolt "
+                           "classes), besides lein's jar in the project's target/")
     topo.add_argument("--rebuild-virtualenv", action="store_true",
                       help="build the streamparse topology's virtualenv (virtualenvs/NAME.txt) "
                            "again even if it is cached")

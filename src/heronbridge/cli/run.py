@@ -39,6 +39,18 @@ def add_verb(verbs: Any, parents: Parents) -> None:
                                        "line; stop after -t seconds or on Ctrl-C and print "
                                        "per-component totals.")
     run.add_argument("-t", "--time", type=float, help="seconds to run (default: until Ctrl-C)")
+    run.add_argument("--jar", metavar="JAR",
+                     help="a Storm topology jar: its --class main is run as `storm jar` runs "
+                          "it, and the topology it submits with StormSubmitter runs here")
+    run.add_argument("--class", dest="main_class", metavar="CLASS",
+                     help="the main class of --jar")
+    run.add_argument("--arg", dest="main_args", action="append", default=[], metavar="ARG",
+                     help="an argument of --class's main (repeat for each, in order)")
+    run.add_argument("--flux", metavar="YAML",
+                     help="a Flux topology file, built by Storm's Flux as `storm jar JAR "
+                          "org.apache.storm.flux.Flux --remote YAML` builds it; its classes "
+                          "from --jar (optional) and Storm's jars; --arg adds Flux options "
+                          "(--arg=--env-filter, --arg=--filter --arg=FILE)")
     run.set_defaults(func=cmd_run)
 
 

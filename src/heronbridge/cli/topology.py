@@ -4,9 +4,12 @@ state manager it runs against."""
 from __future__ import annotations
 
 import argparse
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
+from heronbridge.compat.java import has_java, project_jars
 from heronbridge.runtime.loader import load_topology_file
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home
@@ -42,7 +45,9 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
     if it imports heronpy, else a runtime topology), or a project in streamparse's layout
     (--project, or the current folder) whose topology is streamparse or heronpy."""
     options = parse_options(args.option)
-    if args.topology and args.topology.endswith(".py"):
+    if getattr(args, "jar", None) or getattr(args, "flux", None):
+        prepared = _load_jar(args, home, options)
+    elif args.topology and args.topology.endswith(".py"):
         if args.project or args.environment or args.multilang:
             msg = "--project, -e and --multilang apply to projects, not to FILE"
             raise HeronbridgeError(msg)
@@ -63,13 +68,76 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
         name = topology_name(project_dir, args.name)
         python = task_python(project_dir, name, args, options, home)
         project = load_project(project_dir, name, args.environment, options, args.multilang,
-                               home.workdir(name) / "resources", python)
+                               home.workdir(name) / "resources", python,
+                               Path(args.java_jars) if args.java_jars else None)
         prepared = Prepared(project.plan, project)
+    if has_java(prepared.plan):
+        from heronbridge.conformance.storm.jvm_host import give_classpath
+
+        jars = prepared.project.java_jars if prepared.project is not None else \
+            project_jars(None, Path(args.java_jars) if args.java_jars else None)
+        give_classpath(prepared.plan, jars, home.root)
     if args.containers:
         prepared.plan.config["topology.stmgrs"] = args.containers
     apply_health_option(args, prepared.plan)
     prepared.plan.validate()
     return prepared
+
+
+class JarPrepared(Prepared):
+    """A topology a jar's main class submitted, its resources in `staging` until then."""
+
+    def __init__(self, plan: LogicalPlan, staging: Path) -> None:
+        super().__init__(plan)
+        self.staging = staging
+
+    def install(self, resources: Path) -> None:
+        shutil.move(self.staging, resources)
+
+
+def _load_jar(args: argparse.Namespace, home: Home, options: dict[str, Any]) -> Prepared:
+    """`run --jar JAR --class MAIN`: what MAIN submits through StormSubmitter, planned as
+    `heronbridge nimbus` plans it; `run --flux YAML [--jar JAR]`: the same with Storm's
+    Flux as MAIN (`--remote YAML`), a jar of no classes when none is given."""
+    flux = getattr(args, "flux", None)
+    if args.topology or args.project or args.environment or args.multilang or \
+            args.java_jars or bool(flux) == bool(args.main_class):
+        msg = ("--jar takes --class (its main class) and --arg, --flux takes --jar (optional) "
+               "and --arg, and neither takes FILE, --project, -e, --multilang or --java-jars")
+        raise HeronbridgeError(msg)
+    from heronbridge.conformance.storm.install import find_java
+    from heronbridge.conformance.storm.jvm_host import flux_jar, give_classpath, storm_jars
+    from heronbridge.nimbus.main_class import FLUX_MAIN, empty_jar, submission_of_main
+    from heronbridge.nimbus.topology import plan_of_upload
+
+    home.ensure()
+    made = Path(tempfile.mkdtemp(prefix="jar-", dir=home.root))
+    try:
+        jar = Path(args.jar).resolve() if args.jar else empty_jar(made / "flux.jar")
+        main, main_args, extra = args.main_class, args.main_args, []
+        if flux:
+            main, extra = FLUX_MAIN, [flux_jar(home.root, _progress)]
+            main_args = ["--remote", "--no-splash", str(Path(flux).resolve()), *main_args]
+        statemgr = home.open_statemgr()
+        try:
+            with console.status(f"running {main} as `storm jar` runs it"):
+                submission = submission_of_main(home, statemgr, find_java(),
+                                                [*storm_jars(home.root, _progress), *extra],
+                                                jar, main, main_args)
+        finally:
+            statemgr.close()
+        staging = Path(tempfile.mkdtemp(prefix=f"{submission.name}-", dir=home.root))
+        try:
+            plan = plan_of_upload(submission.name, jar, {**submission.conf, **options},
+                                  submission.topology, home.workdir(submission.name), staging,
+                                  lambda plan, jars: give_classpath(plan, [*jars, *extra],
+                                                                    home.root))
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+    return JarPrepared(plan, staging)
 
 
 def task_python(project_dir: str, name: str, args: argparse.Namespace,

@@ -17,7 +17,8 @@ from .streamparse import Project, check_log_path, env_log_options, read_project
 
 def load_project(path: str | Path, name: str | None = None, env: str | None = None,
                  options: dict[str, Any] | None = None, multilang: bool = False,
-                 resources: Path | None = None, python: str | None = None) -> Project:
+                 resources: Path | None = None, python: str | None = None,
+                 java_jars: Path | None = None) -> Project:
     """Read the project at `path` (see compat.streamparse.load_project; `python` applies
     to streamparse topologies only). A topology module
     that imports heronpy and defines a heronpy Topology is loaded as heronpy; any other,
@@ -45,7 +46,7 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
             check_log_path(project.plan, resources.parent if resources is not None else None)
             return project
     return streamparse.load_project(path, files.name, env, options, multilang, resources,
-                                    python)
+                                    python, java_jars)
 
 
 def topology_name(path: str | Path, name: str | None = None) -> str:

@@ -18,7 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from heronbridge.runtime.errors import where
 from heronbridge.runtime.loader import FileImportError, import_file
 from heronbridge.runtime.plan.logical import (
     BOLT,
+    CUSTOM,
     SPOUT,
     ComponentSpec,
     Grouping,
@@ -36,12 +37,14 @@ from heronbridge.runtime.plan.logical import (
     LogicalPlan,
     Stream,
 )
+from heronbridge.runtime.scheduler import jvm
 from heronbridge.runtime.scheduler.environments import TASK_PYTHON
 from heronbridge.shims.common import logs
 from heronbridge.shims.storm import keys
 from heronbridge.shims.storm.lean import lean_capable
 
 from . import CompatError
+from .java import is_java_grouping, java_config, project_jars, serialized_spec
 from .storm_config import acker_tasks, check_storm_options, runtime_config
 
 IN_PROCESS = "heronbridge.shims.storm.inprocess:PystormComponent"
@@ -64,6 +67,7 @@ class Project:
     options: dict[str, Any] = field(default_factory=dict)  # the Storm options, resolved
     topology: Any = None  # the streamparse Topology class (e.g. for its to_flux_dict)
     serializer: str = "json"
+    java_jars: list[Path] = field(default_factory=list)  # its Java code (compat.java)
 
     def install_resources(self, resources: Path) -> None:
         """Copy src/ where the tasks run it (Storm runs a copy too, from its jar)."""
@@ -113,11 +117,13 @@ def read_project(path: str | Path, name: str | None = None,
 
 def load_project(path: str | Path, name: str | None = None, env: str | None = None,
                  options: dict[str, Any] | None = None, multilang: bool = False,
-                 resources: Path | None = None, python: str | None = None) -> Project:
+                 resources: Path | None = None, python: str | None = None,
+                 java_jars: Path | None = None) -> Project:
     """Read the project at `path`. `resources` is where its src/ will be copied (the
     tasks' working folder); `multilang` runs Python components as subprocesses too;
     `python`: the interpreter of the topology's own virtualenv, which its tasks run with
-    (its classes are imported here with that environment's packages)."""
+    (its classes are imported here with that environment's packages); `java_jars`: a
+    folder of jars with the project's Java code, beside lein's."""
     files = read_project(path, name, env)
     root, name, topology_file = files.root, files.name, files.topology_file
     env_name, serializer = files.env, files.serializer
@@ -134,7 +140,7 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
         plan.config[TASK_PYTHON] = python
     check_log_path(plan, workdir)
     return Project(root, name, env_name, plan.validate(), root / "src", storm_options,
-                   topology, serializer)
+                   topology, serializer, project_jars(root, java_jars))
 
 
 def _check_serializer_option(name: str, options: dict[str, Any], serializer: str,
@@ -162,11 +168,25 @@ def plan_of_specs(name: str, specs: Any, spouts: set[str], storm_options: dict[s
                        [str(resources)])
     if plan.config[RELIABILITY_MODE] == EFFECTIVELY_ONCE:
         _refuse_uncheckpointable(name, components, multilang)
+    _check_java_groupings(name, components)
     ackers = acker_tasks(storm_options) if storm_options.get("topology.acker.executors") != 0 \
         else 0
     if ackers:
         plan.reserved["__acker"] = ackers
     return plan
+
+
+def _check_java_groupings(name: str, components: dict[str, ComponentSpec]) -> None:
+    """A Java custom grouping runs in the sending task's JVM: its sender must be Java."""
+    for component in components.values():
+        for inp in component.inputs:
+            sender = components.get(inp.component)
+            if inp.grouping.kind == CUSTOM and is_java_grouping(inp.grouping.custom) and \
+                    sender is not None and jvm.COMPONENT not in sender.config:
+                msg = (f"{where(name, component.name)}: its Java custom grouping on "
+                       f"{inp.component}:{inp.stream} runs in the sending task's JVM; "
+                       f"expected a Java sender, received {inp.component!r}, which is not")
+                raise CompatError(msg)
 
 
 def _refuse_uncheckpointable(name: str, components: dict[str, ComponentSpec],
@@ -178,8 +198,10 @@ def _refuse_uncheckpointable(name: str, components: dict[str, ComponentSpec],
     shells = sorted(c.name for c in components.values() if c.class_path == SUBPROCESS)
     threads = sorted(c.name for c in components.values() if c.class_path == IN_PROCESS and
                      not lean_capable(_check_class(where(name, c.name), c.config[keys.CLASS])))
+    java = sorted(c.name for c in components.values() if jvm.COMPONENT in c.config)
     why = ([f"{shells} run as multilang subprocesses{' (--multilang)' if multilang else ''}"]
-           if shells else []) + ([f"{threads} run threads of their own"] if threads else [])
+           if shells else []) + ([f"{threads} run threads of their own"] if threads else []) \
+        + ([f"{java} run in the JVM task host"] if java else [])
     if why:
         msg = (f"{where(name)}: {EFFECTIVELY_ONCE} checkpoints components that their task "
                f"calls in its own process; {'; '.join(why)}; expected Python components "
@@ -429,11 +451,6 @@ def _component(topology: str, spec: Any, is_spout: bool, env: str | None, serial
                multilang: bool, resources: Path, src: Path) -> ComponentSpec:
     where = f"topology {topology!r}, component {spec.name!r}"
     obj = spec.component_object
-    if obj.java_object is not None or obj.serialized_java is not None:
-        kind = "JavaSpout" if is_spout else "JavaBolt"
-        msg = (f"{where}: a {kind} runs JVM code, which this runtime cannot run; expected "
-               "Python or multilang (shell) components")
-        raise CompatError(msg)
     par = spec.par
     if isinstance(par, dict):
         if env not in par:
@@ -442,6 +459,18 @@ def _component(topology: str, spec: Any, is_spout: bool, env: str | None, serial
             raise CompatError(msg)
         par = par[env]
     config = json.loads(spec.config) if isinstance(spec.config, str) else dict(spec.config or {})
+    outputs = {s: Stream(s, tuple(info.output_fields), bool(info.direct))
+               for s, info in spec.outputs.items()}
+    inputs = [Input(gid.componentId, gid.streamId,
+                    _grouping(where, grouping, lambda data, gid=gid: serialized_spec(
+                        where, data, f"{spec.name}.{gid.componentId}.{gid.streamId}",
+                        resources, src)[1]))
+              for gid, grouping in spec.inputs.items()]
+    kind = SPOUT if is_spout else BOLT
+    if obj.java_object is not None or obj.serialized_java is not None:  # the JVM task host
+        class_path, java = java_config(where, obj, spec.name, resources, src)
+        return ComponentSpec(spec.name, kind, class_path, par, outputs, inputs,
+                             {**config, **java})
     command, script = obj.shell.execution_command, obj.shell.script
     words = script.split()
     if "-s" in words:  # a serializer sparse put in front of the class name
@@ -464,15 +493,13 @@ def _component(topology: str, spec: Any, is_spout: bool, env: str | None, serial
         config[keys.COMMAND] = command
         config[keys.SCRIPT] = script
         class_path = SUBPROCESS
-    outputs = {s: Stream(s, tuple(info.output_fields), bool(info.direct))
-               for s, info in spec.outputs.items()}
-    inputs = [Input(gid.componentId, gid.streamId, _grouping(where, grouping))
-              for gid, grouping in spec.inputs.items()]
-    return ComponentSpec(spec.name, SPOUT if is_spout else BOLT, class_path, par, outputs,
-                         inputs, config)
+    return ComponentSpec(spec.name, kind, class_path, par, outputs, inputs, config)
 
 
-def _grouping(where: str, grouping: Any) -> Grouping:
+def _grouping(where: str, grouping: Any,
+              serialized: Callable[[bytes], dict[str, Any]] | None = None) -> Grouping:
+    """`serialized`: what makes the host's spec of a serialized Java custom grouping
+    (Storm's customGrouping), which runs in the sending task's JVM."""
     if grouping.fields is not None:
         return Grouping.by_fields(grouping.fields) if grouping.fields else Grouping.GLOBAL
     for member, result in (("shuffle", Grouping.SHUFFLE), ("all", Grouping.ALL),
@@ -483,6 +510,9 @@ def _grouping(where: str, grouping: Any) -> Grouping:
     custom = grouping.custom_object
     if custom is not None and custom.full_class_name == PARTIAL_KEY_CLASS:
         return Grouping.partial_key()
+    data = getattr(grouping, "custom_serialized", None)
+    if data is not None and serialized is not None:
+        return Grouping.custom_grouping(json.dumps(serialized(data)))
     msg = (f"{where}: a custom Java grouping ({grouping}) cannot run here; expected shuffle, "
            "fields, all, global, none, direct, local-or-shuffle or partial key grouping")
     raise CompatError(msg)

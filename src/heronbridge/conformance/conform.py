@@ -70,11 +70,13 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
             spark_master: str | None = None, spark: Any = None, home: Path | None = None,
             display: Display | None = None, migrated: bool = False,
             storm_from: Path | None = None,
-            launcher: Callable[..., Any] | None = None) -> Outcome:
+            launcher: Callable[..., Any] | None = None,
+            java_jars: Path | None = None) -> Outcome:
     """`home` holds the Storm jars' cache (default: the runtime's home). With `migrated`
     the runtime runs a copy of the project the codemod migrated to heronpy; with
     `storm_from` Storm's side is an earlier run of the same scenario (its run dir);
-    `launcher` submits the runtime's side instead of a Launch (runtime_side.Launcher)."""
+    `launcher` submits the runtime's side instead of a Launch (runtime_side.Launcher);
+    `java_jars`: a folder of the project's Java code, besides lein's jar."""
     from heronbridge.compat.streamparse import load_project
 
     from .analysis import Verdict, analyse
@@ -85,7 +87,8 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     project = load_project(scenario.project, scenario.topology, scenario.environment,
-                           scenario.storm_options(), False, run_dir / "storm" / "resources")
+                           scenario.storm_options(), False, run_dir / "storm" / "resources",
+                           java_jars=java_jars)
     plan_file.write(project.plan, run_dir)
     inputs.write(run_dir, inputs.scan_project(project))
 
@@ -116,6 +119,7 @@ def conform(scenario: Scenario, run_dir: Path, *, multilang: bool = False,
     show(schema.RUNTIME, "starting the runtime" + (" (multilang)" if multilang else ""))
     runs[schema.RUNTIME] = _timed(schema.RUNTIME, lambda: run_on_runtime(
         runtime_project, scenario, run_dir, multilang=multilang, launcher=launcher,
+        java_jars=java_jars, storm_home=home,
         on_progress=lambda snap: show(schema.RUNTIME, _progress(snap))))
 
     show("analysis", "comparing the traces on Spark")

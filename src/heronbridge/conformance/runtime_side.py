@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from heronbridge.compat import CompatError
+from heronbridge.compat.java import has_java
 from heronbridge.compat.projects import load_project, topology_name
 from heronbridge.compat.streamparse import Project
 from heronbridge.runtime import control, failures
@@ -27,7 +28,7 @@ from heronbridge.runtime.config import CHECKPOINT_ROOT, EFFECTIVELY_ONCE, RELIAB
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.health.config import ENABLED
 from heronbridge.runtime.plan.tasks import TaskLayout
-from heronbridge.runtime.scheduler import Home
+from heronbridge.runtime.scheduler import Home, jvm
 from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.shims import ShimError
 from heronbridge.shims.storm import keys
@@ -35,7 +36,8 @@ from heronbridge.shims.storm.subprocess import child_argv
 
 from . import ConformanceError, plan_file
 from .scenario import Scenario, input_files
-from .trace import component_hook, schema, seed
+from .storm.jvm_host import give_classpath
+from .trace import component_hook, java, schema, seed
 from .trace.hook import HOOK_PATH, check_faults
 from .trace.progress import Progress, Snapshot
 from .trace.proxy import proxy_argv
@@ -71,9 +73,12 @@ Launcher = Callable[[Any, Home, Callable[[Path], None]], Any]
 def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | Path, *,
                    multilang: bool = False, home: Home | str | Path | None = None,
                    on_progress: Callable[[Snapshot], Any] | None = None,
-                   launcher: Launcher | None = None) -> RuntimeRun:
+                   launcher: Launcher | None = None, java_jars: Path | None = None,
+                   storm_home: Path | None = None) -> RuntimeRun:
     """`launcher`: how the topology is submitted instead of a Launch (the Nimbus front
-    door's NimbusLaunch submits it through a Nimbus endpoint, as `sparse submit` would)."""
+    door's NimbusLaunch submits it through a Nimbus endpoint, as `sparse submit` would);
+    `java_jars`: a folder of the project's Java code; `storm_home`: where Storm's jars
+    are cached (Java components run on them)."""
     run_dir = Path(run_dir).resolve()
     traces = run_dir / schema.RUNTIME / schema.TRACES
     shutil.rmtree(traces, ignore_errors=True)  # a run's progress is read from its own files
@@ -85,7 +90,7 @@ def run_on_runtime(project_dir: str | Path, scenario: Scenario, run_dir: str | P
         shutil.rmtree(home.root, ignore_errors=True)
     elif not isinstance(home, Home):
         home = Home(Path(home))
-    project = _load(project_dir, scenario, home, traces, multilang)
+    project = _load(project_dir, scenario, home, traces, multilang, java_jars, storm_home)
     name = project.plan.name
     plan_file.write(project.plan, run_dir)
 
@@ -165,7 +170,8 @@ def _crashes(launch: Any, project: Project, snapshot: Snapshot) -> str:
 
 
 def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
-          multilang: bool) -> Project:
+          multilang: bool, java_jars: Path | None = None,
+          storm_home: Path | None = None) -> Project:
     faults = scenario.faults_on(schema.RUNTIME)
     hook_conf = {schema.TRACE_DIR: str(traces), schema.FAULTS: faults,
                  schema.BOUND: scenario.bound(), schema.SEED: scenario.seed}
@@ -178,7 +184,7 @@ def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
     try:
         name = topology_name(project_dir, scenario.topology)
         project = load_project(project_dir, name, scenario.environment, options, multilang,
-                               home.workdir(name) / "resources")
+                               home.workdir(name) / "resources", java_jars=java_jars)
     except (CompatError, ShimError) as exc:  # ShimError: a migrated topology's marked parts
         msg = f"scenario {scenario.name!r} on the runtime: cannot load the project: {exc}"
         raise ConformanceError(msg) from exc
@@ -189,7 +195,13 @@ def _load(project_dir: str | Path, scenario: Scenario, home: Home, traces: Path,
     check_faults(faults, tasks, spouts, f"topology {plan.name!r} (scenario "
                  f"{scenario.name!r})")
     rebuilt = plan.config.get(RELIABILITY_MODE) == EFFECTIVELY_ONCE
+    if has_java(plan):
+        give_classpath(plan, project.java_jars, storm_home)
     for spec in plan.components.values():
+        java_spec = spec.config.get(jvm.COMPONENT)
+        if java_spec is not None:  # in the JVM task host, inside the tracing wrapper
+            spec.config[jvm.COMPONENT] = java.traced(java_spec, spec.is_spout, hook_conf)
+            continue
         command = spec.config.get(keys.COMMAND)
         if command is None:
             if rebuilt:  # a message hook would keep the loop a rollback must rebuild

@@ -52,13 +52,15 @@ MANUAL = {
         'custom Python grouping; the class refuses to run until then.'),
     "HB007": Manual(
         "a class's `par` and `config` move into `spec()` (heronpy ignores them); a single input "
-        "becomes a list; a `par` per environment becomes prod's (marked); shell and Java specs "
-        'marked, their topology refusing to run',
-        'Choose one `par` per topology, port shell and Java components to Python ones, remove a '
+        "becomes a list; a `par` per environment becomes prod's (marked); shell and Java specs, "
+        "and components built on heronbridge's Kafka spout or bolt, marked, their topology "
+        'refusing to run',
+        'Choose one `par` per topology, port shell and Java components to Python ones (keep a '
+        "topology that reads or writes Kafka through heronbridge.kafka on streamparse), remove a "
         "spout's `inputs=`, import a topology's components without `src.`."),
     "HB008": Manual(
         '`topology.workers` → `topology.stmgrs`; `topology.reliability.mode: ATLEAST_ONCE` '
-        'unless ackers are 0; pystorm and virtualenv keys go',
+        'unless ackers are 0 or a mode is set; pystorm and virtualenv keys go',
         'Set the Heron keys of settings that have no direct translation.'),
     "HB009": Manual(
         "streamparse, pystorm and storm.py imports become heronpy's (or "

@@ -110,6 +110,18 @@ exception InvalidTopologyException {
   1: required string msg;
 }
 
+exception KeyNotFoundException {
+  1: required string msg;
+}
+
+exception IllegalStateException {
+  1: required string msg;
+}
+
+exception KeyAlreadyExistsException {
+  1: required string msg;
+}
+
 // ---- options of the calls ------------------------------------------------------
 
 struct KillOptions {
@@ -244,6 +256,40 @@ struct LogConfig {
   2: optional map<string, LogLevel> named_logger_level;
 }
 
+// ---- the blob store (`storm jar --jars/--artifacts`, `storm blobstore`) ------------
+
+enum AccessControlType {
+  OTHER = 1,
+  USER = 2
+}
+
+struct AccessControl {
+  1: required AccessControlType type;
+  2: optional string name;
+  3: required i32 access;  // READ=0x1, WRITE=0x2, ADMIN=0x4
+}
+
+struct SettableBlobMeta {
+  1: required list<AccessControl> acl;
+  2: optional i32 replication_factor;
+}
+
+struct ReadableBlobMeta {
+  1: required SettableBlobMeta settable;
+  2: required i64 version;
+}
+
+struct ListBlobsResult {
+  1: required list<string> keys;
+  2: required string session;
+}
+
+struct BeginDownloadResult {
+  1: required i64 version;
+  2: required string session;
+  3: optional i64 data_size;
+}
+
 // ---- the service ---------------------------------------------------------------
 
 service Nimbus {
@@ -271,6 +317,32 @@ service Nimbus {
   string beginFileUpload() throws (1: AuthorizationException aze);
   void uploadChunk(1: string location, 2: binary chunk) throws (1: AuthorizationException aze);
   void finishFileUpload(1: string location) throws (1: AuthorizationException aze);
+
+  string beginCreateBlob(1: string key, 2: SettableBlobMeta meta)
+    throws (1: AuthorizationException aze, 2: KeyAlreadyExistsException kae);
+  string beginUpdateBlob(1: string key)
+    throws (1: AuthorizationException aze, 2: KeyNotFoundException knf);
+  void uploadBlobChunk(1: string session, 2: binary chunk)
+    throws (1: AuthorizationException aze);
+  void finishBlobUpload(1: string session) throws (1: AuthorizationException aze);
+  void cancelBlobUpload(1: string session) throws (1: AuthorizationException aze);
+  ReadableBlobMeta getBlobMeta(1: string key)
+    throws (1: AuthorizationException aze, 2: KeyNotFoundException knf);
+  void setBlobMeta(1: string key, 2: SettableBlobMeta meta)
+    throws (1: AuthorizationException aze, 2: KeyNotFoundException knf);
+  BeginDownloadResult beginBlobDownload(1: string key)
+    throws (1: AuthorizationException aze, 2: KeyNotFoundException knf);
+  binary downloadBlobChunk(1: string session) throws (1: AuthorizationException aze);
+  void deleteBlob(1: string key)
+    throws (1: AuthorizationException aze, 2: KeyNotFoundException knf,
+            3: IllegalStateException ise);
+  ListBlobsResult listBlobs(1: string session);
+  i32 getBlobReplication(1: string key)
+    throws (1: AuthorizationException aze, 2: KeyNotFoundException knf);
+  i32 updateBlobReplication(1: string key, 2: i32 replication)
+    throws (1: AuthorizationException aze, 2: KeyNotFoundException knf);
+  void createStateInZookeeper(1: string key);
+  bool isRemoteBlobExists(1: string blobKey) throws (1: AuthorizationException aze);
 
   string getNimbusConf() throws (1: AuthorizationException aze);
   ClusterSummary getClusterInfo() throws (1: AuthorizationException aze);

@@ -45,7 +45,8 @@ from heronbridge.runtime.statemgr import (
 )
 
 from . import STORM_VERSION, NimbusError, idl
-from .topology import InvalidTopology, conf_of, extract_resources, plan_of_topology
+from .blobstore import BlobExists, BlobNotFound, BlobStore, append, check_key
+from .topology import InvalidTopology, JavaClasspath, conf_of, plan_of_upload
 
 log = logging.getLogger("heronbridge.nimbus")
 
@@ -53,6 +54,7 @@ NAME = re.compile(r"^[^/.:\\]+$")  # Storm's Utils.validateTopologyName
 STATUS = {topology_pb2.RUNNING: "ACTIVE", topology_pb2.PAUSED: "INACTIVE",
           topology_pb2.KILLED: "KILLED"}
 DEFAULT_KILL_WAIT_SECS = 30  # Storm's topology.message.timeout.secs
+START_WAIT_SECS = 300.0  # a call waiting for a topology's start (Java tasks take longest)
 INBOX_EXPIRY_SECS = 3600  # Storm's nimbus.inbox.jar.expiration.secs
 MAX_UPLOADS = 16  # unfinished at once
 UPLOAD_IDLE_SECS = 600.0  # Storm's socket timeout: an upload idle this long is given up
@@ -114,13 +116,7 @@ class Inbox:
         with self.lock:
             if location not in self.open:
                 raise _missing(location)
-            fd = os.open(location, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
-            try:
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
+            append(location, chunk)
             self.open[location] = time.monotonic()
 
     def finish(self, location: str) -> None:
@@ -172,8 +168,12 @@ class NimbusService:
     """The handler: one method per Nimbus call (thriftpy2 dispatches by name)."""
 
     def __init__(self, home: Home, statemgr: StateManager,
-                 spark: SparkOptions | None = None) -> None:
+                 spark: SparkOptions | None = None,
+                 java_classpath: JavaClasspath | None = None) -> None:
         self.home = home
+        # Sets a plan's JVM classpath (the host's jar, Storm's, then the jars given);
+        # None: topologies with Java components are refused.
+        self.java_classpath = java_classpath
         self.statemgr = statemgr
         self.spark = spark  # the Spark cluster submissions run on; None: this host
         # Where the endpoint listens: set by the server once its ports are bound.
@@ -182,8 +182,11 @@ class NimbusService:
         self.tls_port: int | None = None
         self.started = time.monotonic()
         self.inbox = Inbox(home.root / "nimbus" / "inbox")
+        self.blobs = BlobStore(home.root / "nimbus" / "blobs",
+                               home.root / "nimbus" / "blob-uploads")
         self.staging = home.root / "nimbus" / "staging"
         self.launches: dict[str, Launch] = {}  # started here, still running
+        self.starting: dict[str, threading.Event] = {}  # set once its start is over
         self.killing: dict[str, float] = {}  # name -> when it is stopped
         self.rebalancing: set[str] = set()  # an update under way
         self.lock = threading.RLock()
@@ -426,6 +429,89 @@ class NimbusService:
     def finishFileUpload(self, location: str) -> None:  # noqa: N802
         self.inbox.finish(location)
 
+    # -- the blob store (storm jar --jars/--artifacts, storm blobstore) ---------------------
+
+    @contextlib.contextmanager
+    def _keyed(self) -> Any:
+        """The store's refusals as the Thrift exceptions the call declares."""
+        try:
+            yield
+        except BlobNotFound as exc:
+            raise self.t.KeyNotFoundException(msg=str(exc)) from exc
+        except BlobExists as exc:
+            raise self.t.KeyAlreadyExistsException(msg=str(exc)) from exc
+
+    def _readable(self, key: str) -> Any:
+        meta = self.blobs.meta(key)
+        acl = [self.t.AccessControl(type=a["type"], name=a["name"], access=a["access"])
+               for a in meta.acl]
+        return self.t.ReadableBlobMeta(
+            settable=self.t.SettableBlobMeta(acl=acl,
+                                             replication_factor=meta.replication_factor),
+            version=meta.version)
+
+    def beginCreateBlob(self, key: str, meta: Any) -> str:  # noqa: N802
+        with self._keyed():
+            return self.blobs.begin_create(key, meta.acl if meta else [],
+                                           meta.replication_factor if meta else None)
+
+    def beginUpdateBlob(self, key: str) -> str:  # noqa: N802
+        with self._keyed():
+            return self.blobs.begin_update(key)
+
+    def uploadBlobChunk(self, session: str, chunk: bytes) -> None:  # noqa: N802
+        self.blobs.write(session, chunk)
+
+    def finishBlobUpload(self, session: str) -> None:  # noqa: N802
+        self.blobs.finish(session)
+
+    def cancelBlobUpload(self, session: str) -> None:  # noqa: N802
+        self.blobs.cancel(session)
+
+    def getBlobMeta(self, key: str) -> Any:  # noqa: N802
+        with self._keyed():
+            return self._readable(key)
+
+    def setBlobMeta(self, key: str, meta: Any) -> None:  # noqa: N802
+        with self._keyed():
+            self.blobs.set_meta(key, meta.acl if meta else [],
+                                meta.replication_factor if meta else None)
+
+    def beginBlobDownload(self, key: str) -> Any:  # noqa: N802
+        with self._keyed():
+            session, version, size = self.blobs.begin_download(key)
+        return self.t.BeginDownloadResult(version=version, session=session, data_size=size)
+
+    def downloadBlobChunk(self, session: str) -> bytes:  # noqa: N802
+        return self.blobs.read(session)
+
+    def deleteBlob(self, key: str) -> None:  # noqa: N802
+        with self._keyed():
+            self.blobs.delete(key)
+
+    def listBlobs(self, session: str) -> Any:  # noqa: N802
+        keys, after = self.blobs.list_page(session or "")
+        return self.t.ListBlobsResult(keys=keys, session=after)
+
+    def getBlobReplication(self, key: str) -> int:  # noqa: N802
+        with self._keyed():
+            self.blobs.meta(key)
+        return 1  # one copy: this Nimbus's
+
+    def updateBlobReplication(self, key: str, replication: int) -> int:  # noqa: N802
+        """The factor asked for is kept in the blob's meta; the copies stay one."""
+        with self._keyed():
+            self.blobs.set_replication(key, replication)
+        return 1
+
+    def createStateInZookeeper(self, key: str) -> None:  # noqa: N802
+        """Storm records which Nimbus holds a blob; here one does, and its store is that
+        record."""
+        check_key(key)
+
+    def isRemoteBlobExists(self, key: str) -> bool:  # noqa: N802
+        return self.blobs.exists(key)
+
     # -- submit ---------------------------------------------------------------------------
 
     def submitTopology(self, name: str, location: str, json_conf: str,  # noqa: N802
@@ -452,6 +538,7 @@ class NimbusService:
                 raise t.InvalidTopologyException(msg=str(exc)) from exc
             with self.lock:
                 self.launches[name] = launch
+                self.starting[name] = threading.Event()
         threading.Thread(target=self._start, args=(launch,), name=f"nimbus-start-{name}",
                          daemon=True).start()
         log.info("%s: submitted (%s), starting", where(name), launch.topology_id)
@@ -463,10 +550,8 @@ class NimbusService:
         self.staging.mkdir(mode=0o700, parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.staging))
         try:
-            extract_resources(jar, staging, name)
-            workdir = self.home.workdir(name)
-            plan = plan_of_topology(name, topology, conf, workdir / "resources", staging,
-                                    workdir)
+            plan = plan_of_upload(name, jar, conf, topology, self.home.workdir(name), staging,
+                                  self.java_classpath, self.blobs.copy)
             initial = topology_pb2.PAUSED if \
                 options.initial_status == self.t.TopologyInitialStatus.INACTIVE \
                 else topology_pb2.RUNNING
@@ -497,6 +582,18 @@ class NimbusService:
                       launch.workdir)
             with self.lock:
                 self.launches.pop(launch.name, None)
+        finally:
+            with self.lock:
+                self.starting.pop(launch.name).set()
+
+    def _started(self, name: str) -> None:
+        """Storm takes activate, deactivate and rebalance as soon as submit returns; here
+        the topology's master is asked, so a call made while it starts waits for it."""
+        with self.lock:
+            starting = self.starting.get(name)
+        if starting is not None and not starting.wait(START_WAIT_SECS):
+            msg = f"{where(name)}: still starting after {START_WAIT_SECS:.0f}s"
+            raise _internal(msg)
 
     # -- kill, activate, deactivate, rebalance ---------------------------------------------------
 
@@ -573,6 +670,7 @@ class NimbusService:
             event = "ACTIVATE" if running else "INACTIVATE"
             msg = f"No transition for event: {event}, status: KILLED storm-id: {known.topology.id}"
             raise _internal(msg)
+        self._started(name)
         try:
             (admin.activate if running else admin.deactivate)(self.statemgr, name)
         except StateManagerError as exc:
@@ -610,6 +708,7 @@ class NimbusService:
             if name in self.rebalancing:
                 raise self.t.InvalidTopologyException(
                     msg=f"{where(name)}: a rebalance is already under way")
+        self._started(name)
         if not parallelism:  # the update needs a component: one at its current size
             first = components[0]
             parallelism = {first: known.plan.components[first].parallelism}

@@ -2,21 +2,29 @@
 
 `sparse submit` sends a jar (the project's src/ under `resources/`), the Storm config as
 JSON and a Thrift `StormTopology` whose shell components run `streamparse_run
-module.Class`. Each component is read through the same translation `heronbridge run`
-uses for the project itself (compat.streamparse): Python components run in their tasks'
-processes, other shell components as multilang subprocesses, Java ones are refused.
+module.Class`; `storm jar` (StormSubmitter) sends the topology's jar and components that
+are Java serialized objects. Each component is read through the same translation
+`heronbridge run` uses for a project (compat.streamparse): Python components run in their
+tasks' processes, other shell components as multilang subprocesses, Java ones (a
+JavaObject, or serialized bytes written to a file for the JVM to read) in the JVM task
+host, with the uploaded jar on its classpath, then the dependency jars the StormTopology
+names (`storm jar --jars/--artifacts`: blob keys in its dependency_jars and
+dependency_artifacts), copied from Nimbus's blob store.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from heronbridge.compat import CompatError
+from heronbridge.compat.java import SERIALIZED_DIR, has_java
 from heronbridge.compat.storm_config import check_storm_options
 from heronbridge.compat.streamparse import (
     STREAMPARSE_RUN,
@@ -24,13 +32,21 @@ from heronbridge.compat.streamparse import (
     plan_of_specs,
     project_imports,
 )
+from heronbridge.errors import HeronbridgeError
 from heronbridge.runtime.errors import RuntimeKernelError, where
 from heronbridge.runtime.plan.logical import LogicalPlan
+from heronbridge.runtime.scheduler import jvm
 
 from . import NimbusError
 
 RESOURCES = "resources"
 SERIALIZERS = ("json", "msgpack")
+TOPOLOGY_JAR = "topology.jar"  # the uploaded jar, when its topology has Java components
+DEPENDENCIES = "dependencies"  # beside it: the dependency jars, each named by its blob key
+# Copies a blob (by key) into a new file; raises a NimbusError naming a missing key.
+FetchBlob = Callable[[str, Path], None]
+# Sets a plan's JVM classpath: the host's jar, Storm's, then the jars given.
+JavaClasspath = Callable[[LogicalPlan, list[Path]], None]
 
 
 class InvalidTopology(NimbusError):
@@ -76,6 +92,63 @@ def plan_of_topology(name: str, topology: Any, conf: dict[str, Any], resources: 
         raise InvalidTopology(str(exc)) from exc
     check_log_path(plan, workdir)
     return plan
+
+
+def plan_of_upload(name: str, jar: Path, conf: dict[str, Any], topology: Any, workdir: Path,
+                   staging: Path, java_classpath: JavaClasspath | None,
+                   fetch_blob: FetchBlob | None = None) -> LogicalPlan:
+    """The plan of an uploaded jar and its StormTopology: the jar's resources/ extracted
+    into `staging` (moved to `workdir`/resources before the tasks start), and when it has
+    Java components, the jar copied beside them and put on their classpath
+    (`java_classpath`; None refuses them), then its dependency jars (`fetch_blob`)."""
+    extract_resources(jar, staging, name)
+    dependencies = _dependencies(name, topology, staging / SERIALIZED_DIR / DEPENDENCIES,
+                                 fetch_blob)
+    resources = workdir / RESOURCES
+    plan = plan_of_topology(name, topology, conf, resources, staging, workdir)
+    if has_java(plan):
+        if java_classpath is None:
+            java = sorted(c for c in plan.components if jvm.is_java(plan, c))
+            msg = (f"{where(name, java[0])}: Java components ({', '.join(java)}) need the "
+                   "JVM task host, which was not given here; expected shell components only")
+            raise InvalidTopology(msg)
+        (staging / SERIALIZED_DIR).mkdir(mode=0o700, exist_ok=True)
+        shutil.copyfile(jar, staging / SERIALIZED_DIR / TOPOLOGY_JAR)
+        try:
+            java_classpath(plan, [resources / SERIALIZED_DIR / TOPOLOGY_JAR,
+                                  *(resources / SERIALIZED_DIR / DEPENDENCIES / key
+                                    for key in dependencies)])
+        except HeronbridgeError as exc:
+            msg = f"{where(name)}: {exc}"
+            raise InvalidTopology(msg) from exc
+    return plan
+
+
+def _dependencies(name: str, topology: Any, folder: Path,
+                  fetch_blob: FetchBlob | None) -> list[str]:
+    """The blob keys of the topology's dependency jars (StormSubmitter's: --jars, then
+    --artifacts), each copied into `folder` under its key. A key the store lacks is named."""
+    keys = [*(getattr(topology, "dependency_jars", None) or []),
+            *(getattr(topology, "dependency_artifacts", None) or [])]
+    if not keys:
+        return []
+    if fetch_blob is None:
+        msg = (f"{where(name)}: it names dependency jars ({', '.join(keys)}), and no blob "
+               "store was given here to take them from")
+        raise InvalidTopology(msg)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for key in dict.fromkeys(keys):
+        try:
+            fetch_blob(key, folder / key)
+        except NimbusError as exc:
+            msg = (f"{where(name)}: its dependency jar {key!r} (StormTopology's "
+                   f"dependency_jars/dependency_artifacts) cannot be taken from Nimbus's blob "
+                   f"store: {exc}")
+            raise InvalidTopology(msg) from exc
+        except OSError as exc:
+            msg = f"{where(name)}: its dependency jar {key!r} cannot be copied: {exc}"
+            raise InvalidTopology(msg) from exc
+    return list(dict.fromkeys(keys))
 
 
 def _spec(topology: str, name: str, obj: Any, common: Any) -> ThriftSpec:

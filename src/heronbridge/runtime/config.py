@@ -98,6 +98,13 @@ TICK_TUPLE_FREQ_SECS = key(
     "topology.tick.tuple.freq.secs", NUMBER, None,
     "tick tuples to bolts (`__system`/`__tick`)", counterpart="Storm's and Heron's",
     minimum=0.001, expects="seconds > 0 or null", nullable=True, field="tick_freq_secs")
+MULTILANG_WAKE_SECS = key(
+    "heronbridge.multilang.wake.secs", NUMBER, None,
+    "a multilang bolt holding input tuples it has neither acked nor failed gets a tick "
+    "tuple this often (acked, each, before the next) until it holds none: its "
+    "`process_tick` serves what it waits for, as a Kafka producer's delivery reports "
+    "(in-process, the component's `wake()` does)", minimum=0.001,
+    expects="seconds > 0 or null", nullable=True, field="multilang_wake_secs")
 CONTAINERS = key(
     "topology.stmgrs", INT, 1, "containers", counterpart="Heron's; Storm: `topology.workers`",
     minimum=1, expects="an integer >= 1", field="containers")
@@ -238,6 +245,7 @@ class TopologyConfig:
     message_timeouts: bool
     max_spout_pending: int | None
     tick_freq_secs: float | None
+    multilang_wake_secs: float | None
     containers: int
     debug: bool
     serializer: str

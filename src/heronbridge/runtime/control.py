@@ -1,12 +1,17 @@
 """The topology master's client, the one way to talk to a running topology's master:
-activate, deactivate, metrics, update (a new parallelism) and restart a task."""
+activate, deactivate, metrics, update (a new parallelism) and restart a task; and a
+task's profile and its log, from the stream manager on the task's host."""
 
 from __future__ import annotations
 
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from google.protobuf.message import Message
 
 from .addresses import MASTER
 from .config import TopologyConfig
@@ -14,56 +19,180 @@ from .errors import SchedulerError, where
 from .plan.codec import topology_from_proto
 from .plan.rescale import UpdateError
 from .proto import control_pb2, plans_pb2, topology_pb2
-from .statemgr import TMASTERS, TOPOLOGIES, StateManager
+from .statemgr import PHYSICAL_PLANS, TMASTERS, TOPOLOGIES, StateManager
 from .wire import auth, tls
 from .wire.frames import CONTROL, FrameAssembler, control_frame, parse_control
 
 UPDATE_TIMEOUT_SECS = 180.0
+M = TypeVar("M", bound=Message)
 
 
 def ask_master(statemgr: StateManager, name: str, request: control_pb2.ControllerRequest,
                timeout: float = 5.0) -> control_pb2.ControllerResponse:
-    location = statemgr.get(TMASTERS, name)
-    if location is None:
-        msg = f"{where(name)}: no topology master is running (is the topology submitted?)"
-        raise SchedulerError(msg)
+    deadline = time.monotonic() + timeout
+    with MasterSession(statemgr, name, timeout) as session:
+        return session.ask(request, deadline)
+
+
+class Session:
+    """One authenticated connection (the `cli` role) to a topology's master or to one of
+    its stream managers, for one request or many: the UI's tracker asks every master every
+    few seconds, and a new connection, handshake and reading of the master's nodes each
+    time cost it more than the request."""
+
+    def __init__(self, name: str, topology: topology_pb2.Topology, secret: bytes,
+                 listener: str, host: str, port: int, timeout: float, what: str) -> None:
+        self.name = name
+        self.topology_id = topology.id
+        self.address = (host, port)
+        self.what = what  # "its topology master", for messages
+        self._lock = threading.Lock()  # one request at a time: replies come in order
+        _, tls_dial = tls.contexts(TopologyConfig.read(topology_from_proto(topology).config,
+                                                       name).tls, name)
+        expect = auth.Identity.tcp(topology.id, listener, host, port)
+        try:
+            self._sock = _connect(host, port, timeout, tls_dial)
+        except OSError as exc:
+            raise self._unreachable(exc) from exc
+        try:
+            session = auth.dial_sync(self._sock, secret, auth.CLI, expect, timeout)
+        except (OSError, auth.AuthError) as exc:
+            self._sock.close()
+            raise self._unreachable(exc) from exc
+        self._sealer = session.sealer
+        self._assembler = session.assembler or FrameAssembler()
+        self.closed = False
+
+    def _unreachable(self, exc: Exception) -> SchedulerError:
+        return SchedulerError(f"{where(self.name)}: cannot reach {self.what} at "
+                              f"{self.address[0]}:{self.address[1]}: {exc}")
+
+    def ask(self, request: Message, deadline: float,
+            answer: type[M] = control_pb2.ControllerResponse) -> M:  # type: ignore[assignment]
+        """The reply, by the monotonic `deadline`; any failure closes the session (a late
+        reply must not answer the next request)."""
+        with self._lock:
+            if self.closed:
+                raise self._unreachable(OSError("the connection was closed"))
+            try:
+                reply = self._exchange(request, deadline, answer)
+            except (OSError, auth.AuthError) as exc:
+                self.close()
+                raise self._unreachable(exc) from exc
+            if reply is None:
+                self.close()
+                msg = f"{where(self.name)}: {self.what} did not answer in time"
+                raise SchedulerError(msg)
+            return reply
+
+    def _exchange(self, request: Message, deadline: float, answer: type[M]) -> M | None:
+        frame = control_frame(request)  # sealed on TCP (the listener's is)
+        self._sock.settimeout(max(0.001, deadline - time.monotonic()))
+        self._sock.sendall(self._sealer.seal_bytes(frame) if self._sealer else frame)
+        while (remaining := deadline - time.monotonic()) > 0:
+            self._sock.settimeout(remaining)
+            chunk = self._sock.recv(1 << 16)
+            if not chunk:
+                msg = "the connection was closed by the other end"
+                raise OSError(msg)
+            data, found = self._assembler.feed(chunk)
+            for kind, _dest, start, end in found:
+                if kind == CONTROL:
+                    reply = parse_control(memoryview(data)[start:end])
+                    if isinstance(reply, answer):
+                        return reply
+        return None
+
+    def close(self) -> None:
+        self.closed = True
+        self._sock.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class MasterSession(Session):
+    """A session with the topology's master, found through the state manager."""
+
+    def __init__(self, statemgr: StateManager, name: str, timeout: float = 5.0) -> None:
+        location = statemgr.get(TMASTERS, name)
+        if location is None:
+            msg = f"{where(name)}: no topology master is running (is the topology submitted?)"
+            raise SchedulerError(msg)
+        secret, topology = _secret_and_topology(statemgr, name)
+        super().__init__(name, topology, secret, MASTER, location.host, location.server_port,
+                         timeout, "its topology master")
+
+    def ask(self, request: Message, deadline: float,
+            answer: type[M] = control_pb2.ControllerResponse) -> M:  # type: ignore[assignment]
+        if isinstance(request, control_pb2.ControllerRequest):
+            request.topology_name = self.name
+        return super().ask(request, deadline, answer)
+
+
+def _secret_and_topology(statemgr: StateManager,
+                         name: str) -> tuple[bytes, topology_pb2.Topology]:
     secret = statemgr.get_secret(name)
     topology = statemgr.get(TOPOLOGIES, name)
     if secret is None or topology is None:
         msg = f"{where(name)}: no secret or topology in the state manager ({statemgr.uri})"
         raise SchedulerError(msg)
-    _, tls_dial = tls.contexts(TopologyConfig.read(topology_from_proto(topology).config,
-                                                   name).tls, name)
-    request.topology_name = name
-    deadline = time.monotonic() + timeout
-    expect = auth.Identity.tcp(topology.id, MASTER, location.host, location.server_port)
-    try:
-        with _connect(location, timeout, tls_dial) as sock:
-            session = auth.dial_sync(sock, secret, auth.CLI, expect, timeout)
-            frame = control_frame(request)  # sealed on TCP (the master's is)
-            sock.sendall(session.sealer.seal_bytes(frame) if session.sealer else frame)
-            assembler = session.assembler or FrameAssembler()
-            while time.monotonic() < deadline:
-                chunk = sock.recv(1 << 16)
-                if not chunk:
-                    break
-                data, found = assembler.feed(chunk)
-                for kind, _dest, start, end in found:
-                    if kind == CONTROL:
-                        reply = parse_control(memoryview(data)[start:end])
-                        if isinstance(reply, control_pb2.ControllerResponse):
-                            return reply
-    except (OSError, auth.AuthError) as exc:
-        msg = (f"{where(name)}: cannot reach its topology master at "
-               f"{location.host}:{location.server_port}: {exc}")
-        raise SchedulerError(msg) from exc
-    msg = f"{where(name)}: the topology master did not answer within {timeout}s"
+    return secret, topology
+
+
+def stmgr_of(statemgr: StateManager, name: str, task: int) -> plans_pb2.StreamManagerInfo:
+    """The stream manager of the task's container, where the physical plan has it now."""
+    pplan = statemgr.get(PHYSICAL_PLANS, name)
+    if pplan is not None:
+        instance = next((i for i in pplan.instances if i.task_id == task), None)
+        if instance is not None:
+            stmgr = next((s for s in pplan.stmgrs if s.id == instance.stmgr_id), None)
+            if stmgr is not None:
+                return stmgr
+    msg = f"{where(name)}: its physical plan has no task {task} (is it running?)"
     raise SchedulerError(msg)
 
 
-def _connect(location: plans_pb2.TopologyMasterLocation, timeout: float,
+def stmgr_session(statemgr: StateManager, name: str, stmgr: plans_pb2.StreamManagerInfo,
+                  timeout: float = 5.0) -> Session:
+    """A session with one stream manager, which answers profile and log requests of its
+    container's tasks only."""
+    secret, topology = _secret_and_topology(statemgr, name)
+    return Session(name, topology, secret, stmgr.id, stmgr.host, stmgr.data_port, timeout,
+                   f"the stream manager of container {stmgr.container}")
+
+
+def profile(statemgr: StateManager, name: str, task: int, kind: str, seconds: int = 5,
+            timeout: float = 30.0) -> control_pb2.ProfileResponse:
+    """A look inside one task (runtime.profiles), taken on its host by the stream manager
+    of its container, whichever host that is."""
+    stmgr = stmgr_of(statemgr, name, task)
+    request = control_pb2.ProfileRequest(task_id=task, kind=kind, seconds=seconds)
+    deadline = time.monotonic() + timeout
+    with stmgr_session(statemgr, name, stmgr, min(timeout, 5.0)) as session:
+        return session.ask(request, deadline, control_pb2.ProfileResponse)
+
+
+def read_logs(session: Session, offsets: Mapping[int, int], max_bytes: int,
+              timeout: float = 10.0,
+              file: control_pb2.TaskFile = control_pb2.TASK_LOG) -> list[control_pb2.LogChunk]:
+    """New bytes of the logs (or another `file`) of some tasks of the session's container:
+    {task: offset to read from, -1 for the last `max_bytes`} -> a chunk per task, in the
+    same order."""
+    request = control_pb2.LogRequest(max_bytes=max_bytes, file=file, cursors=[
+        control_pb2.LogCursor(task_id=task, offset=offset) for task, offset in offsets.items()])
+    reply = session.ask(request, time.monotonic() + timeout, control_pb2.LogResponse)
+    if not reply.status.ok:
+        raise SchedulerError(reply.status.message)
+    return list(reply.chunks)
+
+
+def _connect(host: str, port: int, timeout: float,
              context: ssl.SSLContext | None) -> socket.socket:
-    sock = socket.create_connection((location.host, location.server_port), timeout)
+    sock = socket.create_connection((host, port), timeout)
     if context is None:
         return sock
     try:

@@ -6,12 +6,46 @@ becomes NAME.1, NAME.1 becomes NAME.2, ..., and the oldest beyond `backup_count`
 from __future__ import annotations
 
 import os
+import stat
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import BinaryIO, TextIO, cast
 
 # The folder of a task's own log, which its executor tells it (its output is a pipe).
 LOG_DIR_ENV = "HERONBRIDGE_LOG_DIR"
+MAX_READ = 1 << 20  # bytes of one log that one read returns at most
+
+
+def task_log_name(task: int, component: str) -> str:
+    """A task's log in its container's logs folder."""
+    return f"task-{task}-{component}.log"
+
+
+def events_name(task: int, component: str) -> str:
+    """A task's sampled tuples (runtime.sampling), beside its log."""
+    return f"events-{task}-{component}.jsonl"
+
+
+def read_log(path: Path, offset: int, max_bytes: int) -> tuple[int, bytes] | None:
+    """Up to `max_bytes` of a log from `offset` (-1: its last `max_bytes`; past its end:
+    from its start, it was rotated): (where they start, the bytes). None when there is no
+    such regular file of this user's (never followed through a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:  # none yet, a link (ELOOP), or not ours to open
+        return None
+    st = os.fstat(fd)
+    if st.st_uid != os.getuid() or not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    with open(fd, "rb") as f:
+        max_bytes = max(0, min(max_bytes, MAX_READ))
+        if offset < 0:
+            offset = max(0, st.st_size - max_bytes)
+        elif offset > st.st_size:
+            offset = 0
+        f.seek(offset)
+        return offset, f.read(max_bytes)
 
 
 class RotatingOutput(RotatingFileHandler):

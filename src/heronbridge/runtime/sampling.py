@@ -19,13 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .logfiles import LOG_DIR_ENV, RotatingOutput
+from .logfiles import LOG_DIR_ENV, RotatingOutput, events_name
 
 MAX_VALUE_CHARS = 500  # a value's text in the file is cut here: the file is for reading
 
 
 def events_path(folder: str | Path, task: int, component: str) -> Path:
-    return Path(folder) / f"events-{task}-{component}.jsonl"
+    return Path(folder) / events_name(task, component)
 
 
 def _shown(value: Any) -> Any:

@@ -7,8 +7,11 @@ import json
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from heronbridge.runtime.logfiles import task_log_name
 
 from . import BadRequest, NotFound
 from .tracker import Topology
@@ -55,13 +58,14 @@ def inside(folder: Path, relative: str) -> Path:
     return path
 
 
-def task_log(t: Topology, home: Path | None, task: int) -> Path:
-    """`container-N/logs/task-ID-COMPONENT.log` of one task."""
+def task_log(t: Topology, home: Path | None, task: int,
+             named: Callable[[int, str], str] = task_log_name) -> Path:
+    """`container-N/logs/task-ID-COMPONENT.log` of one task (or another file `named`)."""
     for container in (t.nodes.packing.containers if t.nodes.packing else []):
         for inst in container.instances:
             if inst.task_id == task:
                 folder = container_dir(t, home, container.id)
-                return folder / "logs" / f"task-{task}-{inst.component}.log"
+                return folder / "logs" / named(task, inst.component)
     msg = f"topology {t.name!r} has no task {task}"
     raise NotFound(msg)
 

@@ -14,6 +14,7 @@ from heronbridge.runtime.proto import topology_pb2
 from . import files
 from .custom import custom_metrics
 from .history import History
+from .kafka_lag import partition_lags
 from .stats import COLUMNS, STMGR, WIDTH, ComponentStats, by_component
 from .tracker import Topology, Tracker
 
@@ -66,6 +67,9 @@ def topology_data(t: Topology, home: Path | None) -> dict[str, Any]:
         "exceptions": exceptions(t),
         "actions": health_actions(t),
         "custom": custom_metrics(t),
+        "kafka": [{"component": p.component, "task": p.task, "topic": p.topic,
+                   "partition": p.partition, "committed": p.committed, "head": p.head,
+                   "lag": p.lag} for p in partition_lags(t.report)],
     }
 
 
@@ -214,6 +218,9 @@ id=chart-task><option value="">per component</option>{task_options}</select></la
 <section><h2>Custom metrics</h2><p class=legend>what the components report themselves
 (a counter's total, a gauge's latest value), per task</p>
 {_table("custom", CUSTOM_COLUMNS, data["custom"])}</section>
+<section><h2>Kafka lag</h2><p class=legend>records of each partition past its Kafka spout's
+committed (or checkpointed) offset</p>{_table("kafka", KAFKA_COLUMNS, data["kafka"])}
+</section>
 <section><h2>Health manager</h2><p class=legend>its latest diagnoses (the evidence, what
 it did or why nothing), latest first</p>
 {_table("actions", ACTION_COLUMNS, data["actions"])}</section>
@@ -253,6 +260,9 @@ COMPONENT_COLUMNS = (
     ("rss_mb", "memory MB"))
 CUSTOM_COLUMNS = (("component", "component"), ("task", "task"), ("name", "metric"),
                   ("kind", "kind"), ("value", "value"))
+KAFKA_COLUMNS = (
+    ("component", "spout"), ("task", "task"), ("topic", "topic"), ("partition", "partition"),
+    ("committed", "committed offset"), ("head", "log end offset"), ("lag", "lag"))
 ACTION_COLUMNS = (
     ("when", "time"), ("action", "action"), ("component", "component"), ("task", "task"),
     ("diagnosis", "diagnosis"), ("why", "evidence"), ("detail", "what was done"))

@@ -1,127 +1,36 @@
-"""A look inside a running task, without restarting it: every thread's stack and a flame
-graph (py-spy, attached without pausing the task), and a memory summary (the kernel's).
-
-py-spy runs niced, so that on a busy host it takes the CPU the task leaves rather than the
-task's, and follows subprocesses only for a task that has some (a multilang component's):
-scanning for them doubles py-spy's own CPU.
-
-The task's process is found on this host by its command line (its topology id and task
-id), and only if this user owns it.
-"""
+"""A look inside a live task (runtime.profiles), on whichever host of the topology it
+runs: the stream manager of its container takes it there and answers over a link that
+proved the topology's secret, which only the topology's owner can read. The page asks
+with the server's token, as for the buttons that change a topology."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import threading
-from pathlib import Path
+import json
+from typing import Any
+
+from heronbridge.runtime import control
+from heronbridge.runtime.profiles import KINDS, MAX_SECONDS
 
 from . import BadRequest, NotFound, UIError
-from .tracker import Topology
-
-MAX_SECONDS = 60
-RATE = 100  # samples a second
-NICE = 10  # py-spy's niceness: a tenth of the task's CPU weight when both want a core
-_busy = threading.Lock()  # one profile at a time: each holds a request thread
-MEMORY_FIELDS = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem", "VmSwap", "Threads")
+from .tracker import Topology, Tracker
 
 
-def py_spy() -> str:
-    found = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    if not Path(found).exists():
-        msg = "profiles need py-spy (pip install 'heronbridge[profile]')"
-        raise UIError(msg)
-    return found
-
-
-def task_pid(t: Topology, task: int) -> int:
-    """The pid of the task's process on this host (the newest, if it restarted)."""
-    wanted = ["--topology-id", t.id, "--task", str(task)]
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if entry.stat().st_uid != os.getuid():
-                continue
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue  # gone meanwhile
-        if any(argv[i:i + 4] == wanted for i in range(len(argv))) and \
-                "heronbridge.runtime.instance" in argv:
-            found.append(int(entry.name))
-    if not found:
-        msg = f"topology {t.name!r}, task {task}: no process of it on this host"
-        raise NotFound(msg)
-    return max(found, key=lambda pid: Path(f"/proc/{pid}").stat().st_mtime)
-
-
-def has_children(pid: int) -> bool:
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # gone meanwhile
-        if stat[stat.rindex(")") + 2:].split()[1] == str(pid):  # fields: state, ppid
-            return True
-    return False
-
-
-def _follow(pid: int) -> list[str]:
-    return ["--subprocesses"] if has_children(pid) else []
-
-
-def stacks(pid: int) -> str:
-    return _run([py_spy(), "dump", "--pid", str(pid), "--nonblocking", *_follow(pid)],
-                30).decode()
-
-
-def flame_graph(pid: int, seconds: int) -> bytes:
-    """An SVG flame graph sampled for `seconds` at RATE samples a second."""
-    if not 1 <= seconds <= MAX_SECONDS:
+def take(tracker: Tracker, t: Topology, task: int, kind: str, seconds: int = 5) -> Any:
+    """stacks: text; flame: SVG bytes; memory: {task, pid, kB}."""
+    if kind not in KINDS:
+        msg = f"expected a profile kind among {', '.join(KINDS)}, received {kind!r}"
+        raise BadRequest(msg)
+    if kind == "flame" and not 1 <= seconds <= MAX_SECONDS:
         msg = f"expected a sampling time of 1 to {MAX_SECONDS} seconds, received {seconds}"
         raise BadRequest(msg)
-    with tempfile.TemporaryDirectory(prefix="hb-profile-") as folder:
-        out = Path(folder) / "flame.svg"
-        _run([py_spy(), "record", "--pid", str(pid), "--duration", str(seconds), "--rate",
-              str(RATE), "--nonblocking", *_follow(pid), "--format", "flamegraph",
-              "--output", str(out)],
-             seconds + 30)
-        return out.read_bytes()
-
-
-def memory(pid: int) -> dict[str, int]:
-    """The kernel's view of the process's memory (kB) and its threads."""
-    out = {}
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in MEMORY_FIELDS:
-                out[key] = int(value.split()[0])
-    except OSError as exc:
-        msg = f"process {pid}: {exc}"
-        raise NotFound(msg) from exc
-    return out
-
-
-def _run(argv: list[str], timeout: float) -> bytes:
-    if not _busy.acquire(blocking=False):
-        msg = "another profile is being taken: try again when it is done"
-        raise BadRequest(msg)
-    try:
-        done = subprocess.run(["nice", "-n", str(NICE), *argv], capture_output=True,
-                              timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
-        msg = f"{Path(argv[0]).name} {argv[1]} took over {timeout:.0f}s"
-        raise UIError(msg) from exc
-    finally:
-        _busy.release()
-    if done.returncode != 0:
-        msg = f"py-spy {argv[1]} failed: {done.stderr.decode(errors='replace').strip()[-500:]}"
-        raise UIError(msg)
-    return done.stdout
+    if not any(i.task_id == task for c in (t.nodes.packing.containers if t.nodes.packing
+                                           else []) for i in c.instances):
+        msg = f"topology {t.name!r} has no task {task}"
+        raise NotFound(msg)
+    reply = control.profile(tracker.statemgr, t.name, task, kind, seconds,
+                            timeout=seconds + 30 if kind == "flame" else 30)
+    if not reply.status.ok:
+        raise UIError(reply.status.message)
+    if kind == "memory":
+        return {"task": task, "pid": reply.pid, "kB": json.loads(reply.body)}
+    return reply.body

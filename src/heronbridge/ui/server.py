@@ -52,6 +52,7 @@ from . import (
     series,
 )
 from . import files as topology_files
+from . import logs as task_logs
 from .heron_api import HeronAPI, dumps, failure
 from .prometheus import CONTENT_TYPE, Exposition
 from .storm_api import StormAPI, error_body
@@ -202,6 +203,8 @@ class UIServer:
             ("GET", "/api/v1/topology/summary", "storm", lambda q: s.topology_summary()),
             ("GET", f"/api/v1/topology/{topo}(?:/metrics)?", "storm",
              lambda q, topology: s.topology_page(unquote(topology), _one(q, "window"))),
+            ("GET", f"/api/v1/topology/{topo}/lag", "storm",
+             lambda q, topology: s.lag(unquote(topology))),
             ("GET", f"/api/v1/topology/{topo}/component/(?P<component>[^/]+)", "storm",
              lambda q, topology, component: s.component_page(
                  unquote(topology), unquote(component), _one(q, "window"))),
@@ -358,9 +361,9 @@ class UIServer:
     def _log_tail(self, q: dict, topology: str, task: str) -> Reply:
         t = self._find(topology)
         lines = _int(q, "lines", 200)
-        path = topology_files.task_log(t, self.home, int(task))
-        return Reply(topology_files.tail(path, max(1, min(lines, 5000))).encode(),
-                     "text/plain; charset=utf-8")
+        text = task_logs.task_tail(self.tracker.statemgr, t, self.home, int(task),
+                                   max(1, min(lines, 5000)))
+        return Reply(text.encode(), "text/plain; charset=utf-8")
 
     def _static(self, q: dict, name: str) -> Reply:
         resource = package_files("heronbridge.ui") / "static" / name
@@ -406,7 +409,8 @@ class UIServer:
             msg = f"topology {t.name!r} has no component {component!r}"
             raise NotFound(msg)
         return {"topology": t.name, "sampling": t.sampling,
-                "events": events.sampled(t, self.home, component, _int(q, "after", 0))}
+                "events": events.sampled(t, self.home, component, _int(q, "after", 0),
+                                         self.tracker.statemgr)}
 
     def _sampling(self, q: dict, topology: str) -> Any:
         """Storm UI's Debug: ?component=&percent= (0 stops; no component: every one)."""
@@ -439,16 +443,16 @@ class UIServer:
         return self.storm.operation(t.id, "debug")
 
     def _profile(self, q: dict, topology: str, task: str, kind: str) -> Any:
-        """A live task's stacks, flame graph (?seconds=) or memory: a POST, so always with
-        the token in a header, as the buttons that change a topology."""
-        pid = profiles.task_pid(self._find(topology), int(task))
+        """A live task's stacks, flame graph (?seconds=) or memory, from its own host: a
+        POST, so always with the token in a header, as the buttons that change a topology."""
+        found = profiles.take(self.tracker, self._find(topology), int(task), kind,
+                              _int(q, "seconds", 5))
         if kind == "memory":
-            return {"task": int(task), "pid": pid, "kB": profiles.memory(pid)}
+            return found
         if kind == "stacks":
-            return Reply(profiles.stacks(pid).encode(), "text/plain; charset=utf-8")
-        svg = profiles.flame_graph(pid, _int(q, "seconds", 5))
+            return Reply(found, "text/plain; charset=utf-8")
         # py-spy's SVG carries a script: never run it in this origin
-        return Reply(svg, "image/svg+xml", headers={
+        return Reply(found, "image/svg+xml", headers={
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"})
 
     def _storm_control(self, q: dict, topology: str, action: str) -> Any:

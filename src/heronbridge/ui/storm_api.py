@@ -23,6 +23,7 @@ from heronbridge.runtime.proto import topology_pb2
 
 from . import NotFound
 from .custom import custom_metrics
+from .kafka_lag import storm_lag
 from .stats import (
     ALL_TIME,
     CAPACITY_WINDOW,
@@ -420,6 +421,10 @@ class StormAPI:
                     "executed": _count(task.executed),
                     "processLatency": float_str(task.execute_ms)})
         return out
+
+    def lag(self, key: str) -> dict[str, Any]:
+        """`/api/v1/topology/:id/lag`: each Kafka spout's lag per topic and partition."""
+        return storm_lag(self.topology(key).report)
 
     @staticmethod
     def _debug(t: Topology, components: list[str]) -> dict[str, Any]:

@@ -46,8 +46,10 @@ def test_the_streamlet_word_count_counts_each_tumbling_window(tmp_path):
     sentences = example.SENTENCES
     out, bursts, burst = tmp_path / "out", 2, 40
     out.mkdir()
-    run(tmp_path, EXAMPLE, 4.5, f"wordcount.out={out}", f"wordcount.bursts={bursts}",
-        f"wordcount.burst={burst}", "wordcount.gap=2.2")
+    # Bursts 4 s apart: a loaded machine delayed one into the next second's window, which
+    # then ran on into the other burst's at 2.2 s.
+    run(tmp_path, EXAMPLE, 6.5, f"wordcount.out={out}", f"wordcount.bursts={bursts}",
+        f"wordcount.burst={burst}", "wordcount.gap=4")
     windows: dict[tuple[float, float], Counter] = defaultdict(Counter)
     for path in out.glob("windows-*.jsonl"):
         for line in path.read_text().splitlines():

@@ -158,3 +158,28 @@ def test_msgpack_projects_are_refused(tmp_path):
     project = load_project(scenario.project)
     with pytest.raises(StormError, match="serializer is 'msgpack'.*expected serializer 'json'"):
         fluxes.flux_topology(project, scenario, tmp_path / "traces")
+
+
+def test_java_components_run_in_the_tracing_wrapper_with_their_parallelism():
+    import json
+
+    from heronbridge.conformance.trace import java
+
+    scenario = scenario_for("javamix", faults=[{"component": "count", "task_index": None,
+                                                "kind": "drop", "every": 5}])
+    project = load_project(scenario.project, "javamix", None, scenario.storm_options())
+    flux = fluxes.flux_topology(project, scenario, Path("/runs/x/storm/traces"))
+    made = components(flux)
+    assert made["sentences"]["className"] == java.TRACED_SPOUT
+    assert made["count"]["className"] == java.TRACED_BOLT
+    assert made["count"]["parallelism"] == 2  # streamparse's Flux text leaves it out
+    spec, options = made["count"]["constructorArgs"]
+    assert json.loads(spec) == {"class": "javamix.CountBolt", "args": [{"string": "word"}]}
+    assert json.loads(options) == {schema.TRACE_DIR: "/runs/x/storm/traces",
+                                   schema.FAULTS: scenario.faults,
+                                   schema.BOUND: scenario.bound()}
+    # the Python bolt between them keeps its own tracing
+    assert unwrap(made["split"]["constructorArgs"][0])[:1] == ["streamparse_run"]
+    untraced = components(fluxes.flux_topology(project, scenario, Path("/t"), trace=False))
+    assert untraced["count"]["className"] == "javamix.CountBolt"
+    assert untraced["count"]["parallelism"] == 2

@@ -117,7 +117,9 @@ def test_an_exit_fault_restarts_the_task_once_with_a_new_trace_file(tmp_path):
 
 @pytest.mark.solo  # its deadline of seconds includes the topology's start
 def test_a_run_that_never_settles_times_out_naming_the_topology(tmp_path):
-    sc = scenario(5, [{"component": "checker", "kind": "drop", "every": 1}], timeout=6)
+    # 12 s: the deadline includes the start, and a loaded machine had not emitted all five
+    # within 6 s.
+    sc = scenario(5, [{"component": "checker", "kind": "drop", "every": 1}], timeout=12)
     sc.config["topology.message.timeout.secs"] = 60  # dropped trees stay pending
     with pytest.raises(RuntimeTimeout) as err:
         run_on_runtime(PROJECT, sc, tmp_path)

@@ -7,6 +7,9 @@ where a run on Storm's local mode needs it.
 - commands: `streamparse_run` gets `-s <serializer>` as `sparse run` gives it and runs
   with the tracing hook inside (`trace.traced_run`); any other shell component runs
   under the tracing proxy;
+- Java components: run inside the tracing wrapper (trace/java.py), with the parallelism
+  the spec gives (streamparse's Flux text leaves a Java component's out: Flux's default
+  is one task, Storm's Thrift submission gives the spec's);
 - direct streams: Flux's shell wrappers declare every stream regular, so a component with
   a stream declared direct gets our wrapper that declares it direct, and the topology our
   serializer that reads multilang direct emits (see conformance/java).
@@ -15,11 +18,14 @@ where a run on Storm's local mode needs it.
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
+from heronbridge.runtime.scheduler import jvm
+
 from ..scenario import Scenario
-from ..trace import schema
+from ..trace import java, schema
 from ..trace.proxy import proxy_argv
 from ..trace.traced_run import traced_argv
 from .errors import StormError
@@ -56,11 +62,21 @@ def flux_topology(project: Any, scenario: Scenario, traces: Path,
     flux = copy.deepcopy(project.topology.to_flux_dict(project.name))
     direct = {name: sorted(s.name for s in spec.outputs.values() if s.direct)
               for name, spec in project.plan.components.items()}
-    for component in [*flux.get("spouts", []), *flux.get("bolts", [])]:
-        _shell_component(where, component, project.serializer, trace,
-                         direct.get(component["id"], []))
     flux["config"] = run_config(project.options, scenario, traces,
                                 uses_direct=any(direct.values()))
+    for component in [*flux.get("spouts", []), *flux.get("bolts", [])]:
+        spec = project.plan.components.get(component["id"])
+        java_spec = spec.config.get(jvm.COMPONENT) if spec is not None else None
+        if java_spec is not None:
+            component["parallelism"] = spec.parallelism
+            if trace:
+                component["className"] = java.TRACED_SPOUT if spec.is_spout else \
+                    java.TRACED_BOLT
+                component["constructorArgs"] = [json.dumps(java_spec),
+                                                java.options(flux["config"])]
+            continue
+        _shell_component(where, component, project.serializer, trace,
+                         direct.get(component["id"], []))
     return flux
 
 

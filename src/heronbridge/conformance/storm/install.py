@@ -9,11 +9,8 @@ Layout of that folder: `pom.xml` (a copy), `classpath.txt` (Maven's answer) and
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -21,25 +18,22 @@ import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 import zipfile
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import maven
+from ..maven import MIN_JAVA, Log, java_major
 from .errors import StormError
+
+__all__ = ["StormInstall", "fetch", "find_java", "java_major", "single_jars", "storm_version"]
 
 PACKAGE = Path(__file__).resolve().parent.parent  # heronbridge.conformance
 POM = PACKAGE / "pom.xml"
 JAVA_SOURCES = PACKAGE / "java"
-MIN_JAVA = 17  # Storm 2.8 runs on Java 17 and later
 # flux-core cannot be resolved by Maven (see the pom), so its jar is read from the local
 # Maven repository if it is there, else downloaded from this Maven repository.
 REPOSITORY_ENV = "HERONBRIDGE_MAVEN_REPOSITORY"
 CENTRAL = "https://repo.maven.apache.org/maven2"
-MAVEN_TIMEOUT = 900.0
-TAIL_LINES = 25
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -84,7 +78,7 @@ def fetch(home: Path | None = None, log: Log | None = None) -> StormInstall:
     version = storm_version()
     directory = Path(home or default_home()) / "storm" / version
     directory.mkdir(parents=True, exist_ok=True)
-    with _locked(directory / ".lock"):
+    with maven.locked(directory / ".lock"):
         jars = _resolved(directory) or _resolve(directory, version, say)
         singles = [_single_jar(directory, *coordinates, say) for coordinates in single_jars()]
         extensions = _extensions(directory, java, [*jars, *singles], say)
@@ -93,105 +87,15 @@ def fetch(home: Path | None = None, log: Log | None = None) -> StormInstall:
 
 def find_java() -> Path:
     """The `java` of JAVA_HOME, else the one on PATH; Java 17 or later."""
-    java_home = os.environ.get("JAVA_HOME")
-    found = Path(java_home) / "bin" / "java" if java_home else None
-    if found is None or not found.is_file():
-        which = shutil.which("java")
-        found = Path(which) if which else None
-    if found is None:
-        msg = (f"Apache Storm needs Java {MIN_JAVA} or later: expected `java` on PATH or in "
-               "$JAVA_HOME/bin, found neither (e.g. apt-get install openjdk-17-jdk-headless)")
-        raise StormError(msg)
-    try:
-        out = subprocess.run([str(found), "-version"], capture_output=True, text=True,
-                             timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        msg = f"cannot run {str(found)!r} -version: {exc}"
-        raise StormError(msg) from exc
-    text = out.stderr + out.stdout
-    major = java_major(text)
-    if major is None or major < MIN_JAVA:
-        first = text.strip().splitlines()[0] if text.strip() else "no output"
-        msg = (f"Apache Storm needs Java {MIN_JAVA} or later: {str(found)} says {first!r}; "
-               "point JAVA_HOME at a newer JDK")
-        raise StormError(msg)
-    return found
-
-
-def java_major(version_text: str) -> int | None:
-    """The major version in `java -version` output ("1.8.0_402" is 8, "17.0.15" is 17)."""
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', version_text)
-    if not match:
-        return None
-    major = int(match.group(1))
-    return int(match.group(2) or 0) if major == 1 else major
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One fetch at a time per folder (two test runs may fetch at once)."""
-    with path.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return maven.find_java("Apache Storm", StormError)
 
 
 def _resolved(directory: Path) -> list[Path] | None:
-    """The classpath resolved before, if it answers this pom and its jars are still there."""
-    classpath, stamp = directory / "classpath.txt", directory / "pom.sha256"
-    if not classpath.is_file() or not stamp.is_file() or \
-            stamp.read_text().strip() != _digest(POM.read_bytes()):
-        return None
-    jars = [Path(p) for p in classpath.read_text().strip().split(os.pathsep) if p]
-    return jars if jars and all(j.is_file() for j in jars) else None
+    return maven.resolved(directory, POM)
 
 
 def _resolve(directory: Path, version: str, say: Log) -> list[Path]:
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        msg = ("resolving Apache Storm needs Apache Maven: expected `mvn` on PATH, found none "
-               "(e.g. apt-get install maven)")
-        raise StormError(msg)
-    say(f"resolving Apache Storm {version} with Maven into {directory} (once)")
-    pom = directory / "pom.xml"
-    shutil.copyfile(POM, pom)
-    out = directory / "classpath.txt.part"
-    command = [mvn, "-B", "-ntp", "-Dstyle.color=never", "-f", str(pom),
-               "dependency:build-classpath", f"-Dmdep.outputFile={out}",
-               f"-Dmdep.pathSeparator={os.pathsep}"]
-    log_file = directory / "mvn.log"
-    with log_file.open("w") as f:
-        try:
-            code = subprocess.run(command, cwd=directory, stdout=f, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, timeout=MAVEN_TIMEOUT,
-                                  check=False).returncode
-        except subprocess.TimeoutExpired:
-            code = None
-    if code != 0 or not out.is_file():
-        how = "timed out" if code is None else f"failed (exit code {code})"
-        msg = (f"resolving Apache Storm {version} with Maven {how}: ran {' '.join(command)!r} "
-               f"in {str(directory)!r}; the last lines of its output ({log_file}):\n"
-               + tail(log_file))
-        raise StormError(msg)
-    jars = [Path(p) for p in out.read_text().strip().split(os.pathsep) if p]
-    out.replace(directory / "classpath.txt")
-    (directory / "pom.sha256").write_text(_digest(POM.read_bytes()) + "\n")
-    return jars
-
-
-def tail(path: Path, lines: int = TAIL_LINES) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError as exc:
-        return f"(cannot read it: {exc})"
-    text = ANSI.sub("", text)  # Maven colours its output even in batch mode
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+    return maven.resolve(directory, POM, f"Apache Storm {version}", StormError, say)
 
 
 def _single_jar(directory: Path, group: str, artifact: str, version: str, say: Log) -> Path:

@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from heronbridge.compat.java import has_java
+
 from ..scenario import Scenario
 from ..trace import seed
 from ..trace.progress import Progress, Snapshot
 from .flux import flux_topology, write_flux
 from .install import StormInstall, fetch
+from .jvm_host import host_jar
 from .local_storm import LocalStorm, storm_command
 from .log_watch import LogWatch
 from .resources_jar import build_resources_jar
@@ -72,7 +75,11 @@ def run_on_storm(project: Any, scenario: Scenario, run_dir: Path, *,
     tmp.mkdir()
     jar = build_resources_jar(project.source, scenario.files, base / "topology-resources.jar")
     flux = write_flux(flux_topology(project, scenario, traces), base / "topology.yaml")
-    command = storm_command(install.java, install.classpath, jar, flux,
+    classpath = list(install.classpath)
+    if has_java(project.plan):
+        # the tracing wrappers (the host's jar) and the project's Java code
+        classpath += [host_jar(), *project.java_jars]
+    command = storm_command(install.java, classpath, jar, flux,
                             int(scenario.timeout) + SLEEP_MARGIN, tmp)
     env = dict(os.environ)
     # Storm starts `streamparse_run` (and `python`) by name: this interpreter's first.

@@ -1,7 +1,8 @@
 """HB008: Storm config keys as Heron reads them, and the reliability mode.
 
 Storm acks unless `topology.acker.executors` is 0; heronpy's default mode is at most
-once, so a topology that acks is given `topology.reliability.mode: ATLEAST_ONCE`.
+once, so a topology that acks is given `topology.reliability.mode: ATLEAST_ONCE`, unless
+it sets a mode of its own.
 `topology.workers` is `topology.stmgrs` in Heron; pystorm's, the multilang serializer's
 and streamparse's virtualenv keys mean nothing there and go.
 """
@@ -39,13 +40,14 @@ class ConfigRule(Rule):
         self._topology_config: list[cst.Dict] = []
 
     def _rewrite(self, original: cst.Dict, updated: cst.Dict, topology: bool) -> cst.Dict:
-        elements, acking = [], True
+        elements, acking, moded = [], True, False
         for old, new in zip(original.elements, updated.elements, strict=True):
             key = old.key.evaluated_value if isinstance(old, cst.DictElement) and \
                 isinstance(old.key, cst.SimpleString) else None
             if not isinstance(key, str):
                 elements.append(new)
                 continue
+            moded = moded or key == MODE  # the topology's own mode (EFFECTIVELY_ONCE) stays
             if key == ACKERS:
                 acking = not (isinstance(old.value, cst.Integer) and old.value.evaluated_value == 0)
                 self.converted(old, f"{ACKERS} -> {MODE}")
@@ -60,7 +62,7 @@ class ConfigRule(Rule):
                     key=cst.SimpleString(f"{quote}{RENAMED[key]}{quote}")))
                 continue
             elements.append(new)
-        if topology and acking:
+        if topology and acking and not moded:
             elements.append(cst.DictElement(cst.SimpleString(f'"{MODE}"'),
                                             cst.SimpleString(f'"{ATLEAST_ONCE}"')))
             self.converted(original, f"{MODE}: {ATLEAST_ONCE} (Storm acks by default)")

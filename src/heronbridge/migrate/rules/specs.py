@@ -5,7 +5,8 @@ ignores them, so they move into the call. heronpy takes inputs as a dict or a li
 a single spec, and one number as `par` (a `par` given per environment becomes one of its
 numbers, marked). heronpy runs Python components only: a shell or Java spec stays as
 written, declared through heronbridge's ShellBolt & co (HB009), marked, and the topology
-refuses to run (`@unported`) while the module still imports. A spout given inputs, and
+refuses to run (`@unported`) while the module still imports; so does a component built on
+heronbridge's Kafka spout or bolt (streamparse's API only). A spout given inputs, and
 a topology importing `src.X` (Storm's jar layout has no `src` package), are marked.
 """
 
@@ -15,10 +16,12 @@ import ast
 
 import libcst as cst
 
-from ..analysis import TOPOLOGY, Index, ModuleInfo, is_library, library_symbol
-from ..rule import NO_SPACES, Rule, dotted
+from ..analysis import TOPOLOGY, ClassInfo, Index, ModuleInfo, is_library, library_symbol
+from ..rule import HELPERS, NO_SPACES, Rule, dotted
 
 # streamparse: Bolt.spec(name, inputs, par, config); Spout.spec(name, par, config).
+# heronbridge's own components written on streamparse's API, with no heronpy counterpart.
+STREAMPARSE_ONLY = ("heronbridge.kafka.",)
 POSITIONS = {"bolt": ("name", "inputs", "par", "config"), "spout": ("name", "par", "config")}
 
 
@@ -49,6 +52,22 @@ class SpecsRule(Rule):
         info = self.index.find_class(qualified, self.module_info.path)
         if info is None:
             return updated_node
+        foreign = self._streamparse_only(info)
+        if foreign is not None:
+            self.refuse(original_node, f"{info.name} derives from {foreign}, which runs on "
+                        f"streamparse's API only: keep this topology on streamparse "
+                        f"(heronbridge runs it unchanged), or port {info.name} to a heronpy "
+                        f"{'Spout' if 'Spout' in foreign else 'Bolt'}")
+            # Its own spec() is streamparse's, which heronpy's specs break: declared through
+            # a stand-in instead, so that the module imports and the topology refuses.
+            stand_in = "UnportedSpout" if "Spout" in foreign else "UnportedBolt"
+            self.require(HELPERS, stand_in)
+            args = list(updated_node.args)
+            if not any(a.keyword and a.keyword.value == "outputs" for a in args):
+                # heronpy wants a spout's outputs declared: the class's own.
+                args = _with_keyword(args, "outputs", cst.parse_expression(f"{owner}.outputs"))
+            return updated_node.with_changes(
+                func=cst.Attribute(cst.Name(stand_in), cst.Name("spec")), args=args)
         kind = self.index.kind(info) or ""
         names = POSITIONS["spout" if "Spout" in kind else "bolt"]
         given = {names[i]: a for i, a in enumerate(original_node.args)
@@ -88,6 +107,15 @@ class SpecsRule(Rule):
                 value=cst.List([cst.Element(args[index].value)]))
             self.converted(original_node, "single input spec wrapped in a list")
         return updated_node.with_changes(args=args)
+
+    def _streamparse_only(self, info: ClassInfo) -> str | None:
+        """The base, from outside the tree, that makes `info` a streamparse component
+        heronpy cannot host (heronbridge's Kafka spout and bolt), if any."""
+        for ancestor in self.index.lineage(info):
+            for base in ancestor.bases:
+                if base.startswith(STREAMPARSE_ONLY):
+                    return base
+        return None
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom,
                          updated_node: cst.ImportFrom) -> cst.ImportFrom:

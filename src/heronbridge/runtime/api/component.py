@@ -85,6 +85,14 @@ class Bolt:
     def execute(self, tup: Tuple) -> None:
         raise NotImplementedError
 
+    def wake(self) -> float | None:
+        """Called from the task's thread after each input batch, and again once the
+        seconds it returned have passed (None: not before the next input batch). A bolt
+        that acks or emits on an outside client's callbacks (a Kafka producer's delivery
+        reports) serves them here, without a thread of its own and without waiting for
+        its next input."""
+        return None
+
     def cleanup(self) -> None:
         """The task is shutting down."""
 
@@ -105,6 +113,12 @@ class Stateful:
 
     def pre_save(self, checkpoint_id: str) -> None:
         """About to save the state for `checkpoint_id`: put in it what is not yet there."""
+
+    def post_save(self, checkpoint_id: str) -> None:
+        """Checkpoint `checkpoint_id` is complete (every task saved it): what was
+        prepared for it may now be published (Heron's ITwoPhaseStatefulComponent). Not
+        called for every checkpoint: a task that misses it, or restarts, has the newest
+        complete one's state back and publishes what that state holds."""
 
 
 class LoopOwner:

@@ -26,6 +26,21 @@ class _Polled:
     due: float
 
 
+def own_gauges(metrics: dict) -> dict[str, float]:
+    """What a component's `own_metrics()` returns (heronbridge's call, once per metrics
+    interval), as task gauges `user/NAME`, or `user/NAME/KEY` for each number of a map
+    (what is not a number is left out)."""
+    out: dict[str, float] = {}
+    for name, value in metrics.items():
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, (int, float)) and not isinstance(item, bool):
+                    out[f"{PREFIX}{name}/{key}"] = float(item)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[f"{PREFIX}{name}"] = float(value)
+    return out
+
+
 class Metrics:
     """One task's user metrics; not thread-safe (called from the task's loop)."""
 

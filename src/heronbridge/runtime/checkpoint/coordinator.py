@@ -8,6 +8,12 @@ on. When every task reported its state stored, the checkpoint is consistent: its
 published (`statefulcheckpoints/<topology>`, newest first, `heronbridge.checkpoint.kept`
 of them), and older checkpoints, kept no more or never completed, are deleted.
 
+Only a recorded checkpoint is acted on: the tasks hear a checkpoint is complete (their
+post_save, where a two-phase commit such as the Kafka bolt's transaction commits) and a
+rollback restores one only once the state manager holds its id. Else a master killed in
+between would come back to the older recorded checkpoint, and the tasks would replay
+what a transaction had already made visible.
+
 Rollback: at the first start, and whenever a stream manager reports a loss (a task or a
 link between stream managers went away) or registers anew, every task is restored to
 the newest consistent checkpoint. Each rollback has its own id (`txid`); stream managers
@@ -39,12 +45,17 @@ WAITING, RESTORING, RUNNING = "waiting", "restoring", "running"
 class CheckpointCoordinator:
     def __init__(self, topology: str, interval_secs: float, kept: int,
                  storage: CheckpointStorage, consistent: list[str],
-                 send_all: Callable[[Any], None], publish: Callable[[Any], None]) -> None:
+                 send_all: Callable[[Any], None],
+                 publish: Callable[[Any, Callable[[], None]], None]) -> None:
+        """`publish(message, then)` records the consistent checkpoints in the state
+        manager and calls `then()` once they are written (a newer message may replace one
+        not yet written, and then only the newer one's `then` is called)."""
         self.topology = topology
         self.interval = interval_secs
         self.kept = kept
         self.storage = storage
-        self.consistent = list(consistent)
+        self.consistent = list(consistent)  # complete, newest first
+        self.recorded = list(consistent)  # complete and in the state manager: acted on
         self.send_all = send_all
         self.publish = publish
         self.stmgrs: set[str] = set()
@@ -118,7 +129,9 @@ class CheckpointCoordinator:
                 checkpoint_id = self._start_round(time.monotonic())
                 while self.round == checkpoint_id:  # until consistent, or a rollback
                     await self._until(deadline)
-                if self.consistent[:1] == [checkpoint_id]:
+                while self.consistent[:1] == [checkpoint_id] != self.recorded[:1]:
+                    await self._until(deadline)  # until the state manager holds it
+                if self.recorded[:1] == [checkpoint_id]:
                     return checkpoint_id
         except TimeoutError:
             msg = (f"topology {self.topology!r}: no checkpoint completed within {timeout:.1f}s "
@@ -128,7 +141,7 @@ class CheckpointCoordinator:
     async def restore_now(self, reason: str, checkpoint_id: str, timeout: float) -> None:
         """Roll every task back to `checkpoint_id` (the newest) and wait until done."""
         deadline = time.monotonic() + timeout
-        if self.consistent[:1] != [checkpoint_id]:
+        if self.recorded[:1] != [checkpoint_id]:
             msg = f"topology {self.topology!r}: checkpoint {checkpoint_id} is not the newest"
             raise CheckpointError(msg)
         self.rollback(reason, settle=False)
@@ -165,7 +178,7 @@ class CheckpointCoordinator:
         self.rollback_at = None
         reasons, self.reasons = self.reasons, []
         self.txid = max(time.time_ns(), self.txid + 1)
-        candidates = [c for c in self.consistent if c not in self.passed_over]
+        candidates = [c for c in self.recorded if c not in self.passed_over]
         self.source = candidates[0] if candidates else ""
         self.phase = RESTORING
         self.restored = set()
@@ -197,11 +210,17 @@ class CheckpointCoordinator:
         self.counts["last-checkpoint-secs"] = took
         log.info("topology %r: checkpoint %s consistent (%d tasks, %d bytes, %.3fs)",
                  self.topology, checkpoint_id, len(self.tasks), size, took)
-        self.publish(control_pb2.ConsistentCheckpoints(checkpoint_ids=self.consistent))
-        self._done = checkpoint_id
+        consistent = control_pb2.ConsistentCheckpoints(checkpoint_ids=self.consistent)
+        self.publish(consistent, lambda: self._recorded(consistent))
+
+    def _recorded(self, consistent: Any) -> None:
+        """The state manager holds `consistent`: now the tasks may commit."""
+        self.recorded = list(consistent.checkpoint_ids)
+        self.send_all(consistent)  # the tasks' post_save: the second phase of a commit
+        self._done = self.recorded[0]
 
     def _dispose(self, newest: str) -> None:
-        gone = self.storage.dispose(set(self.consistent), newest)
+        gone = self.storage.dispose({*self.consistent, *self.recorded}, newest)
         if gone:
             log.debug("topology %r: deleted checkpoints %s", self.topology, gone)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import io
 import sys
 
 from ..process import start
@@ -21,6 +22,11 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # stderr is the pipe to the executor, which files the lines: buffered, and flushed
+    # once a turn (Task.flush), not once a line, for a component that logs every tuple
+    # (logging flushes each of its own records; exit flushes the rest).
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False), 1 << 16),
+                                  encoding=sys.stderr.encoding, errors="backslashreplace")
     process = start("heronbridge-instance", "Run one task of a topology.", argv, arguments,
                     topology=False)
     args = process.args

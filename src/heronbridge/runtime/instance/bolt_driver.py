@@ -1,5 +1,6 @@
 """The bolt driver: each data frame decoded and executed as one batch, its output flushed
-after it, tick tuples on time, and (effectively-once) markers aligned.
+after it, tick tuples on time, the component's wake() when it asked for it, and
+(effectively-once) markers aligned.
 
 Each turn reads what the stream manager sent, runs the component on it, then flushes
 everything the component emitted as one batch per destination: batches grow with load
@@ -12,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from ..api.component import Bolt
 from ..api.tuple import Tuple, tick_tuple
 from ..config import TopologyConfig
 from ..errors import ProtocolError
@@ -42,6 +44,10 @@ class BoltDriver:
                                    task.component).tick_freq_secs or 0.0
         monotonic = time.monotonic
         next_tick = monotonic() + freq if freq else float("inf")
+        wake = getattr(task.user, "wake", None)  # Bolt.wake, where the component has it
+        if getattr(wake, "__func__", None) is Bolt.wake:
+            wake = None  # Bolt's own: it never asks to be woken
+        next_wake = float("inf")
         interval = task.conf.metrics_interval_secs
         next_metrics = monotonic() + interval
         data, found = task.backlog
@@ -52,14 +58,16 @@ class BoltDriver:
             now = monotonic()
             if not found:
                 blocked = task.backpressured(now)
-                wait = max(0.0, min(0.1, next_tick - now, next_metrics - now))
+                wait = max(0.0, min(0.1, next_tick - now, next_metrics - now, next_wake - now))
                 data, found = conn.poll(wait, read=not blocked)
+            executed = False
             for i, (kind, _dest, start, end) in enumerate(found):
                 if kind == frames.DATA:
                     if aligner is not None and aligner.holding and checkpointer is not None \
                             and checkpointer.hold(data, start, end, self.execute_frame):
                         continue
                     self.execute_frame(data, start, end)
+                    executed = True
                     # Flush per input batch, not per read: a read can hold many batches,
                     # and holding their output back would leave the next stage idle.
                     task.flush()
@@ -74,6 +82,9 @@ class BoltDriver:
                 next_tick += freq
                 if next_tick < now:
                     next_tick = now + freq
+            if wake is not None and (executed or now >= next_wake):
+                after = wake()
+                next_wake = float("inf") if after is None else now + after
             task.flush()
             if now >= next_metrics:
                 task.publish()

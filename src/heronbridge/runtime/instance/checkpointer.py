@@ -2,7 +2,8 @@
 Task: the component is built only when the first rollback names the checkpoint to start
 from, and built anew at every rollback: its state comes back through `init_state`,
 everything the old one held or emitted is dropped. A checkpoint saves the state, then
-sends a marker to every downstream task.
+sends a marker to every downstream task; once every task saved it, the component's
+post_save publishes what it prepared for it.
 """
 
 from __future__ import annotations
@@ -145,6 +146,14 @@ class Checkpointer:
             checkpoint_id=checkpoint_id, task_id=task.task, state_bytes=size,
             save_secs=time.monotonic() - began)))
         task.send(out)
+
+    def checkpoint_consistent(self, checkpoint_id: str) -> None:
+        """Every task saved `checkpoint_id`: the component's post_save (the second
+        phase of a two-phase commit), before the loop goes on."""
+        task = self.task
+        if task.component_open and hasattr(task.user, "post_save"):
+            task.flush()
+            task.user.post_save(checkpoint_id)
 
     def marker(self, data: bytes, start: int, end: int, execute: FrameRunner) -> None:
         """A marker from an input: once every input's has come, checkpoint; the frames

@@ -21,6 +21,7 @@ from google.protobuf.message import Message
 
 from ..addresses import stmgr_id
 from ..api.context import TopologyContext
+from ..api.metrics import own_gauges
 from ..api.tuple import Tuple, tuple_class
 from ..config import TopologyConfig
 from ..errors import ComponentError, ProtocolError, SerializationError, where
@@ -80,6 +81,8 @@ class Checkpoints(Protocol):
     """What a task asks of its checkpointer (checkpointer.py) under effectively-once."""
 
     def checkpoint(self, checkpoint_id: str) -> None: ...
+
+    def checkpoint_consistent(self, checkpoint_id: str) -> None: ...
 
 
 class Task:
@@ -251,6 +254,7 @@ class Task:
         self.send([frames.control_frame(control_pb2.InstanceStarted(task_id=self.task))])
 
     def flush(self) -> None:
+        sys.stderr.flush()  # the log lines of the turn (see instance/__main__.py)
         em = self.emitter
         if em is None:
             return  # no component yet: nothing emitted
@@ -352,6 +356,9 @@ class Task:
         elif isinstance(msg, control_pb2.StartProcessing) and msg.txid == self.txid:
             self.processing = True
             self._activate()
+        elif isinstance(msg, control_pb2.ConsistentCheckpoints) and self.processing \
+                and self.checkpointer is not None and msg.checkpoint_ids:
+            self.checkpointer.checkpoint_consistent(msg.checkpoint_ids[0])
         elif isinstance(msg, control_pb2.LogLevel) and msg.component in ("", self.component):
             self.log_levels.apply(msg)
         elif isinstance(msg, control_pb2.Sampling) and msg.component == self.component:
@@ -449,6 +456,12 @@ class Task:
             gauges[OUT_QUEUE_BYTES] = self.conn.out_bytes
         if self.started_at is not None:
             gauges[UPTIME_SECS] = time.monotonic() - self.started_at
+        own = getattr(getattr(self, "user", None), "own_metrics", None)
+        if own is not None:
+            try:
+                gauges.update(own_gauges(own()))
+            except Exception as exc:  # noqa: BLE001 - the task's own metrics go out anyway
+                self.exceptions.add(exc)
         if em is not None:
             counters[ERROR_COUNT] += em.errors_reported
             counters[EMIT_COUNT] = em.emitted

@@ -119,7 +119,7 @@ def _number(plan: LogicalPlan, key: str, value: Any, component: str | None = Non
     return float(value)
 
 
-def _component_map(plan: LogicalPlan, key: str) -> dict[str, float]:
+def component_map(plan: LogicalPlan, key: str) -> dict[str, float]:
     raw = plan.config.get(key) or {}
     if isinstance(raw, str):  # Heron's form: "spout:1,bolt:2"
         pairs = [p.rpartition(":")[::2] for p in raw.split(",") if p.strip()]
@@ -157,7 +157,7 @@ class FirstFit:
 
     def __init__(self, plan: LogicalPlan) -> None:
         self.plan = plan
-        maps = [_component_map(plan, k) for k in (CPU_MAP, RAM_MAP, DISK_MAP)]
+        maps = [component_map(plan, k) for k in (CPU_MAP, RAM_MAP, DISK_MAP)]
         self.need = {name: Resources(*(m.get(name, d) for m, d in zip(maps, INSTANCE_DEFAULT,
                                                                         strict=True)))
                      for name in plan.components}

@@ -1,12 +1,20 @@
 from heronbridge.runtime.proto import plans_pb2 as _plans_pb2
 from heronbridge.runtime.proto import topology_pb2 as _topology_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class TaskFile(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TASK_LOG: _ClassVar[TaskFile]
+    SAMPLED_EVENTS: _ClassVar[TaskFile]
+TASK_LOG: TaskFile
+SAMPLED_EVENTS: TaskFile
 
 class Status(_message.Message):
     __slots__ = ("ok", "message")
@@ -146,6 +154,64 @@ class LogLevel(_message.Message):
     level: str
     timeout_secs: int
     def __init__(self, component: _Optional[str] = ..., logger: _Optional[str] = ..., level: _Optional[str] = ..., timeout_secs: _Optional[int] = ...) -> None: ...
+
+class ProfileRequest(_message.Message):
+    __slots__ = ("task_id", "kind", "seconds")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    task_id: int
+    kind: str
+    seconds: int
+    def __init__(self, task_id: _Optional[int] = ..., kind: _Optional[str] = ..., seconds: _Optional[int] = ...) -> None: ...
+
+class ProfileResponse(_message.Message):
+    __slots__ = ("status", "pid", "body")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    BODY_FIELD_NUMBER: _ClassVar[int]
+    status: Status
+    pid: int
+    body: bytes
+    def __init__(self, status: _Optional[_Union[Status, _Mapping]] = ..., pid: _Optional[int] = ..., body: _Optional[bytes] = ...) -> None: ...
+
+class LogRequest(_message.Message):
+    __slots__ = ("cursors", "max_bytes", "file")
+    CURSORS_FIELD_NUMBER: _ClassVar[int]
+    MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    cursors: _containers.RepeatedCompositeFieldContainer[LogCursor]
+    max_bytes: int
+    file: TaskFile
+    def __init__(self, cursors: _Optional[_Iterable[_Union[LogCursor, _Mapping]]] = ..., max_bytes: _Optional[int] = ..., file: _Optional[_Union[TaskFile, str]] = ...) -> None: ...
+
+class LogCursor(_message.Message):
+    __slots__ = ("task_id", "offset")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    task_id: int
+    offset: int
+    def __init__(self, task_id: _Optional[int] = ..., offset: _Optional[int] = ...) -> None: ...
+
+class LogResponse(_message.Message):
+    __slots__ = ("status", "chunks")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    status: Status
+    chunks: _containers.RepeatedCompositeFieldContainer[LogChunk]
+    def __init__(self, status: _Optional[_Union[Status, _Mapping]] = ..., chunks: _Optional[_Iterable[_Union[LogChunk, _Mapping]]] = ...) -> None: ...
+
+class LogChunk(_message.Message):
+    __slots__ = ("task_id", "offset", "data", "missing")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
+    task_id: int
+    offset: int
+    data: bytes
+    missing: bool
+    def __init__(self, task_id: _Optional[int] = ..., offset: _Optional[int] = ..., data: _Optional[bytes] = ..., missing: _Optional[bool] = ...) -> None: ...
 
 class ControllerResponse(_message.Message):
     __slots__ = ("status", "metrics", "state", "update")

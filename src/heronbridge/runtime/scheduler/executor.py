@@ -42,6 +42,7 @@ from ..statemgr.follow import Follower
 from ..telemetry import RESTART_WAIT_SECS
 from ..wire import auth
 from ..wire.aio import FramedProtocol, spawn
+from . import jvm
 from .environments import TASK_PYTHON
 from .processes import argv_address, die_with_parent, module_command
 from .restarts import Backoff
@@ -114,7 +115,7 @@ class Executor:
             "--sink", str(workdir / "metrics.jsonl"),
             "--interval", str(self.conf.metrics_interval_secs)))
         self._add("stream-manager", 1, lambda n: module_command(
-            "stream_manager", *common, "--container", str(container)))
+            "stream_manager", *common, "--container", str(container), "--logs", str(self.logs)))
         instances = next((c.instances for c in packing.containers if c.id == container), None)
         if instances is None:
             msg = f"topology {topology_name!r}: the packing plan has no container {container}"
@@ -128,12 +129,21 @@ class Executor:
         tid, container = self.topology_id, self.container
         # A topology with a virtualenv of its own runs its tasks with that interpreter.
         python = self.plan.config.get(TASK_PYTHON) or None
+
+        def args(n: int) -> list[str]:
+            return ["--topology-id", tid, "--task", str(task), "--container", str(container),
+                    "--stmgr", argv_address(stmgr_address(tid, container)),
+                    "--metrics", argv_address(metrics_address(tid, container)),
+                    "--incarnation", str(n)]
+
+        if jvm.is_java(self.plan, component):  # one JVM, the same arguments
+            plan = self.plan
+            code_dir = plan.python_path[0] if plan.python_path else str(self.workdir)
+            jvm.task_command(plan, component, [], code_dir)  # a bad option fails here, once
+            return self._add(f"task-{task}-{component}", 0, lambda n: jvm.task_command(
+                plan, component, args(n), code_dir), (component, task))
         return self._add(f"task-{task}-{component}", 0, lambda n: module_command(
-            "instance", "--topology-id", tid, "--task", str(task),
-            "--container", str(container),
-            "--stmgr", argv_address(stmgr_address(tid, container)),
-            "--metrics", argv_address(metrics_address(tid, container)),
-            "--incarnation", str(n), python=python), (component, task))
+            "instance", *args(n), python=python), (component, task))
 
     def _add(self, name: str, tier: int, argv_for: Callable[[int], list[str]],
              task: tuple[str, int] | None = None) -> Child:

@@ -19,6 +19,7 @@ from ..plan.tasks import TaskLayout
 from ..proto import topology_pb2
 from ..statemgr import PACKING_PLANS, StateManager
 from .home import Home
+from .jvm import is_java
 from .lifecycle import KillWatch
 from .local import Supervisor, submit_plan
 from .processes import module_command
@@ -26,6 +27,9 @@ from .spark import START_TIMEOUT_SECS as SPARK_START_TIMEOUT_SECS
 from .spark import SparkOptions, SparkSupervisor, require_spark
 
 START_TIMEOUT_SECS = 60.0
+# With Java tasks: each is a JVM, and six of them starting at once on a loaded 2-core
+# machine took over 60 s to register.
+JVM_START_TIMEOUT_SECS = 180.0
 LOG_TAIL_LINES = 15
 
 
@@ -71,12 +75,15 @@ class Launch:
               keep_waiting: Callable[[], bool] = lambda: True,
               on_report: Callable[[Any], None] | None = None) -> float:
         """Start the containers; wait until every task has registered (or `keep_waiting`
-        says stop); by default up to 60s, 240s on Spark. Returns the seconds that took.
+        says stop); by default up to 60s, 180s with Java tasks, 240s on Spark. Returns the
+        seconds that took.
         `on_report` sees each metrics report meanwhile (the exceptions tasks died of).
         A task that keeps dying before it starts ends the wait at once, with what it
         raised. On failure nothing is left running."""
         if timeout is None:
-            timeout = START_TIMEOUT_SECS if self.spark is None else SPARK_START_TIMEOUT_SECS
+            timeout = SPARK_START_TIMEOUT_SECS if self.spark is not None else \
+                JVM_START_TIMEOUT_SECS if any(is_java(self.plan, c) for c in
+                                              self.plan.components) else START_TIMEOUT_SECS
         began = time.monotonic()
         if self.detached:
             module, extra = ("scheduler", []) if self.spark is None else (

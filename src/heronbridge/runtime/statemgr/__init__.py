@@ -1,6 +1,7 @@
 """State managers: the local filesystem by default, ZooKeeper for several hosts."""
 
 from .base import (
+    ACTIONS,
     CHECKPOINT_KEYS,
     EPHEMERAL,
     EXECUTION_STATE,
@@ -21,7 +22,7 @@ from .base import (
 )
 from .localfs import LocalFileStateManager
 
-__all__ = ["CHECKPOINT_KEYS", "EPHEMERAL", "EXECUTION_STATE", "KEY_BYTES", "NODE_TYPES",
+__all__ = ["ACTIONS", "CHECKPOINT_KEYS", "EPHEMERAL", "EXECUTION_STATE", "KEY_BYTES", "NODE_TYPES",
            "PACKING_PLANS", "PHYSICAL_PLANS",
            "SAMPLING", "SCHEDULERS", "SECRETS", "STATEFUL_CHECKPOINTS", "TMASTERS", "TOPOLOGIES",
            "ZK_DIGEST_ENV",

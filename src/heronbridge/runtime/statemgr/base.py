@@ -114,6 +114,11 @@ class StateManager(ABC):
     @abstractmethod
     def names(self, kind: str) -> list[str]: ...
 
+    def stamp(self, kind: str, name: str) -> object | None:
+        """Something that changes whenever the node is written, cheaper to learn than its
+        bytes, or None where a backend has no such thing (then read the node)."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional for backends without connections
         """Release connections."""
 

@@ -52,6 +52,16 @@ class LocalFileStateManager(StateManager):
             msg = f"cannot read state node {kind}/{name} under {self.root}: {exc}"
             raise StateManagerError(msg) from exc
 
+    def stamp(self, kind: str, name: str) -> object | None:
+        """A node is replaced, never edited: a new file (inode) each write, or ("missing",)."""
+        try:
+            st = os.stat(self._path(kind, name))
+        except FileNotFoundError:
+            return ("missing",)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
     def _write(self, kind: str, name: str, data: bytes) -> None:
         """Replace the node's file so that a crash (of this process or of the machine)
         leaves either the old bytes or the new ones: the new file reaches the disk

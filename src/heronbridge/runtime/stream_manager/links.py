@@ -17,6 +17,7 @@ from google.protobuf.message import Message
 from ..proto import control_pb2, plans_pb2
 from ..wire import auth
 from ..wire.aio import FramedProtocol, listen_unix, spawn
+from ..wire.frames import CONTROL
 from .backpressure import Backpressure
 from .rollback import Rollback
 
@@ -36,6 +37,8 @@ class Hub(Protocol):
     def undeliverable(self, chunks: list) -> None: ...
     def instance_message(self, link: InstanceLink, message: Message) -> None: ...
     def instance_gone(self, link: InstanceLink) -> None: ...
+    def profile(self, link: Link, request: control_pb2.ProfileRequest) -> None: ...
+    def read_logs(self, link: Link, request: control_pb2.LogRequest) -> None: ...
 
 
 def is_open(link: FramedProtocol) -> bool:
@@ -112,15 +115,37 @@ class InstanceLink(Link):
 
 
 class PeerServerLink(Link):
-    """A connection another stream manager opened to us (it sends, we receive)."""
+    """A connection another stream manager opened to us (it sends, we receive), or the
+    UI's or `heronbridge logs`' (the `cli` role), which may only ask for profiles and logs
+    of our tasks."""
 
     peer: str | None = None
 
     def who(self) -> str:
+        if self.role == auth.CLI:
+            return "a client asking for profiles or logs"
         return f"stream manager {self.peer or '(not yet introduced)'}"
 
+    def frames_received(self, data: bytes, found: list) -> None:
+        if self.role != auth.CLI:
+            super().frames_received(data, found)
+        elif all(kind == CONTROL for kind, *_ in found):
+            FramedProtocol.frames_received(self, data, found)  # never routed
+        else:
+            log.warning("%s sent data frames; closing its connection", self.peer_name())
+            close(self)
+
     def message_received(self, message: Message) -> None:
-        if isinstance(message, control_pb2.StreamManagerHello):
+        if self.role == auth.CLI:
+            if isinstance(message, control_pb2.ProfileRequest):
+                self.hub.profile(self, message)
+            elif isinstance(message, control_pb2.LogRequest):
+                self.hub.read_logs(self, message)
+            else:
+                log.warning("%s sent a %s; closing its connection", self.peer_name(),
+                            type(message).__name__)
+                close(self)
+        elif isinstance(message, control_pb2.StreamManagerHello):
             if message.topology_id != self.hub.topology_id:
                 log.warning("refusing a peer of another topology (%s)", message.topology_id)
                 if self.transport is not None:
@@ -155,7 +180,8 @@ async def serve(hub: Hub, secret: bytes, path: str, bind: str, host: str,
     tasks = await listen_unix(auth.listen(
         lambda: InstanceLink(hub), secret, {auth.TASK}, f"{hub.id} (tasks)",
         auth.Identity.unix(hub.topology_id, hub.id, path)), path, hub.id)
-    peers = auth.listen(lambda: PeerServerLink(hub), secret, {auth.STMGR}, f"{hub.id} (peers)")
+    peers = auth.listen(lambda: PeerServerLink(hub), secret, {auth.STMGR, auth.CLI},
+                        f"{hub.id} (peers)")
     server = await asyncio.get_running_loop().create_server(peers, bind, 0, ssl=tls_listen)
     port = server.sockets[0].getsockname()[1]
     peers.identity = auth.Identity.tcp(hub.topology_id, hub.id, host, port)

@@ -23,9 +23,11 @@ import logging
 import os
 import signal
 import time
+from pathlib import Path
 
 from google.protobuf.message import Message
 
+from .. import logfiles, profiles
 from ..addresses import host_address, stmgr_address, stmgr_id
 from ..config import TopologyConfig
 from ..errors import SchedulerError
@@ -43,11 +45,12 @@ from .rollback import Rollback
 from .router import Endpoint, Outgoing, Router
 
 log = logging.getLogger("heronbridge.runtime.stream_manager")
+MAX_LOG_REPLY = 8 << 20  # bytes of logs in one reply, over all its tasks
 
 
 class StreamManager:
     def __init__(self, statemgr: StateManager, topology_name: str, container: int,
-                 secret: bytes) -> None:
+                 secret: bytes, logs: Path = Path("logs")) -> None:
         topology = statemgr.get(TOPOLOGIES, topology_name)
         packing = statemgr.get(PACKING_PLANS, topology_name)
         if topology is None or packing is None:
@@ -61,6 +64,7 @@ class StreamManager:
         self.bp_limits = (conf.bp_high_bytes, conf.bp_low_bytes)
         self.tls_listen, tls_dial = tls.contexts(conf.tls, self.name)
         self.container = container
+        self.logs = logs.resolve()  # the container's task logs, which `read_logs` serves
         self.id = stmgr_id(container)
         packing_plan = packing_from_proto(packing)
         self.packing_id = packing_plan.id
@@ -179,6 +183,69 @@ class StreamManager:
             self.rollback.forget(link.task)
             self.rollback.lost(f"task {link.task} disconnected")
             self.master.heartbeat()
+
+    def profile(self, link: Link, request: control_pb2.ProfileRequest) -> None:
+        spawn(self._profile(link, request), f"profile of task {request.task_id}")
+
+    async def _profile(self, link: Link, request: control_pb2.ProfileRequest) -> None:
+        """py-spy (or /proc) on a local task, off the event loop: a flame graph samples
+        for seconds, while tuples go on flowing."""
+        instance = self.registry.instances.get(request.task_id)
+        reply = control_pb2.ProfileResponse(status=control_pb2.Status(ok=True))
+        if instance is None or not instance.pid:
+            reply.status.ok = False
+            reply.status.message = (f"topology {self.name!r}: task {request.task_id} is not "
+                                    f"running in container {self.container}")
+        else:
+            reply.pid = instance.pid
+            try:
+                reply.body = await asyncio.to_thread(profiles.take, instance.pid,
+                                                     request.kind, request.seconds)
+            except profiles.ProfileError as exc:
+                reply.status.ok = False
+                reply.status.message = (f"topology {self.name!r}, task {request.task_id}: "
+                                        f"{exc}")
+        if is_open(link):
+            link.send(reply)
+
+    def read_logs(self, link: Link, request: control_pb2.LogRequest) -> None:
+        spawn(self._read_logs(link, request), "log request")
+
+    async def _read_logs(self, link: Link, request: control_pb2.LogRequest) -> None:
+        """New bytes of this container's task logs (or sampled tuples), each file chosen
+        by its task id in the plan (nothing of the request is joined to a path), read off
+        the event loop."""
+        reply = control_pb2.LogResponse(status=control_pb2.Status(ok=True))
+        strangers = sorted({c.task_id for c in request.cursors}
+                           - self.registry.local_tasks)
+        if strangers:
+            reply.status.ok = False
+            reply.status.message = (f"topology {self.name!r}: expected tasks of container "
+                                    f"{self.container} ({sorted(self.registry.local_tasks)})"
+                                    f", received {strangers}")
+        else:
+            bound = min(request.max_bytes or logfiles.MAX_READ,
+                        MAX_LOG_REPLY // max(1, len(request.cursors)))
+            reply.chunks.extend(await asyncio.to_thread(self._log_chunks, request, bound))
+        if is_open(link):
+            link.send(reply)
+
+    def _log_chunks(self, request: control_pb2.LogRequest,
+                    bound: int) -> list[control_pb2.LogChunk]:
+        chunks = []
+        named = logfiles.events_name if request.file == control_pb2.SAMPLED_EVENTS \
+            else logfiles.task_log_name
+        for cursor in request.cursors:
+            name = named(cursor.task_id, self.registry.task_component[cursor.task_id])
+            path = self.logs / name
+            read = logfiles.read_log(path, cursor.offset, bound) \
+                if path.parent == self.logs else None  # a component name with a "/"
+            chunk = control_pb2.LogChunk(task_id=cursor.task_id, missing=read is None,
+                                         offset=max(cursor.offset, 0))
+            if read is not None:
+                chunk.offset, chunk.data = read
+            chunks.append(chunk)
+        return chunks
 
     def _from_master(self, message: Message) -> None:
         if isinstance(message, (control_pb2.RegisterStreamManagerResponse,

@@ -63,6 +63,8 @@ class Rollback:
             self.restore_state(message)
         elif isinstance(message, control_pb2.StartProcessing):
             self.start_processing(message)
+        elif isinstance(message, control_pb2.ConsistentCheckpoints):
+            self.checkpoint_consistent(message)
 
     def start_checkpoint(self, msg: control_pb2.StartCheckpoint) -> None:
         if self.processing_txid != self.txid:
@@ -96,3 +98,8 @@ class Rollback:
             return
         self.processing_txid = msg.txid
         self.tell_tasks(msg)
+
+    def checkpoint_consistent(self, msg: control_pb2.ConsistentCheckpoints) -> None:
+        """Every task saved the newest checkpoint: the local tasks' post_save."""
+        if self.processing_txid == self.txid:
+            self.tell_tasks(msg)

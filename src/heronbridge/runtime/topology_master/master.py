@@ -21,6 +21,7 @@ import asyncio
 import logging
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..addresses import MASTER, host_address, stmgr_id
@@ -110,6 +111,7 @@ class TopologyMaster:
         self.placed = placed(self.packing)
         self._stopping = asyncio.Event()
         self._pending: dict[Kind[Any], Any] = {}
+        self._then: dict[Kind[Any], Callable[[], None]] = {}  # called once it is written
         self._wake = asyncio.Event()
         self.updating = False
         saved_sampling = statemgr.get(SAMPLING, topology_name)  # a restarted master's
@@ -124,7 +126,7 @@ class TopologyMaster:
                 topology_name, self.conf.checkpoint_interval_secs, self.conf.checkpoints_kept,
                 CheckpointStorage(self.conf.checkpoint_root, topology_name),
                 list(saved.checkpoint_ids) if saved is not None else [], self._send_all,
-                lambda message: self._publish(STATEFUL_CHECKPOINTS, message))
+                lambda message, then: self._publish(STATEFUL_CHECKPOINTS, message, then))
             self._plan_checkpoints()
 
     async def run(self) -> int:
@@ -177,10 +179,15 @@ class TopologyMaster:
         finally:
             holder.cancel()
 
-    def _publish(self, kind: Kind[Any], message: Any) -> None:
+    def _publish(self, kind: Kind[Any], message: Any,
+                 then: Callable[[], None] | None = None) -> None:
         """Write a node without blocking the loop (ZooKeeper may be away for a while);
-        writes of one node keep their order, and only the newest waiting one is written."""
+        writes of one node keep their order, and only the newest waiting one is written,
+        then its `then()` called."""
         self._pending[kind] = _copy(message)  # the writer's thread must not see it change
+        self._then.pop(kind, None)
+        if then is not None:
+            self._then[kind] = then
         self._wake.set()
 
     async def _write_state(self) -> None:
@@ -190,12 +197,19 @@ class TopologyMaster:
             while self._pending:
                 kind = next(iter(self._pending))
                 message = self._pending.pop(kind)
+                then = self._then.pop(kind, None)
                 try:
                     await asyncio.to_thread(self.statemgr.put, kind, self.name, message)
                 except StateManagerError as exc:
                     log.error("could not publish %s: %s; retrying", kind, exc)
-                    self._pending.setdefault(kind, message)
+                    if kind not in self._pending:  # else a newer one replaced it
+                        self._pending[kind] = message
+                        if then is not None:
+                            self._then[kind] = then
                     await asyncio.sleep(1.0)
+                else:
+                    if then is not None:
+                        then()
 
     def _send_all(self, message: Any) -> None:
         for link, _ in self.stmgrs.values():

@@ -154,18 +154,19 @@ def file_handler(config: dict[str, Any], folder: str, topology: str, component: 
     return handler
 
 
-def pystorm_lines(component: str) -> logging.Logger:
-    """The logger a pystorm component's log messages are written with: to the task log,
-    as pystorm formatted them, whatever their level (pystorm kept those its level asks
-    for)."""
-    logger = logging.getLogger(f"heronbridge.storm.log.{component}")
-    if not logger.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        logger.addHandler(handler)
-        logger.propagate = False
-        logger.setLevel(logging.DEBUG)
-    return logger
+def pystorm_lines() -> Callable[[int, Any], None]:
+    """How a pystorm component's log messages reach the task log: as pystorm formatted
+    them, whatever their level (pystorm kept those its level asks for), each one line on
+    stderr, with no second pass through logging (a component may log every tuple). An
+    instance's stderr is its pipe to the executor, buffered and flushed once a turn
+    (runtime/instance/__main__.py)."""
+    def write(level: int, message: Any) -> None:
+        try:
+            sys.stderr.write(f"{message}\n")
+        except (OSError, ValueError):  # the pipe has gone: as logging, the task goes on
+            pass
+
+    return write
 
 
 def prefixed_log(component: Any) -> Callable[..., None]:

@@ -92,7 +92,8 @@ class StormPeer:
         self.synced = True
         self.syncs = 0
         self.log = logging.getLogger(f"heronbridge.storm.{host.component}")
-        self.lines = pystorm_lines(host.component) if pystorm else self.log
+        self.lines = pystorm_lines() if pystorm else \
+            lambda level, message: self.log.log(level, "%s", message)
 
     # -- to the component ---------------------------------------------------------
 
@@ -217,7 +218,7 @@ class StormPeer:
         return tup
 
     def _log(self, msg: dict) -> None:
-        self.lines.log(LOG_LEVELS.get(msg.get("level", 2), logging.INFO), "%s", msg.get("msg"))
+        self.lines(LOG_LEVELS.get(msg.get("level", 2), logging.INFO), msg.get("msg"))
 
     def _error(self, msg: dict) -> None:
         self.last_error_at = time.monotonic()

@@ -19,8 +19,10 @@ bolt keeps what it has computed, best keyed by the value its input is grouped by
 above), so that every entry belongs to the task its key goes to. Values must pickle.
 Mutate the dict (or the objects it holds); a rebound `self.state` is copied into the
 checkpoint too. Override `pre_save(checkpoint_id)` to put into it, just before a save,
-what lives elsewhere. (A BatchingBolt's state also holds, from a checkpoint on, the
-tuples its batches held then, under keys of the host's own type, PendingKey.)
+what lives elsewhere, and `post_save(checkpoint_id)` to publish, once the checkpoint
+is complete, what it prepared (the second phase of a two-phase commit). (A
+BatchingBolt's state also holds, from a checkpoint on, the tuples its batches held then,
+under keys of the host's own type, PendingKey.)
 
 On Storm, or on heronbridge in another mode, nothing is checkpointed: `self.state` is
 an ordinary dict that starts empty in each process, and the component is at-least-once
@@ -54,11 +56,24 @@ class StatefulMixin:
     def pre_save(self, checkpoint_id: str) -> None:
         """Called right before `self.state` is saved with checkpoint `checkpoint_id`."""
 
+    def post_save(self, checkpoint_id: str) -> None:
+        """Called once checkpoint `checkpoint_id` is complete (every task saved it):
+        publish what was prepared for it (a transaction's records, offsets to commit).
+        Not every checkpoint gets one: after a rollback `self.state` is the newest
+        complete checkpoint's, so publish what it holds from `initialize` too."""
+
 
 def is_stateful(component: Any) -> bool:
     """Whether a component takes the runtime's stateful contract: the mixin's, or its
     own `init_state(state)` (as heronpy's StatefulComponent has)."""
     return callable(getattr(component, "init_state", None))
+
+
+def after_save(component: Any, checkpoint_id: str) -> None:
+    """What a host does once checkpoint `checkpoint_id` is complete."""
+    post_save = getattr(component, "post_save", None)
+    if post_save is not None:
+        post_save(checkpoint_id)
 
 
 def before_save(component: Any, saved: dict, checkpoint_id: str) -> None:

@@ -128,3 +128,31 @@ class JavaSpout(Spout):
              full_class_name: str | None = None, args_list: Any = None,
              par: int | None = None, config: dict | None = None, outputs: Any = None) -> Any:
         return super().spec(name=name, par=par or 1, config=config, optional_outputs=outputs)
+
+
+# -- components built on what runs on streamparse's API only ------------------------------
+
+_STREAMPARSE_ONLY = "heronbridge's Kafka spout and bolt run on streamparse's API only"
+
+
+@unported(f"{_STREAMPARSE_ONLY}: this spout needs porting to a heronpy Spout")
+class UnportedSpout(Spout):
+    """A spout of the tree built on a streamparse-only class (heronbridge.kafka), declared
+    for heronpy with streamparse's spec() arguments (it cannot run)."""
+
+    @classmethod
+    def spec(cls, name: str | None = None, par: int | None = None,
+             config: dict | None = None, outputs: Any = None) -> Any:
+        return super().spec(name=name, par=par or 1, config=config, optional_outputs=outputs)
+
+
+@unported(f"{_STREAMPARSE_ONLY}: this bolt needs porting to a heronpy Bolt")
+class UnportedBolt(Bolt):
+    """A bolt of the tree built on a streamparse-only class (heronbridge.kafka), declared
+    for heronpy with streamparse's spec() arguments (it cannot run)."""
+
+    @classmethod
+    def spec(cls, name: str | None = None, inputs: Any = None, par: int | None = None,
+             config: dict | None = None, outputs: Any = None) -> Any:
+        return super().spec(name=name, inputs=inputs, par=par or 1, config=config,
+                            optional_outputs=outputs)

@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 from collections import deque
+from collections.abc import Callable
 from itertools import count
 from typing import Any
 
@@ -39,8 +40,9 @@ from .lean import (
     forget_previous_component,
     lean_capable,
     load_class,
+    wake_face,
 )
-from .state import before_save, is_stateful
+from .state import after_save, before_save, is_stateful
 
 
 class PendingKey(tuple):
@@ -93,6 +95,9 @@ class Bridge(Serializer):
         self.hook = hook
         self.pending: deque[Any] = deque()  # for the component: first, the handshake
         self.main = threading.main_thread()
+        # A bolt's wake() (heronbridge's call), made here between its input tuples and
+        # again when the seconds it returned have passed, from pystorm's own loop.
+        self.wake: Callable[[], float | None] | None = None
 
     def read_message(self) -> Any:
         if self.pending:
@@ -122,7 +127,12 @@ class Bridge(Serializer):
             if event is None:
                 raise StormWentAwayError
             return peer.command_message(*event)
-        tup = host.next_tuple()
+        wake = self.wake
+        after = wake() if wake is not None else None
+        tup = host.next_tuple(timeout=after)
+        while tup is None and wake is not None and after is not None and not host.stopping:
+            after = wake()
+            tup = host.next_tuple(timeout=after)
         if tup is None:
             raise StormWentAwayError
         return peer.tuple_message(tup)
@@ -157,6 +167,8 @@ class PystormComponent(LoopOwner):
     _pending: Any = ()  # a BatchingBolt's unprocessed tuples, for the new instance
     _pending_keys: Any = ()  # where pre_save put them in the state
     _component: Any = None  # the pystorm instance
+    _peer: StormPeer | None = None  # what the component sends goes to it
+    wake: Callable[[], float | None] | None = None  # the component's wake(), lean only
 
     # -- the runtime's stateful contract -------------------------------------------------
 
@@ -180,6 +192,17 @@ class PystormComponent(LoopOwner):
             pending = pending_tuples(comp, self.context)
             state.update(pending)
             self._pending_keys = list(pending)
+
+    def own_metrics(self) -> dict:
+        """What the component's own `own_metrics()` says (heronbridge's call: Storm never
+        makes it); pystorm's report_metric goes to the task's counters as it comes."""
+        mine = getattr(self._component, "own_metrics", None)
+        return mine() if mine is not None else {}
+
+    def post_save(self, checkpoint_id: str) -> None:
+        comp = self._component
+        if self._state is not None and comp is not None:
+            after_save(comp, checkpoint_id)
 
     def _load(self) -> type:
         """The pystorm class (and the message hook), once config and context are set."""
@@ -213,7 +236,7 @@ class PystormComponent(LoopOwner):
         _keep_runtime_logs_apart(context)
         host = LeanHost(self._load(), self.config, context, collector, is_spout, self._hook,
                         self._state)
-        self._component = host.comp
+        self._component, self._peer = host.comp, host.peer
         return host
 
     def open(self, config: dict, context: Any, collector: Any) -> None:
@@ -227,13 +250,16 @@ class PystormComponent(LoopOwner):
             host.execute(Tuple.make(source, stream, task, values))
         self._pending = ()
         self.execute, self.cleanup = bolt_face(host)
+        wake = wake_face(host)
+        if wake is not None:
+            self.wake = wake
 
     # -- pulled: pystorm's own loop ------------------------------------------------------
 
     def run(self, host: Any) -> None:
         _keep_runtime_logs_apart(host.context)
         cls = self._load()
-        peer = StormPeer(host, pystorm=True)
+        peer = self._peer = StormPeer(host, pystorm=True)
         # pystorm builds its own serializer around the streams it is given; it is replaced
         # before anything is read or written.
         component = cls(input_stream=io.BytesIO(), output_stream=io.BytesIO(),
@@ -241,6 +267,8 @@ class PystormComponent(LoopOwner):
         bridge = Bridge(peer, host, component._reader_lock, component._writer_lock,
                         self._hook)
         component.serializer = bridge
+        if not host.is_spout and callable(getattr(component, "wake", None)):
+            bridge.wake = component.wake
         component.log = prefixed_log(component)  # its lines reach the task log as they come
         pid_dir = os.path.join(os.getcwd(), ".pids")
         os.makedirs(pid_dir, exist_ok=True)

@@ -397,6 +397,23 @@ def _sequence(values: Any) -> list:
     return list(values)
 
 
+def wake_face(host: LeanHost) -> Callable[[], float | None] | None:
+    """The runtime Bolt's wake for a LeanHost whose component has one (heronbridge's
+    call: Storm never makes it), with pystorm's handling of what it raises."""
+    wake = getattr(host.comp, "wake", None)
+    if not callable(wake):
+        return None
+
+    def call() -> float | None:
+        try:
+            return wake()
+        except Exception as exc:  # noqa: BLE001 - as pystorm's run() handles it
+            host._failed(exc)
+            return None
+
+    return call
+
+
 def bolt_face(host: LeanHost) -> tuple[Callable[[Any], None], Callable[[], None]]:
     """The runtime Bolt's execute and cleanup for a LeanHost."""
     probe = host.probe

@@ -4,6 +4,6 @@ imports it from (see shims/common/state.py):
     from heronbridge.shims.storm.state import StatefulMixin
 """
 
-from ..common.state import StatefulMixin, before_save, is_stateful
+from ..common.state import StatefulMixin, after_save, before_save, is_stateful
 
-__all__ = ["StatefulMixin", "before_save", "is_stateful"]
+__all__ = ["StatefulMixin", "after_save", "before_save", "is_stateful"]

@@ -5,9 +5,10 @@ As Storm's ShellBolt does, a writer thread feeds a bolt's stdin, and no new tupl
 taken while `topology.shellbolt.max.pending` of them wait to be written; the main thread
 reads the child's stdout through the runtime's poll, so neither side can block the
 other. Bolts get a heartbeat every second and must answer within
-`topology.subprocess.timeout.secs`. A spout's child has at most one command to read at a
-time (the next waits for its `sync`), so, as in Storm's ShellSpout, it is written to
-directly: no thread hand-off per command.
+`topology.subprocess.timeout.secs`; with `heronbridge.multilang.wake.secs`, a bolt that
+holds unsettled input gets ticks, one at a time, until it holds none. A spout's child
+has at most one command to read at a time (the next waits for its `sync`), so, as in
+Storm's ShellSpout, it is written to directly: no thread hand-off per command.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from collections import deque
 from typing import Any
 
 from heronbridge.runtime.api import LoopOwner
+from heronbridge.runtime.api.tuple import tick_tuple
+from heronbridge.runtime.config import TopologyConfig
 from heronbridge.runtime.scheduler.processes import die_with_parent
 
 from ..common.peer import StormPeer, reported_origin
@@ -37,6 +40,9 @@ READ_SIZE = 1 << 16
 # A child that exits this soon after reporting an error exits because of it (pystorm
 # reports, fails the tuple, then exits): one crash, counted once.
 REPORTED_EXIT_SECS = 5.0
+# How long a stopping spout's child gets to answer the deactivate the kill sends it: 2 s
+# was too short on a loaded machine; it stays under the executor's 5 s before SIGKILL.
+STOP_GRACE_SECS = 4.0
 _STOP = object()
 
 
@@ -96,6 +102,8 @@ class StderrTail:
 
 class ShellComponent(LoopOwner):
     """The runtime component that hosts one multilang subprocess."""
+
+    peer: StormPeer  # from run() on
 
     def run(self, host: Any) -> None:
         conf = host.config
@@ -203,10 +211,12 @@ class ShellComponent(LoopOwner):
         while self.peer.replies:
             self._send(self.peer.replies.popleft())
 
-    def _wait_child(self, until: Any) -> None:
-        """Pump the runtime and read the child until `until()` holds."""
-        while not until():
-            if self.host.stopping:
+    def _wait_child(self, done: Any, until: float | None = None) -> None:
+        """Pump the runtime and read the child until `done()` holds; while the task
+        stops, no longer, unless `until` (a time.monotonic()) gives the child a grace."""
+        while not done():
+            if until is None and self.host.stopping or \
+                    until is not None and time.monotonic() >= until:
                 return
             if self.host.pump(0.1) == self.out:
                 self._read_child()
@@ -256,6 +266,9 @@ class ShellComponent(LoopOwner):
         # started when its sync comes back.
         host.hold_start()
         next_heartbeat = time.monotonic()
+        wake_secs = TopologyConfig.read(host.config, host.topology,
+                                        host.component).multilang_wake_secs
+        next_wake, wake_id = float("inf"), None
         while not host.stopping:
             now = time.monotonic()
             if now >= next_heartbeat:
@@ -263,10 +276,21 @@ class ShellComponent(LoopOwner):
                             "stream": "__heartbeat", "task": -1, "tuple": []})
                 next_heartbeat = now + HEARTBEAT_SECS
                 self._check_alive()
+            if wake_secs is not None:
+                # One wake tick at a time, while the child holds input it has not settled.
+                tuples = self.peer.tuples  # a new dict at each generation
+                if wake_id in tuples or not tuples:
+                    next_wake = float("inf")
+                elif next_wake == float("inf"):
+                    next_wake = now + wake_secs
+                elif now >= next_wake:
+                    wake_id = self._send_wake(wake_secs)
+                    next_wake = float("inf")
+            until = min(next_heartbeat, next_wake)
             if self.queued - self.written >= self.max_pending:  # the child is not reading
-                event = host.pump(max(0.0, min(0.1, next_heartbeat - now)))
+                event = host.pump(max(0.0, min(0.1, until - now)))
             else:
-                event = host.next_tuple(timeout=max(0.0, next_heartbeat - now))
+                event = host.next_tuple(timeout=max(0.0, until - now))
             if event is None:
                 continue
             if event == self.out:
@@ -276,6 +300,14 @@ class ShellComponent(LoopOwner):
                     host.started()
             elif not isinstance(event, int):
                 self._send_tuples(event)
+
+    def _send_wake(self, wake_secs: float) -> str:
+        """A tick (heronbridge.multilang.wake.secs) to a child that holds input tuples:
+        its process_tick serves what it waits for. Returns the tick's id."""
+        msg = self.peer.tuple_message(tick_tuple(wake_secs))
+        self.queued += 1
+        self.writes.put((self.framing.encode(msg), 1))
+        return msg["id"]
 
     def _send_tuples(self, first: Any) -> None:
         """Hand `first` and the input tuples already here to the writer in one piece:
@@ -290,13 +322,23 @@ class ShellComponent(LoopOwner):
 
     def _spout_loop(self) -> None:
         host, peer = self.host, self.peer
-        while not host.stopping:
+        while True:
             event = host.next_command(timeout=0.1)
             if event is None:
+                if host.stopping:
+                    return
                 continue
             if event == self.out:
                 self._read_child()
                 self._deliver()
+                continue
+            if host.stopping:
+                # A kill deactivates the spout first, as Storm's does: the child hears it
+                # (within a grace) before it is stopped; nothing else goes to it now.
+                if event[0] == "deactivate":
+                    self._send(peer.command_message(*event))
+                    self._wait_child(lambda: peer.synced,
+                                     until=time.monotonic() + STOP_GRACE_SECS)
                 continue
             self.last_heard = time.monotonic()
             self._send(peer.command_message(*event))

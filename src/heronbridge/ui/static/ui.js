@@ -155,6 +155,7 @@
       fillTable("tasks", data.tasks);
       fillTable("actions", data.actions);
       fillTable("custom", data.custom);
+      fillTable("kafka", data.kafka);
       showExceptions(data.exceptions);
       document.body.dataset.refreshed = String(Date.now());
     } catch (err) {

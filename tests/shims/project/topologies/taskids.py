@@ -1,4 +1,4 @@
-from parts.bolts import PassBolt, ProbeBolt
+from parts.bolts import ProbeBolt, SeenBolt
 from parts.spouts import NumberSpout
 from streamparse import Topology
 
@@ -6,4 +6,4 @@ from streamparse import Topology
 class TaskIds(Topology):
     numbers = NumberSpout.spec()
     probe = ProbeBolt.spec(inputs=[numbers])
-    sink = PassBolt.spec(inputs=[probe["probe"]], par=3)
+    sink = SeenBolt.spec(inputs=[probe["probe"]], par=3)

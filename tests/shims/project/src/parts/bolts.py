@@ -179,3 +179,83 @@ class SetEmitter(Bolt):
     def process(self, tup):
         n = tup.values[0]
         self.emit([{n} if n == 2 else n])
+
+
+class AwaitingBolt(Bolt, Recorder):
+    """auto_ack off: holds each tuple until an outside client would have called back,
+    as a Kafka producer's delivery report does: it acks what it held at its previous
+    wake-up, never in process(). In-process the runtime calls wake(); a multilang child
+    gets ticks (heronbridge.multilang.wake.secs) while it holds tuples."""
+
+    auto_ack = False
+
+    def initialize(self, conf, ctx):
+        self.open_record(conf)
+        self.held, self.called_back = [], []
+
+    def process(self, tup):
+        self.held.append(tup)
+
+    def wake(self):
+        for tup in self.called_back:
+            self.ack(tup)
+            self.record(n=tup.values[0], result="ack")
+        self.called_back, self.held = self.held, []
+        self.record(event="wake")
+        return 0.01 if self.called_back else None
+
+    def process_tick(self, tup):
+        self.wake()
+        self.ack(tup)
+
+
+class SeenBolt(Bolt, Recorder):
+    """Records each number with the stream it came on; emits nothing (and reports no
+    metric: Storm ends a topology whose shell bolt reports one it did not register)."""
+
+    def initialize(self, conf, ctx):
+        self.open_record(conf)
+
+    def process(self, tup):
+        self.record(n=tup.values[0], stream=tup.stream, source=tup.component)
+
+
+class DirectBolt(Bolt):
+    """Sends n on its direct stream 'routed' to the sink's task n % (the sink's tasks)."""
+
+    outputs = [Stream(["n"], name="routed", direct=True)]
+
+    def initialize(self, conf, ctx):
+        self.sinks = sorted(int(task) for task, name in self.context["task->component"].items()
+                            if name == "sink")
+
+    def process(self, tup):
+        n = tup.values[0]
+        self.emit([n], stream="routed", direct_task=self.sinks[n % len(self.sinks)])
+
+
+class DroppingBolt(Bolt):
+    """auto_ack off: leaves n % 10 == 0 unacked, so its tree times out; acks the rest; logs
+    n == 1 through pystorm's logger."""
+
+    auto_ack = False
+
+    def process(self, tup):
+        if tup.values[0] == 1:
+            self.logger.warning("dropper logger line")
+        if tup.values[0] % 10:
+            self.ack(tup)
+
+
+class ErringDroppingBolt(DroppingBolt):
+    """The same, and for n == 1 logs with multilang `log` too and reports an error (the
+    multilang `error` command)."""
+
+    def process(self, tup):
+        if tup.values[0] == 1:
+            self.log("dropper log line", level="warn")
+            try:
+                raise KeyError("reported")
+            except KeyError as exc:
+                self.raise_exception(exc, tup)
+        super().process(tup)

@@ -11,6 +11,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.storm.hooks.info.BoltAckInfo;
+import org.apache.storm.hooks.info.BoltFailInfo;
 import org.apache.storm.task.IOutputCollector;
 import org.apache.storm.task.WorkerTopologyContext;
 import org.apache.storm.tuple.Tuple;
@@ -38,13 +40,15 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
 
     @Override
     public List<Integer> emit(String streamId, Collection<Tuple> anchors, List<Object> tuple) {
+        List<Integer> targets;
         synchronized (this) {
             OutStream out = check(streamId, tuple, null);
-            List<Integer> targets = route(out, tuple);
+            targets = route(out, tuple);
             send(out, targets, anchors, tuple);
             fromElsewhere();
-            return targets;
         }
+        hookEmit(streamId, tuple, targets);
+        return targets;
     }
 
     @Override
@@ -54,6 +58,7 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
             send(out, out.directTasks.containsKey(taskId) ? List.of(taskId) : Collections.emptyList(), anchors, tuple);
             fromElsewhere();
         }
+        hookEmit(streamId, tuple, List.of(taskId));
     }
 
     private void send(OutStream out, List<Integer> targets, Collection<Tuple> anchors, List<Object> values) {
@@ -123,6 +128,9 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
 
     @Override
     public void ack(Tuple input) {
+        if (hooked != null) {
+            new BoltAckInfo(input, task, null).applyOn(hooked);
+        }
         synchronized (this) {
             acked++;
             if (!(input instanceof HbTuple)) {
@@ -162,6 +170,9 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
 
     @Override
     public void fail(Tuple input) {
+        if (hooked != null) {
+            new BoltFailInfo(input, task, null).applyOn(hooked);
+        }
         synchronized (this) {
             failed++;
             if (!(input instanceof HbTuple)) {

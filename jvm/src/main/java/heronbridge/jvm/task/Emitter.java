@@ -20,6 +20,8 @@ import org.apache.storm.daemon.GrouperFactory;
 import org.apache.storm.generated.GlobalStreamId;
 import org.apache.storm.grouping.CustomStreamGrouping;
 import org.apache.storm.grouping.PartialKeyGrouping;
+import org.apache.storm.hooks.info.EmitInfo;
+import org.apache.storm.task.TopologyContext;
 import org.apache.storm.task.WorkerTopologyContext;
 import org.apache.storm.tuple.Fields;
 
@@ -41,6 +43,8 @@ public class Emitter {
     /** The task's loop thread, and how to wake it when another thread emits, acks or fails. */
     volatile Thread loopThread;
     volatile Runnable wake;
+    /** The context whose task hooks (Storm's ITaskHook) see every emit, ack and fail; null: no hooks. */
+    TopologyContext hooked;
     long emitted;
     long errorsReported;
     long bytesFlushed;
@@ -86,6 +90,13 @@ public class Emitter {
             this.fields = fields;
             this.nfields = fields.size();
             this.direct = direct;
+        }
+    }
+
+    /** Storm's hooks see an emit once it is routed, outside the collector's lock (a hook may emit). */
+    void hookEmit(String stream, List<Object> values, List<Integer> targets) {
+        if (hooked != null) {
+            new EmitInfo(values, stream, task, targets).applyOn(hooked);
         }
     }
 

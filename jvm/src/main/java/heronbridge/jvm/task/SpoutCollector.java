@@ -51,12 +51,14 @@ public final class SpoutCollector extends Emitter implements ISpoutOutputCollect
 
     @Override
     public List<Integer> emit(String streamId, List<Object> tuple, Object messageId) {
+        List<Integer> to;
         synchronized (this) {
             OutStream out = check(streamId, tuple, null);
-            List<Integer> to = send(out, route(out, tuple), tuple, messageId);
+            to = send(out, route(out, tuple), tuple, messageId);
             fromElsewhere();
-            return to;
         }
+        hookEmit(streamId, tuple, to);
+        return to;
     }
 
     @Override
@@ -67,6 +69,7 @@ public final class SpoutCollector extends Emitter implements ISpoutOutputCollect
             send(out, b == null ? Collections.emptyList() : List.of(taskId), tuple, messageId);
             fromElsewhere();
         }
+        hookEmit(streamId, tuple, List.of(taskId));
     }
 
     private List<Integer> send(OutStream out, List<Integer> targets, List<Object> values, Object msgId) {

@@ -25,7 +25,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import org.apache.storm.Config;
 import org.apache.storm.Constants;
+import org.apache.storm.hooks.ITaskHook;
+import org.apache.storm.hooks.info.BoltExecuteInfo;
+import org.apache.storm.hooks.info.SpoutAckInfo;
+import org.apache.storm.hooks.info.SpoutFailInfo;
 import org.apache.storm.spout.ISpout;
 import org.apache.storm.spout.SpoutOutputCollector;
 import org.apache.storm.task.IBolt;
@@ -132,6 +137,7 @@ public final class Task {
             } else {
                 bolt.cleanup();
             }
+            cleanupHooks();
             finish();
             return 0;
         } catch (Lost e) {
@@ -147,8 +153,10 @@ public final class Task {
             e.printStackTrace();
             if (emitter != null) {
                 emitter.exceptions.add(e);
+                salvage();
+            } else {
+                diedBeforeStart(e);
             }
-            salvage();
             return EXIT_COMPONENT_ERROR;
         }
     }
@@ -225,8 +233,8 @@ public final class Task {
         local.sort(null);
         Path pids = Files.createTempDirectory("heronbridge-pids-");
         view = new StormView(plan, task, container, local, codeDir, pids.toString());
+        metrics = new MetricsPublisher(topologyId, metricsPath, component, task, secret);  // before build: its errors go out
         build(plan.components.get(component));
-        metrics = new MetricsPublisher(topologyId, metricsPath, component, task, secret);
     }
 
     /** Make the component (Storm's way), its conf, context and collector. */
@@ -279,6 +287,42 @@ public final class Task {
         } else {
             emitter = boltOut = new BoltCollector(plan, task, codec, settings.acking(), view.workerContext(conf), conf,
                 loader);
+        }
+        addTaskHooks(loader);
+    }
+
+    /** Storm's `topology.auto.task.hooks`: each class made with no arguments and prepared, as Storm's Task does. */
+    private void addTaskHooks(ClassLoader loader) {
+        Object names = conf.get(Config.TOPOLOGY_AUTO_TASK_HOOKS);
+        if (names == null) {
+            return;
+        }
+        if (!(names instanceof List)) {
+            throw new HostError(loc() + ": expected config '" + Config.TOPOLOGY_AUTO_TASK_HOOKS
+                + "' to be a list of ITaskHook class names, received " + names);
+        }
+        for (Object name : (List<?>) names) {
+            Object hook;
+            try {
+                hook = Class.forName(String.valueOf(name), true, loader).getDeclaredConstructor().newInstance();
+            } catch (ReflectiveOperationException | LinkageError e) {
+                throw new HostError(loc() + ": expected a task hook class with a public constructor taking no "
+                    + "arguments on the task's classpath, received '" + name + "' (" + e + ")", e);
+            }
+            if (!(hook instanceof ITaskHook)) {
+                throw new HostError(loc() + ": expected a task hook (org.apache.storm.hooks.ITaskHook), received a "
+                    + hook.getClass().getName());
+            }
+            context.addTaskHook((ITaskHook) hook);
+        }
+        if (!context.getHooks().isEmpty()) {
+            emitter.hooked = context;
+        }
+    }
+
+    private void cleanupHooks() {
+        for (ITaskHook hook : context.getHooks()) {
+            hook.cleanup();
         }
     }
 
@@ -388,6 +432,9 @@ public final class Task {
                     em.ackNow.clear();
                     for (Object id : acked) {
                         spout.ack(id);
+                        if (emitter.hooked != null) {
+                            new SpoutAckInfo(id, task, null).applyOn(context);
+                        }
                     }
                     ackCount += acked.size();
                 }
@@ -442,6 +489,9 @@ public final class Task {
                 ackCount += entries.size();
                 for (SpoutCollector.Pending p : entries) {
                     spout.ack(p.msgId);
+                    if (em.hooked != null) {
+                        new SpoutAckInfo(p.msgId, task, (nowNanos - p.emittedAt) / 1_000_000).applyOn(context);
+                    }
                 }
                 int step = Math.max(1, entries.size() / LATENCY_SAMPLES);
                 double sum = 0;
@@ -467,6 +517,9 @@ public final class Task {
                 }
                 for (SpoutCollector.Pending p : entries) {
                     spout.fail(p.msgId);
+                    if (em.hooked != null) {
+                        new SpoutFailInfo(p.msgId, task, (nowNanos - p.emittedAt) / 1_000_000).applyOn(context);
+                    }
                 }
             }
         }
@@ -511,9 +564,14 @@ public final class Task {
                 List<Object> values = new ArrayList<>();
                 values.add(freq == Math.rint(freq) ? (Object) freq.intValue() : (Object) freq);
                 long t0 = System.nanoTime();
-                bolt.execute(new HbTuple(context, values, StormView.SYSTEM, (int) Constants.SYSTEM_TASK_ID,
-                    Constants.SYSTEM_TICK_STREAM_ID, 0, 0, null));
-                executeNanos += System.nanoTime() - t0;
+                HbTuple tick = new HbTuple(context, values, StormView.SYSTEM, (int) Constants.SYSTEM_TASK_ID,
+                    Constants.SYSTEM_TICK_STREAM_ID, 0, 0, null);
+                bolt.execute(tick);
+                long took = System.nanoTime() - t0;
+                executeNanos += took;
+                if (boltOut.hooked != null) {
+                    new BoltExecuteInfo(tick, task, took / 1_000_000).applyOn(context);
+                }
                 executeCount++;
                 nextTick += freq;
                 if (nextTick < now) {
@@ -548,8 +606,16 @@ public final class Task {
         long limit = (long) (settings.executeBatchSecs * 1e9);
         long mark = t0;
         int n = 0;
+        boolean hooked = boltOut.hooked != null;
         for (Record r : records) {
-            bolt.execute(new HbTuple(context, r.values, source, src, streamName, r.root, r.edge, r.pairs));
+            HbTuple input = new HbTuple(context, r.values, source, src, streamName, r.root, r.edge, r.pairs);
+            if (hooked) {
+                long began = System.nanoTime();
+                bolt.execute(input);
+                new BoltExecuteInfo(input, task, (System.nanoTime() - began) / 1_000_000).applyOn(context);
+            } else {
+                bolt.execute(input);
+            }
             if (++n % 16 == 0) {  // a long batch sends what it produced every execute.batch.time
                 long now = System.nanoTime();
                 if (now - mark >= limit) {
@@ -597,6 +663,19 @@ public final class Task {
     }
 
     /** Send what was already emitted and acked before the task dies. */
+    /** A component that could not be made or configured: what it died of, to the metrics manager (the executor's wait and the CLI say it). */
+    private void diedBeforeStart(Throwable e) {
+        if (metrics == null) {
+            return;
+        }
+        ExceptionLog died = new ExceptionLog();
+        died.add(e);
+        metrics.publish(Control.TaskMetrics.newBuilder().setComponent(component).setTaskId(task)
+            .setContainer(container).setTimestampMs(System.currentTimeMillis()).setIncarnation(incarnation)
+            .putCounters("error-count", 1).addAllExceptions(died.all()).build());
+        metrics.close();
+    }
+
     private void salvage() {
         if (link == null || emitter == null) {
             return;

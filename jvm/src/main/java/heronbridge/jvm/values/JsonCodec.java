@@ -65,6 +65,34 @@ public final class JsonCodec implements Codec {
         }
     }
 
+    /**
+     * The conformance traces' text of a value: compact JSON with map keys sorted, as the
+     * Python tracing hook writes it (schema.canonical_bytes). Floats are Java's text of them.
+     */
+    public static byte[] canonical(Object v) {
+        StringBuilder out = new StringBuilder();
+        write(out, sorted(v));
+        return out.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Object sorted(Object v) {
+        if (v instanceof Map) {
+            java.util.TreeMap<String, Object> m = new java.util.TreeMap<>();
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                m.put(key(e.getKey()), sorted(e.getValue()));
+            }
+            return m;
+        }
+        if (v instanceof Collection) {
+            List<Object> l = new java.util.ArrayList<>();
+            for (Object x : (Collection<?>) v) {
+                l.add(sorted(x));
+            }
+            return l;
+        }
+        return v;
+    }
+
     /** A map key as JSON writes it: a string (Python's json turns 1, True, None into "1", "true", "null"). */
     static String key(Object k) {
         if (k instanceof String) {

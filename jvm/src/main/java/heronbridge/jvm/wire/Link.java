@@ -63,6 +63,12 @@ public final class Link implements AutoCloseable {
 
     /** Connect to `identity`'s address, prove the secret as `role`, and start reading. */
     public static Link dial(Identity identity, byte[] secret, String role, boolean reader) throws IOException {
+        // The nonce and the proof, made once before connecting: the JVM's first SecureRandom
+        // and HMAC load their providers, which on a loaded host took seconds of the
+        // listener's handshake window.
+        byte[] nonce = new byte[Handshake.NONCE];
+        new SecureRandom().nextBytes(nonce);
+        Handshake.hmac(nonce, nonce);
         SocketChannel ch;
         String address = identity.address;
         if (address.startsWith("unix:")) {
@@ -102,7 +108,7 @@ public final class Link implements AutoCloseable {
             }
         }, Handshake.HANDSHAKE_MILLIS);
         try {
-            keys = handshake(ch, secret, role, identity);
+            keys = handshake(ch, secret, role, identity, nonce);
         } catch (IOException e) {
             ch.close();
             throw new Handshake.AuthError("the listener " + identity + " closed the connection during the handshake"
@@ -134,10 +140,8 @@ public final class Link implements AutoCloseable {
         }
     }
 
-    private static byte[][] handshake(SocketChannel ch, byte[] secret, String role, Identity expect)
+    private static byte[][] handshake(SocketChannel ch, byte[] secret, String role, Identity expect, byte[] nonce)
             throws IOException {
-        byte[] nonce = new byte[Handshake.NONCE];
-        new SecureRandom().nextBytes(nonce);
         writeAll(ch, ByteBuffer.wrap(Handshake.hello(role, nonce, expect)));
         byte[] challenge = readExactly(ch, Handshake.CHALLENGE);
         byte[][] answer = Handshake.answer(secret, role, nonce, expect, challenge);

@@ -157,6 +157,40 @@ class TaskTest {
     }
 
     @Test
+    void stormsAutoTaskHooksSeeWhatStormsExecutorsShowThem() throws Exception {
+        RecordingHook.EVENTS.clear();
+        Task[] task = new Task[1];
+        Future<Integer> done = startBolt(task, "{\"heronbridge.java.component\": {\"class\": "
+            + "\"org.apache.storm.testing.TestWordCounter\", \"args\": []}, \"topology.auto.task.hooks\": [\""
+            + RecordingHook.class.getName() + "\"]}");
+        Codec codec = new MsgpackCodec();
+        Codec.Batch batch = codec.batch();
+        long root = (4L << Frames.ROOT_TASK_SHIFT) | 7;
+        batch.add(List.of("apple"), root, 0x1111L, null);
+        batch.add(List.of("apple"), root + 1, 0x2222L, null);
+        byte[] records = batch.take();
+        stmgr.write(Frames.dataFrame(2, 4, 1, records, records.length));
+        stmgr.frame(Frames.DATA);
+        stmgr.frame(Frames.ACK);
+        task[0].stop();
+        assertEquals(0, done.get(10, TimeUnit.SECONDS));
+        // BasicBoltExecutor emits and acks inside execute; Storm's executor reports the execute after it returns.
+        assertEquals(List.of("prepare count 2",
+            "emit default [apple, 1] from 2 to [3]", "ack [apple]", "execute default [apple] by 2",
+            "emit default [apple, 2] from 2 to [3]", "ack [apple]", "execute default [apple] by 2",
+            "cleanup"), RecordingHook.EVENTS);
+    }
+
+    @Test
+    void aTaskHookThatIsNotOneIsNamed() throws Exception {
+        String err = failure("{\"heronbridge.java.component\": {\"class\": "
+            + "\"org.apache.storm.testing.TestWordCounter\", \"args\": []}, \"topology.auto.task.hooks\": "
+            + "[\"java.lang.String\"]}");
+        assertTrue(err.contains("topology 'wc', component 'count', task 2: expected a task hook "
+            + "(org.apache.storm.hooks.ITaskHook), received a java.lang.String"), err);
+    }
+
+    @Test
     void aWindowedBoltRunsThroughStormsWindowedBoltExecutor() throws Exception {
         Task[] task = new Task[1];
         Future<Integer> done = startBolt(task, javaSpec(PairWindowBolt.class.getName(), ""));
