@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import time
 
 import pytest
 from test_state import EXAMPLE, final_counts, records, words
@@ -78,9 +79,23 @@ def test_a_checkpoint_whose_alignment_holds_more_than_the_buffer_is_given_up(run
                "topology.stateful.checkpoint.interval.secs": 0.5,
                "heronbridge.checkpoint.root": str(tmp_path / "checkpoints"),
                "heronbridge.checkpoint.buffer.bytes": 0}
+    started = re.compile(r"component 'split', task \d+: started \(incarnation \d+, pid (\d+)\)")
+    given_up = "more than heronbridge.checkpoint.buffer.bytes (0)"
     with run_project(EXAMPLE, options=options) as running:
-        wait_until(lambda: "more than heronbridge.checkpoint.buffer.bytes (0)" in running.logs(),
-                   60, "a checkpoint given up", on_timeout=running.logs)
+        found = wait_until(lambda: started.search(running.logs()), 60, "a splitter's start",
+                           on_timeout=running.logs)
+        splitter = int(found.group(1))
+        # Both splitters get each marker from the one spout at once, so on an idle machine
+        # their markers reach the counters back to back, with nothing between to hold.
+        # One splitter stopped for a while holds back its marker: the counters then hold
+        # the other's tuples until it comes.
+        deadline = time.monotonic() + 60
+        while given_up not in running.logs() and time.monotonic() < deadline:
+            os.kill(splitter, signal.SIGSTOP)
+            time.sleep(1.5)
+            os.kill(splitter, signal.SIGCONT)
+            time.sleep(1.0)
         logs = running.logs()
+    assert given_up in logs, logs[-3000:]
     assert re.search(r"checkpoint \S+ given up: [1-9]\d* bytes held while markers aligned",
                      logs), logs[-3000:]
