@@ -79,11 +79,25 @@ def test_a_crash_looping_spout_is_one_task_restarted_and_injected_exits_are_no_c
 
 
 def test_quiet_follows_the_latest_activity_and_ends_the_run_with_nothing_pending(tmp_path):
-    w = writer(tmp_path, "counter", 2, 1)
+    w = writer(tmp_path, "counter", 2, 1, t=time.time() - 20)
     block(w, {"recv": 1}, active=time.time() - 10)
     snap = Progress(tmp_path).poll()
     assert 9.5 < snap.quiet_for < 30
     assert snap.done(5) and not snap.done(60)
+
+
+def test_a_task_an_exit_ended_holds_the_run_until_it_is_started_again(tmp_path):
+    """A stateful run went quiet while its killed task restarted and every task rolled
+    back, slower than the quiet time on a loaded machine: it was judged over too soon."""
+    long_ago = time.time() - 60
+    block(writer(tmp_path, "counter", 2, 1, t=long_ago), {"recv": 3, "exit": 1},
+          active=long_ago)
+    progress = Progress(tmp_path)
+    snap = progress.poll()
+    assert snap.awaiting == 1 and snap.quiet_for > 50 and not snap.done(5)
+    writer(tmp_path, "counter", 2, 2)  # its new process, nothing traced yet
+    snap = progress.poll()
+    assert snap.awaiting == 0 and snap.quiet_for < 5 and not snap.done(5)
 
 
 def test_ticks_and_their_acks_are_not_activity(tmp_path, monkeypatch):

@@ -41,10 +41,14 @@ class Snapshot:
     # the task crashed (or was killed) and was started again
     restarts: dict[tuple[str, int], int] = field(default_factory=dict)
     exited: dict[tuple[str, int], int] = field(default_factory=dict)  # by injected exits
+    # tasks whose latest process an injected exit ended, not yet started again: the run
+    # is not over while one comes back (under effectively-once every task then rolls back)
+    awaiting: int = 0
     taken: float = field(default_factory=time.time)  # when the snapshot was read
 
     def done(self, quiet: float) -> bool:
-        return self.records > 0 and self.pending == 0 and self.quiet_for >= quiet
+        return self.records > 0 and self.pending == 0 and self.awaiting == 0 and \
+            self.quiet_for >= quiet
 
     @property
     def still_emitting(self) -> bool:
@@ -114,6 +118,9 @@ class Progress:
             if key not in newest or scan.file["t"] > newest[key].file["t"]:
                 newest[key] = scan
             processes[key] = processes.get(key, 0) + 1
+            # A process starting is activity: a task restarted after a fault may take
+            # longer than the quiet time to trace its first record.
+            active = _latest(active, float(scan.file["t"]))
             head = scan.last
             if head is None:
                 continue
@@ -136,6 +143,8 @@ class Progress:
         spouts = len(spout_scans)
         stopped = sum(scan.last is not None and scan.last.stopped is not None
                       for scan in spout_scans)
+        awaiting = sum(scan.last is not None and bool(scan.last.totals.get(schema.EXIT))
+                       for scan in newest.values())
         pending, pending_ids = 0, []
         for (component, task), scan in sorted(newest.items()):
             if scan.last is not None and scan.last.pending:
@@ -160,6 +169,7 @@ class Progress:
             last_spout_emit=last_spout_emit,
             restarts={k: n - 1 for k, n in sorted(processes.items()) if n > 1},
             exited=exited,
+            awaiting=awaiting,
         )
 
     def exits(self) -> list[tuple[str, int]]:
