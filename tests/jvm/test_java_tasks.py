@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import time
 from collections import Counter
@@ -171,3 +172,73 @@ def test_bad_java_components_are_named_by_topology_component_and_task(home, stat
                  r"topology 'badjava', component 'throws', task \d+: prepare raised "
                  r"java.lang.IllegalStateException: no database at db.invalid"):
         assert re.search(line, text), text
+
+
+BEANS = PROJECTS / "beans"
+READINGS = 20
+# Storm 2.8.3's defaults turn Kryo's fallback on Java serialization off: a bean class (and
+# the Date inside it) crosses between workers only registered, on Storm as here.
+BEAN_OPTIONS = {"beans.count": READINGS,
+                "topology.kryo.register": ["jvmtests.beans.Reading", "java.util.Date"]}
+JAVA_DATE = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d \S+ \d{4}")
+
+
+def beans_on_the_runtime(home, state, storm_home, java_jars, project: Path, name: str,
+                         out: Path) -> dict[int, list]:
+    """Run the beans project until every reading was checked and recorded; the Python
+    bolt's records by id, after checking the Java bolt got every one as the bean it was."""
+    run = run_project(home, state, storm_home, project, java_jars,
+                      {"beans.out": str(out), **BEAN_OPTIONS}, name)
+
+    def ids(prefix: str) -> set[int]:
+        return {r["id"] if isinstance(r, dict) else r[1] for r in jsonl(out, prefix)}
+
+    with run:
+        wait_until(lambda: ids("check") == ids("record") == set(range(READINGS)), 90,
+                   "every reading checked by the Java bolt and recorded by the Python one",
+                   on_timeout=lambda: run.logs()[-20000:])
+    checks = jsonl(out, "check")
+    assert [c for c in checks if c["class"] != "jvmtests.beans.Reading" or not c["equal"]] == []
+    return {r[1]: r for r in jsonl(out, "record")}
+
+
+def test_beans_cross_as_storm_carries_them(home, state, storm_home, storm_install, java_jars,
+                                           tmp_path):
+    """jvmtests.beans.ReadingSpout emits Java beans: the Java bolt gets each as the same
+    class with equal fields (Storm's Kryo bytes between the JVMs: base64 in a JSON record,
+    a msgpack extension with the msgpack serializer), the Python bolt gets the JSON Storm
+    2.8.3's ShellBolt sends its subprocess for it (json-smart: the bean's properties, its
+    Date as Date.toString()), line for line what it gets on Storm."""
+    from heronbridge.conformance.scenario import Scenario
+    from heronbridge.conformance.storm.run import run_on_storm
+
+    records = beans_on_the_runtime(home, state, storm_home, java_jars, BEANS, "beans",
+                                   tmp_path / "json")
+    for i in (0, 7):
+        reading, rid = records[i]
+        assert rid == i
+        assert set(reading) == {"id", "sensor", "taken", "tags", "value"}, reading
+        assert {k: reading[k] for k in ("id", "sensor", "tags", "value")} == \
+            {"id": i, "sensor": f"sensor-{i % 3}", "tags": [f"t{i}", "odd" if i % 2 else "even"],
+             "value": i + 0.5}
+        assert JAVA_DATE.fullmatch(reading["taken"]), reading
+
+    msgpack = tmp_path / "beans-msgpack"
+    shutil.copytree(BEANS, msgpack)
+    config = json.loads((msgpack / "config.json").read_text())
+    (msgpack / "config.json").write_text(json.dumps({**config, "serializer": "msgpack"}))
+    (msgpack / "topologies" / "beans.py").rename(msgpack / "topologies" / "beans_msgpack.py")
+    assert beans_on_the_runtime(home, state, storm_home, java_jars, msgpack, "beans_msgpack",
+                                tmp_path / "msgpack") == records
+
+    # The same project on Storm 2.8.3 (local mode): the Python bolt's lines are the same.
+    on_storm = tmp_path / "storm-out"
+    scenario = Scenario(name="beans", project=BEANS, quiet=3.0, timeout=150.0,
+                        options={"beans.out": str(on_storm), **BEAN_OPTIONS})
+    project = load_project(BEANS, None, None, scenario.storm_options(), java_jars=java_jars)
+    storm = run_on_storm(project, scenario, tmp_path / "storm-run", install=storm_install)
+    assert storm.finished, storm.explanation
+    storm_checks = jsonl(on_storm, "check")
+    assert {c["id"] for c in storm_checks} == set(range(READINGS))
+    assert all(c["class"] == "jvmtests.beans.Reading" and c["equal"] for c in storm_checks)
+    assert records == {r[1]: r for r in jsonl(on_storm, "record")}

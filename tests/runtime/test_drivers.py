@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
+import msgspec
 import pytest
 
 from heronbridge.runtime import Bolt, Grouping, Spout, TopologyBuilder
@@ -23,7 +25,7 @@ from heronbridge.runtime.telemetry import (
     WINDOW_LIMIT,
 )
 from heronbridge.runtime.wire import frames
-from heronbridge.runtime.wire.serde import make_serializer
+from heronbridge.runtime.wire.serde import KRYO_EXT, make_serializer
 
 
 class Numbers(Spout):
@@ -325,3 +327,26 @@ def test_tuple_values_travel_as_the_serializer_key_says():
 
     assert b"[[[0]," in first_data_frame(**{"heronbridge.serializer": "json"})
     assert b"\x91\x93\x91\x00" in first_data_frame()  # msgpack: [[[0], root, edge]]
+
+
+def test_a_python_task_sent_storms_kryo_bytes_names_what_it_expected(caplog):
+    """Storm's Kryo bytes (msgpack extension 75) go only from a Java task to a Java task; a
+    Python task that receives them anyway skips the frame, saying where and what came."""
+    bolt, _, _ = task_of("doubler")
+    spout_task = TaskLayout.of(bolt.plan).component_tasks["numbers"][0]
+    kryo = msgspec.msgpack.Ext(KRYO_EXT, b"\x01\x02\x03")
+    records = msgspec.msgpack.encode([[[kryo], (spout_task << frames.ROOT_TASK_SHIFT) | 1, 1]])
+    bolt.conn = Conn(bolt, [frames.data_frame(bolt.task, spout_task, 0, records),
+                            data_frame(bolt, [5], spout_task)])
+    with caplog.at_level(logging.ERROR):
+        BoltDriver(bolt).run()
+    assert bolt.user.seen == [5]  # the next frame ran
+    assert (f"topology 'drivers', component 'doubler', task {bolt.task}: skipped a malformed data "
+            f"frame (from task {spout_task}, stream #0) from the stream manager (ValueError: "
+            "expected JSON-like values "
+            "(what Storm's multilang gives a task that is not Java), received a Java value in "
+            "Storm's Kryo bytes, which only a Java task reads (extension type 75, 3 bytes))"
+            ) in caplog.text
+    # The stream manager, reading a dropped frame's roots, leaves the value as it is.
+    assert make_serializer("msgpack").decode(records)[0][1] == \
+        (spout_task << frames.ROOT_TASK_SHIFT) | 1

@@ -217,7 +217,7 @@ class Router:
             return []
         roots: set[int] = set()
         for record in records:
-            if len(record) == 3:
+            if len(record) >= 3:  # a fourth element: where a Java task's record holds Kryo bytes
                 root = record[1]
                 if root > 0:
                     roots.add(root)

@@ -20,6 +20,19 @@ from ..errors import ConfigError, where
 
 Decode = Callable[[bytes | memoryview], list]
 
+# A Java value that is not JSON-like, in Storm's Kryo bytes: only a Java task sends it, and
+# only to another Java task (jvm/.../values/StormKryo.java); any other task is sent what
+# Storm's multilang JSON makes of the value, as Storm gives a ShellBolt's subprocess.
+KRYO_EXT = 75
+
+
+def _no_ext(code: int, data: memoryview) -> object:
+    what = ("a Java value in Storm's Kryo bytes, which only a Java task reads" if code == KRYO_EXT
+            else "a msgpack extension value, which no runtime serializer writes")
+    msg = (f"expected JSON-like values (what Storm's multilang gives a task that is not Java), "
+           f"received {what} (extension type {code}, {len(data)} bytes)")
+    raise ValueError(msg)
+
 
 @dataclass(frozen=True)
 class Serializer:
@@ -52,8 +65,11 @@ def _json_typed(cls: type) -> Callable[[bytes | memoryview], list]:
 
 def make_serializer(name: str, topology: str | None = None) -> Serializer:
     if name == "msgpack":
+        # The stream manager's decode (the roots of a dropped frame) leaves an extension value
+        # as it is; a task's typed decode refuses it, naming what it received.
         return Serializer(name, msgspec.msgpack.Encoder().encode, msgspec.msgpack.Decoder().decode,
-                          lambda cls: msgspec.msgpack.Decoder(list[cls]).decode)  # type: ignore[valid-type]
+                          lambda cls: msgspec.msgpack.Decoder(
+                              list[cls], ext_hook=_no_ext).decode)  # type: ignore[valid-type]
     if name == "json":
         return Serializer(name, _json_dumps, cast("Decode", json.loads), _json_typed)
     if name == "pickle":

@@ -44,10 +44,19 @@ public final class ComponentSpec {
     /** A component's spec, or null when it is not a Java component. */
     public static ComponentSpec of(ComponentDecl c) {
         Object conf = JSONValue.parse(c.getConfigJson().isEmpty() ? "{}" : c.getConfigJson());
-        if (!(conf instanceof Map) || !((Map<?, ?>) conf).containsKey(StormView.COMPONENT_KEY)) {
+        if (!isJava(c, conf)) {
             return null;
         }
         return from(((Map<?, ?>) conf).get(StormView.COMPONENT_KEY), "component '" + c.getName() + "'");
+    }
+
+    /** Whether a component runs in the JVM task host (runtime/scheduler/jvm.py's is_java). */
+    public static boolean isJava(ComponentDecl c) {
+        return isJava(c, JSONValue.parse(c.getConfigJson().isEmpty() ? "{}" : c.getConfigJson()));
+    }
+
+    private static boolean isJava(ComponentDecl c, Object conf) {
+        return conf instanceof Map && ((Map<?, ?>) conf).containsKey(StormView.COMPONENT_KEY);
     }
 
     public static ComponentSpec parse(String json, String what) {

@@ -9,9 +9,11 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.storm.shade.net.minidev.json.JSONValue;
 
@@ -31,6 +33,8 @@ public final class Plan {
     public final Map<String, List<Integer>> componentTasks = new LinkedHashMap<>();
     /** Every (component, stream), indexed by the stream number data frames carry. */
     public final List<String[]> streams = new ArrayList<>();
+    /** The components that run in the JVM task host; the others get what Storm's multilang gives. */
+    public final Set<String> javaComponents = new HashSet<>();
     private final Map<String, Integer> streamIndex = new HashMap<>();
 
     /** Python's default string order: by code point (Java's compareTo is by UTF-16 unit). */
@@ -75,6 +79,9 @@ public final class Plan {
             componentTasks.put(e.getKey(), Collections.unmodifiableList(ids));
         }
         for (ComponentDecl c : components.values()) {
+            if (ComponentSpec.isJava(c)) {
+                javaComponents.add(c.getName());
+            }
             Map<String, StreamDecl> outs = new TreeMap<>(CODE_POINTS);
             for (StreamDecl s : c.getOutputsList()) {
                 outs.put(s.getName(), s);

@@ -62,11 +62,12 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
     }
 
     private void send(OutStream out, List<Integer> targets, Collection<Tuple> anchors, List<Object> values) {
+        Outgoing o = outgoing(out, targets, values);  // before anything changes: a refused value refuses it all
         emitted++;
         int n = targets.size();
         if (!acking || anchors == null || anchors.isEmpty()) {
             for (int i = 0; i < n; i++) {
-                add(out.byTask.get(targets.get(i)), values, 0, 0, null);
+                add(out.byTask.get(targets.get(i)), values, o, 0, 0, null);
             }
             return;
         }
@@ -77,18 +78,18 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
                 for (int i = 0; i < n; i++) {
                     long edge = edge();
                     a.edge ^= edge;
-                    add(out.byTask.get(targets.get(i)), values, a.root, edge, null);
+                    add(out.byTask.get(targets.get(i)), values, o, a.root, edge, null);
                 }
                 return;
             }
         }
         for (int i = 0; i < n; i++) {
-            anchored(out.byTask.get(targets.get(i)), values, anchors);
+            anchored(out.byTask.get(targets.get(i)), values, o, anchors);
         }
     }
 
     /** One copy of a tuple anchored to several inputs (or to one with several roots). */
-    private void anchored(Buffer b, List<Object> values, Collection<Tuple> anchors) {
+    private void anchored(Buffer b, List<Object> values, Outgoing o, Collection<Tuple> anchors) {
         Map<Long, Long> edges = new LinkedHashMap<>();
         for (Tuple t : anchors) {
             if (!(t instanceof HbTuple)) {
@@ -111,10 +112,10 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
             }
         }
         if (edges.isEmpty()) {
-            add(b, values, 0, 0, null);
+            add(b, values, o, 0, 0, null);
         } else if (edges.size() == 1) {
             Map.Entry<Long, Long> e = edges.entrySet().iterator().next();
-            add(b, values, e.getKey(), e.getValue(), null);
+            add(b, values, o, e.getKey(), e.getValue(), null);
         } else {
             long[] pairs = new long[1 + 2 * edges.size()];
             int j = 1;
@@ -122,7 +123,7 @@ public final class BoltCollector extends Emitter implements IOutputCollector {
                 pairs[j++] = e.getKey();
                 pairs[j++] = e.getValue();
             }
-            add(b, values, Record.MULTI, 0, pairs);
+            add(b, values, o, Record.MULTI, 0, pairs);
         }
     }
 

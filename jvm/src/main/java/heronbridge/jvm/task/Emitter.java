@@ -5,6 +5,8 @@ import heronbridge.jvm.plan.ComponentSpec;
 import heronbridge.jvm.plan.Plan;
 import heronbridge.jvm.plan.StormView;
 import heronbridge.jvm.values.Codec;
+import heronbridge.jvm.values.Multilang;
+import heronbridge.jvm.values.StormKryo;
 import heronbridge.jvm.wire.Frames;
 import heronbridge.runtime.TopologyOuterClass.GroupingKind;
 import heronbridge.runtime.TopologyOuterClass.InputDecl;
@@ -36,6 +38,9 @@ public class Emitter {
     final int task;
     final boolean acking;
     final Codec codec;
+    final Plan plan;
+    /** The topology's Kryo (Task sets it); values that are not JSON-like reach Java tasks through it. */
+    StormKryo kryo;
     final SplittableRandom random = new SplittableRandom(new SecureRandom().nextLong());
     final Map<String, OutStream> streams = new HashMap<>();
     final List<Buffer> buffers = new ArrayList<>();
@@ -55,11 +60,31 @@ public class Emitter {
         final int stream;
         final int task;
         final Codec.Batch batch;
+        /** The task is a Java one: a value that is not JSON-like reaches it in Storm's Kryo bytes. */
+        final boolean java;
 
-        Buffer(int stream, int task, Codec.Batch batch) {
+        Buffer(int stream, int task, Codec.Batch batch, boolean java) {
             this.stream = stream;
             this.task = task;
             this.batch = batch;
+            this.java = java;
+        }
+    }
+
+    /**
+     * An emit's values as each kind of destination receives them, when some value is not
+     * JSON-like: Storm's Kryo bytes for a Java task (as Storm carries a tuple between
+     * workers), what Storm's multilang JSON makes of it for any other (as a ShellBolt's
+     * subprocess receives it). Made before anything of the emit is sent or counted, so that
+     * a value neither can carry refuses the whole emit.
+     */
+    static final class Outgoing {
+        final List<Object> toJava;
+        final List<Object> toOthers;
+
+        Outgoing(List<Object> toJava, List<Object> toOthers) {
+            this.toJava = toJava;
+            this.toOthers = toOthers;
         }
     }
 
@@ -107,6 +132,7 @@ public class Emitter {
         this.component = plan.taskComponent.get(task);
         this.acking = acking;
         this.codec = codec;
+        this.plan = plan;
         for (StreamDecl s : plan.components.get(component).getOutputsList()) {
             OutStream out = new OutStream(s.getName(), plan.streamIndex(component, s.getName()), s.getFieldsList(),
                 s.getDirect());
@@ -115,7 +141,7 @@ public class Emitter {
                 for (Integer t : tasks) {
                     Buffer b = out.byTask.get(t);
                     if (b == null) {
-                        b = new Buffer(out.index, t, codec.batch());
+                        b = new Buffer(out.index, t, codec.batch(), plan.javaComponents.contains(sub.getKey()));
                         out.byTask.put(t, b);
                         buffers.add(b);
                     }
@@ -191,6 +217,72 @@ public class Emitter {
                 + "', which is not a direct stream; declare it direct or use emit");
         }
         return out;
+    }
+
+    /**
+     * Null when every value crosses as itself (the usual case: nothing is made), else the
+     * values for Java tasks and for the others among {@code targets}; throws (naming the
+     * value, the destination and what was expected) when a value cannot reach one of them.
+     */
+    final Outgoing outgoing(OutStream out, List<Integer> targets, List<Object> values) {
+        int n = values.size();
+        int i = 0;
+        while (i < n && codec.carries(values.get(i))) {
+            i++;
+        }
+        if (i == n || targets.isEmpty()) {
+            return null;
+        }
+        Buffer toJava = null;
+        Buffer toOther = null;
+        for (Integer t : targets) {
+            Buffer b = out.byTask.get(t);
+            if (b != null && b.java) {
+                toJava = toJava == null ? b : toJava;
+            } else if (b != null) {
+                toOther = toOther == null ? b : toOther;
+            }
+        }
+        List<Object> java = toJava == null ? null : new ArrayList<>(values);
+        List<Object> others = toOther == null ? null : new ArrayList<>(values);
+        for (; i < n; i++) {
+            Object v = values.get(i);
+            if (codec.carries(v)) {
+                continue;
+            }
+            if (java != null) {
+                try {
+                    if (kryo == null) {
+                        throw new Codec.BadValue(v, "this task has no Kryo to write it with");
+                    }
+                    java.set(i, codec.kryoValue(v, kryo.write(v)));
+                } catch (Codec.BadValue e) {
+                    throw refused(out, toJava, i, v, e, "a value Storm's Kryo serializes under this topology's "
+                        + "config (" + (kryo == null ? "none" : kryo.configured) + ")");
+                }
+            }
+            if (others != null) {
+                try {
+                    others.set(i, Multilang.value(v));
+                } catch (Codec.BadValue e) {
+                    throw refused(out, toOther, i, v, e, "a value json-smart writes as JSON (what Storm's "
+                        + "multilang gives a task in another language)");
+                }
+            }
+        }
+        return new Outgoing(java, others);
+    }
+
+    private HostError refused(OutStream out, Buffer to, int index, Object value, Codec.BadValue e, String or) {
+        String dest = plan.taskComponent.get(to.task);
+        return new HostError(loc() + ": emit on stream '" + out.name + "' refused, nothing of it sent: value #" + index
+            + " (field '" + out.fields.get(index) + "') for task " + to.task + " of " + (to.java ? "Java " : "")
+            + "component '" + dest + "' is " + Codec.describe(value) + " (" + e.getMessage() + "); expected "
+            + Codec.EXPECTED + ", or " + or, e);
+    }
+
+    final void add(Buffer b, List<Object> values, Outgoing o, long root, long edge, long[] pairs) {
+        add(b, o == null ? values : b.java ? o.toJava : o.toOthers, root, edge, pairs);
     }
 
     final void add(Buffer b, List<Object> values, long root, long edge, long[] pairs) {

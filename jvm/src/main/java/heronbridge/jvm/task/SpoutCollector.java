@@ -73,11 +73,12 @@ public final class SpoutCollector extends Emitter implements ISpoutOutputCollect
     }
 
     private List<Integer> send(OutStream out, List<Integer> targets, List<Object> values, Object msgId) {
+        Outgoing o = outgoing(out, targets, values);  // before anything changes: a refused value refuses it all
         emitted++;
         int n = targets.size();
         if (msgId == null || !acking) {
             for (int i = 0; i < n; i++) {
-                add(out.byTask.get(targets.get(i)), values, 0, 0, null);
+                add(out.byTask.get(targets.get(i)), values, o, 0, 0, null);
             }
             if (msgId != null) {
                 ackNow.add(msgId);
@@ -89,7 +90,7 @@ public final class SpoutCollector extends Emitter implements ISpoutOutputCollect
         for (int i = 0; i < n; i++) {
             long edge = edge();
             xor ^= edge;
-            add(out.byTask.get(targets.get(i)), values, root, edge, null);
+            add(out.byTask.get(targets.get(i)), values, o, root, edge, null);
         }
         if (ninits + 2 > inits.length) {
             inits = Arrays.copyOf(inits, inits.length * 2);

@@ -8,6 +8,7 @@ import heronbridge.jvm.plan.Plan;
 import heronbridge.jvm.plan.StormView;
 import heronbridge.jvm.values.Codec;
 import heronbridge.jvm.values.Record;
+import heronbridge.jvm.values.StormKryo;
 import heronbridge.jvm.wire.Frames;
 import heronbridge.jvm.wire.Handshake;
 import heronbridge.jvm.wire.Identity;
@@ -258,6 +259,8 @@ public final class Task {
         } catch (IllegalArgumentException e) {
             throw new HostError(loc() + ": config 'heronbridge.serializer' " + e.getMessage());
         }
+        StormKryo kryo = kryo();
+        codec.readKryoWith(kryo);
         boolean isSpout = decl.getKind() == TopologyOuterClass.ComponentKind.SPOUT;
         if (isSpout) {
             if (!(made instanceof ISpout)) {
@@ -288,7 +291,30 @@ public final class Task {
             emitter = boltOut = new BoltCollector(plan, task, codec, settings.acking(), view.workerContext(conf), conf,
                 loader);
         }
+        emitter.kryo = kryo;
         addTaskHooks(loader);
+    }
+
+    /**
+     * The topology's Kryo, as every Java task of it builds it: Storm's defaults, the
+     * topology's config, and the registrations of all its components. A registration Storm
+     * cannot make (a class missing, with topology.skip.missing.kryo.registrations false)
+     * stops the task at its start, as it stops a Storm worker.
+     */
+    private StormKryo kryo() {
+        Map<String, Object> topologyConf = new HashMap<>(org.apache.storm.utils.Utils.readDefaultConfig());
+        topologyConf.putAll(plan.config);
+        List<Map<String, Object>> componentConfs = new ArrayList<>();
+        for (ComponentDecl c : plan.components.values()) {
+            componentConfs.add(Plan.parseConfig(c.getConfigJson(), topology, c.getName()));
+        }
+        try {
+            return StormKryo.of(topologyConf, componentConfs);
+        } catch (RuntimeException e) {
+            throw new HostError(loc() + ": expected a Kryo config Storm builds (" + Config.TOPOLOGY_KRYO_REGISTER + ", "
+                + Config.TOPOLOGY_KRYO_DECORATORS + ", " + Config.TOPOLOGY_KRYO_FACTORY + " on the task's classpath), "
+                + "received one Storm's SerializationFactory refused: " + e, e);
+        }
     }
 
     /** Storm's `topology.auto.task.hooks`: each class made with no arguments and prepared, as Storm's Task does. */
@@ -609,6 +635,10 @@ public final class Task {
         boolean hooked = boltOut.hooked != null;
         for (Record r : records) {
             HbTuple input = new HbTuple(context, r.values, source, src, streamName, r.root, r.edge, r.pairs);
+            if (r.unreadable != null) {
+                unreadable(input, r.unreadable);
+                continue;
+            }
             if (hooked) {
                 long began = System.nanoTime();
                 bolt.execute(input);
@@ -626,6 +656,18 @@ public final class Task {
         }
         executeNanos += System.nanoTime() - t0;
         executeCount += records.size();
+    }
+
+    /**
+     * A tuple with a value this task's Kryo could not read (a class missing from its
+     * classpath, a registration the sender's Kryo had): the component never sees it; the
+     * error is reported as the component's own would be, and the tuple is failed, so its
+     * spout hears of it at once instead of at a timeout.
+     */
+    private void unreadable(HbTuple input, String why) {
+        emitter.reportError(new HostError(loc() + ": a tuple from task " + input.getSourceTask() + " of component '"
+            + input.getSourceComponent() + "' on stream '" + input.getSourceStreamId() + "' was not executed: " + why));
+        boltOut.fail(input);
     }
 
     // -- shared -----------------------------------------------------------------------

@@ -264,7 +264,7 @@ final class Tracer {
         double t = now();
         String src = tuple.getSourceComponent();
         String stream = tuple.getSourceStreamId();
-        add(Arrays.asList(t, RECV, id, stream, JsonCodec.canonical(tuple.getValues()), src, tuple.getSourceTask()));
+        add(Arrays.asList(t, RECV, id, stream, JsonCodec.canonicalValues(tuple.getValues()), src, tuple.getSourceTask()));
         if (Constants.SYSTEM_COMPONENT_ID.equals(src) && Constants.SYSTEM_TICK_STREAM_ID.equals(stream)) {
             ticks.add(id);
             return true;
@@ -339,7 +339,7 @@ final class Tracer {
             emitted++;
         }
         List<Object> row = new ArrayList<>(Arrays.asList(t, EMIT, id, stream == null ? "default" : stream,
-            JsonCodec.canonical(values), null, null, anchorIds, direct));
+            JsonCodec.canonicalValues(values), null, null, anchorIds, direct));
         if (direct == null) {
             row.add(targets == null ? List.of() : new ArrayList<>(targets));
         }

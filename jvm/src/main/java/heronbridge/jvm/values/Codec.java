@@ -14,6 +14,48 @@ public interface Codec {
 
     List<Record> decode(byte[] buf, int off, int len);
 
+    /** Whether a value crosses as itself (JSON-like in this format); anything else crosses as Storm would carry it. */
+    boolean carries(Object value);
+
+    /**
+     * What stands for a value in Storm's Kryo bytes in a record bound for a Java task; throws
+     * BadValue when the format cannot carry them.
+     */
+    Object kryoValue(Object value, byte[] bytes);
+
+    /** The Kryo that reads values in Storm's Kryo bytes (null: none arrive). */
+    void readKryoWith(StormKryo kryo);
+
+    /** A value in Storm's Kryo bytes, as a record bound for a Java task holds it. */
+    final class KryoBytes {
+        public final byte[] bytes;
+
+        public KryoBytes(byte[] bytes) {
+            this.bytes = bytes;
+        }
+    }
+
+    /** A value from Storm's Kryo bytes in a record; Unreadable when this task's Kryo cannot read them. */
+    static Object readKryo(StormKryo kryo, byte[] bytes) {
+        if (kryo == null) {
+            throw new Unreadable("expected a JSON-like value, received Storm's Kryo bytes (" + bytes.length
+                + " bytes) and no Kryo to read them with", null);
+        }
+        try {
+            return kryo.read(bytes);
+        } catch (RuntimeException | LinkageError e) {
+            throw new Unreadable("expected Storm's Kryo bytes of a class this task's Kryo reads (" + kryo.configured
+                + "), received " + bytes.length + " bytes it refused: " + e, e);
+        }
+    }
+
+    /** Storm's Kryo bytes this task could not read back: the record's tuple is failed, not executed. */
+    final class Unreadable extends RuntimeException {
+        public Unreadable(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     /** A batch being encoded: records appended one by one, then its bytes. */
     interface Batch {
         /** Append a record; throws BadValue (nothing appended) for a value the format cannot carry. */

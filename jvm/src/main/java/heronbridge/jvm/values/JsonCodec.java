@@ -4,6 +4,7 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +22,75 @@ public final class JsonCodec implements Codec {
         return new Batch();
     }
 
+    /** What {@link #write} writes as itself. */
+    @Override
+    public boolean carries(Object v) {
+        if (v == null || v instanceof String || v instanceof Integer || v instanceof Long || v instanceof Double
+                || v instanceof Boolean || v instanceof Short || v instanceof Byte || v instanceof Float
+                || v instanceof BigInteger || v instanceof BigDecimal || v instanceof Character) {
+            return true;
+        }
+        if (v instanceof Map) {
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                Object k = e.getKey();
+                if (!(k == null || k instanceof String || k instanceof Number || k instanceof Boolean)
+                        || !carries(e.getValue())) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (v instanceof Collection) {
+            for (Object x : (Collection<?>) v) {
+                if (!carries(x)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (v instanceof Object[]) {
+            for (Object x : (Object[]) v) {
+                if (!carries(x)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+
+    private StormKryo kryo;
+
+    /**
+     * JSON has no type to spare for Storm's Kryo bytes: a record bound for a Java task
+     * holding some carries them as base64 strings and names their positions in a fourth
+     * element ({@code [values, root, edge, [positions]]}, root and edge 0 when untracked).
+     * Only Java tasks receive such records.
+     */
+    @Override
+    public Object kryoValue(Object value, byte[] bytes) {
+        return new KryoBytes(bytes);
+    }
+
+    @Override
+    public void readKryoWith(StormKryo k) {
+        kryo = k;
+    }
+
+    /**
+     * The trace's text of a tuple's values: a value that is not JSON-like as a multilang
+     * subprocess would see it (Multilang), so that a Java component's traces read alike on
+     * Storm and on the runtime.
+     */
+    public static byte[] canonicalValues(List<Object> values) {
+        JsonCodec json = new JsonCodec();
+        List<Object> shown = new ArrayList<>(values.size());
+        for (Object v : values) {
+            shown.add(json.carries(v) ? v : Multilang.value(v));
+        }
+        return canonical(shown);
+    }
+
     private static final class Batch implements Codec.Batch {
         private final StringBuilder body = new StringBuilder(4096);
         private final StringBuilder one = new StringBuilder(256);
@@ -30,15 +100,31 @@ public final class JsonCodec implements Codec {
         public void add(List<Object> values, long root, long edge, long[] pairs) {
             one.setLength(0);
             one.append('[');
-            write(one, values);
+            StringBuilder kryoAt = null;
+            one.append('[');
+            for (int i = 0; i < values.size(); i++) {
+                one.append(i == 0 ? "" : ",");
+                Object v = values.get(i);
+                if (v instanceof KryoBytes) {
+                    kryoAt = kryoAt == null ? new StringBuilder() : kryoAt.append(',');
+                    kryoAt.append(i);
+                    one.append('"').append(Base64.getEncoder().encodeToString(((KryoBytes) v).bytes)).append('"');
+                } else {
+                    write(one, v);
+                }
+            }
+            one.append(']');
             if (pairs != null) {
                 one.append(",-1,[");
                 for (int i = 0; i < pairs.length; i++) {
                     one.append(i == 0 ? "" : ",").append(pairs[i]);
                 }
                 one.append(']');
-            } else if (root != 0) {
+            } else if (root != 0 || kryoAt != null) {
                 one.append(',').append(root).append(',').append(edge);
+            }
+            if (kryoAt != null) {
+                one.append(",[").append(kryoAt).append(']');
             }
             one.append(']');
             body.append(count == 0 ? "[" : ",").append(one);
@@ -190,6 +276,22 @@ public final class JsonCodec implements Codec {
         return i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
     }
 
+    /** The values at {@code positions} read from Storm's Kryo bytes in place; why one could not be, else null. */
+    private String readKryo(List<Object> values, List<Object> positions) {
+        String unreadable = null;
+        for (Object p : positions) {
+            int i = ((Number) p).intValue();
+            byte[] bytes = Base64.getDecoder().decode((String) values.get(i));
+            try {
+                values.set(i, Codec.readKryo(kryo, bytes));
+            } catch (Unreadable e) {
+                values.set(i, null);
+                unreadable = unreadable != null ? unreadable : "value " + i + ": " + e.getMessage();
+            }
+        }
+        return unreadable;
+    }
+
     @Override
     @SuppressWarnings("unchecked")
     public List<Record> decode(byte[] buf, int off, int len) {
@@ -206,6 +308,7 @@ public final class JsonCodec implements Codec {
                 out.add(new Record(values, 0, 0, null));
                 continue;
             }
+            String unreadable = rec.size() > 3 ? readKryo(values, (List<Object>) rec.get(3)) : null;
             long root = ((Number) rec.get(1)).longValue();
             if (root == Record.MULTI) {
                 List<Object> raw = (List<Object>) rec.get(2);
@@ -213,9 +316,9 @@ public final class JsonCodec implements Codec {
                 for (int i = 0; i < pairs.length; i++) {
                     pairs[i] = ((Number) raw.get(i)).longValue();
                 }
-                out.add(new Record(values, root, 0, pairs));
+                out.add(new Record(values, root, 0, pairs, unreadable));
             } else {
-                out.add(new Record(values, root, ((Number) rec.get(2)).longValue(), null));
+                out.add(new Record(values, root, ((Number) rec.get(2)).longValue(), null, unreadable));
             }
         }
         return out;

@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.msgpack.core.ExtensionTypeHeader;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
@@ -16,6 +17,62 @@ import org.msgpack.value.ValueType;
 /** msgpack records, the runtime's default serializer (msgspec on the Python side). */
 public final class MsgpackCodec implements Codec {
     private static final BigInteger INT_MIN = BigInteger.valueOf(Integer.MIN_VALUE);
+    private static final BigInteger UINT64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
+    private StormKryo kryo;
+
+    @Override
+    public void readKryoWith(StormKryo k) {
+        kryo = k;
+    }
+
+    @Override
+    public Object kryoValue(Object value, byte[] bytes) {
+        return new KryoBytes(bytes);
+    }
+
+    /** What {@link #pack} writes as itself: JSON's data model, plus byte[] (msgpack's binary). */
+    @Override
+    public boolean carries(Object v) {
+        if (v == null || v instanceof String || v instanceof Integer || v instanceof Long || v instanceof Double
+                || v instanceof Boolean || v instanceof Short || v instanceof Byte || v instanceof Float
+                || v instanceof Character || v instanceof byte[]) {
+            return true;
+        }
+        if (v instanceof BigInteger) {
+            return inRange((BigInteger) v);
+        }
+        if (v instanceof Map) {
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                Object k = e.getKey();
+                if (!(k == null || k instanceof String || k instanceof Number || k instanceof Boolean)
+                        || !carries(e.getValue())) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (v instanceof Collection) {
+            for (Object x : (Collection<?>) v) {
+                if (!carries(x)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (v instanceof Object[]) {
+            for (Object x : (Object[]) v) {
+                if (!carries(x)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+
+    private static boolean inRange(BigInteger b) {
+        return b.signum() >= 0 ? b.compareTo(UINT64_MAX) <= 0 : b.bitLength() <= 63;
+    }
 
     @Override
     public Codec.Batch batch() {
@@ -122,9 +179,13 @@ public final class MsgpackCodec implements Codec {
             for (Object x : c) {
                 pack(p, x);
             }
+        } else if (v instanceof KryoBytes) {
+            byte[] b = ((KryoBytes) v).bytes;
+            p.packExtensionTypeHeader(StormKryo.EXT, b.length);
+            p.writePayload(b);
         } else if (v instanceof BigInteger) {
             BigInteger b = (BigInteger) v;
-            if (b.bitLength() > 64 || b.signum() < 0 && b.bitLength() > 63) {
+            if (!inRange(b)) {
                 throw new BadValue(v, "an integer beyond 64 bits");
             }
             p.packBigInteger(b);
@@ -148,11 +209,17 @@ public final class MsgpackCodec implements Codec {
                 int size = u.unpackArrayHeader();
                 int fields = u.unpackArrayHeader();
                 List<Object> values = new ArrayList<>(fields);
+                String unreadable = null;
                 for (int j = 0; j < fields; j++) {
-                    values.add(value(u));
+                    try {
+                        values.add(value(u));
+                    } catch (Unreadable e) {  // its bytes are consumed: the record's roots are still read
+                        values.add(null);
+                        unreadable = unreadable != null ? unreadable : "value " + j + ": " + e.getMessage();
+                    }
                 }
                 if (size == 1) {
-                    out.add(new Record(values, 0, 0, null));
+                    out.add(new Record(values, 0, 0, null, unreadable));
                     continue;
                 }
                 long root = u.unpackLong();
@@ -162,9 +229,9 @@ public final class MsgpackCodec implements Codec {
                     for (int j = 0; j < m; j++) {
                         pairs[j] = u.unpackLong();
                     }
-                    out.add(new Record(values, root, 0, pairs));
+                    out.add(new Record(values, root, 0, pairs, unreadable));
                 } else {
-                    out.add(new Record(values, root, u.unpackLong(), null));
+                    out.add(new Record(values, root, u.unpackLong(), null, unreadable));
                 }
             }
             return out;
@@ -173,7 +240,7 @@ public final class MsgpackCodec implements Codec {
         }
     }
 
-    static Object value(MessageUnpacker u) throws IOException {
+    Object value(MessageUnpacker u) throws IOException {
         MessageFormat f = u.getNextFormat();
         ValueType t = f.getValueType();
         switch (t) {
@@ -211,6 +278,15 @@ public final class MsgpackCodec implements Codec {
                     map.put(JsonCodec.key(key), value(u));
                 }
                 return map;
+            }
+            case EXTENSION: {
+                ExtensionTypeHeader h = u.unpackExtensionTypeHeader();
+                byte[] payload = u.readPayload(h.getLength());
+                if (h.getType() != StormKryo.EXT) {
+                    throw new IOException("a msgpack extension value of type " + h.getType()
+                        + ", which no runtime serializer writes");
+                }
+                return Codec.readKryo(kryo, payload);
             }
             default:
                 throw new IOException("a msgpack " + t + " value, which no runtime serializer writes");

@@ -157,6 +157,34 @@ class TaskTest {
     }
 
     @Test
+    void aValueItsKryoCannotReadFailsItsTupleAndTheRestOfTheFrameRuns() throws Exception {
+        Task[] task = new Task[1];
+        Future<Integer> done = startBolt(task, COUNTER);
+        // Storm's Kryo bytes from a Kryo with a registration this topology's lacks.
+        java.util.Map<String, Object> conf = new java.util.HashMap<>(org.apache.storm.utils.Utils.readDefaultConfig());
+        conf.put("topology.kryo.register", List.of(Point.class.getName(), "java.util.Date"));
+        byte[] foreign = heronbridge.jvm.values.StormKryo.of(conf, List.of()).write(StormValuesTest.POINT);
+        Codec codec = new MsgpackCodec();
+        Codec.Batch batch = codec.batch();
+        long root = (4L << Frames.ROOT_TASK_SHIFT) | 7;
+        batch.add(List.of(new Codec.KryoBytes(foreign)), root, 0x10L, null);
+        batch.add(List.of("apple"), root + 1, 0x20L, null);
+        byte[] records = batch.take();
+        stmgr.write(Frames.dataFrame(2, 4, 1, records, records.length));
+        byte[] data = stmgr.frame(Frames.DATA);
+        List<Record> out = codec.decode(data, Frames.DATA_HEADER_SIZE, data.length - Frames.DATA_HEADER_SIZE);
+        assertEquals(1, out.size());
+        assertEquals(List.of("apple", 1), out.get(0).values, "the next tuple of the frame ran");
+        byte[] acks = stmgr.frame(Frames.ACK);
+        assertEquals(root + 1, Frames.i64(acks, Frames.HEADER_SIZE));
+        byte[] fails = stmgr.frame(Frames.FAIL);
+        assertEquals(root, Frames.i64(fails, Frames.HEADER_SIZE), "the unreadable tuple is failed, not executed");
+        assertEquals(1, task[0].emitter.errorsReported);
+        task[0].stop();
+        assertEquals(0, done.get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
     void stormsAutoTaskHooksSeeWhatStormsExecutorsShowThem() throws Exception {
         RecordingHook.EVENTS.clear();
         Task[] task = new Task[1];

@@ -1,0 +1,261 @@
+package heronbridge.jvm.task;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import heronbridge.jvm.HostError;
+import heronbridge.jvm.plan.Plan;
+import heronbridge.jvm.plan.StormView;
+import heronbridge.jvm.values.Codec;
+import heronbridge.jvm.values.JsonCodec;
+import heronbridge.jvm.values.MsgpackCodec;
+import heronbridge.jvm.values.Record;
+import heronbridge.jvm.values.StormKryo;
+import heronbridge.runtime.TopologyOuterClass;
+import heronbridge.runtime.TopologyOuterClass.ComponentDecl;
+import heronbridge.runtime.TopologyOuterClass.ComponentKind;
+import heronbridge.runtime.TopologyOuterClass.GroupingKind;
+import heronbridge.runtime.TopologyOuterClass.InputDecl;
+import heronbridge.runtime.TopologyOuterClass.StreamDecl;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.storm.utils.Utils;
+import org.junit.jupiter.api.Test;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+import org.msgpack.value.ExtensionValue;
+import org.msgpack.value.Value;
+
+/**
+ * Values that are not JSON-like, as Storm carries them: Storm's Kryo bytes (msgpack
+ * extension 75) to a Java task, what Storm's multilang JSON makes of them to any other,
+ * and a value neither can carry refused at the emit with nothing of it sent.
+ */
+class StormValuesTest {
+    static final String JAVA = "{\"heronbridge.java.component\": {\"class\": \"x.Y\"}}";
+    static final Date WHEN = new Date(1_700_000_000_000L);
+    static final Point POINT = new Point("p", 3, WHEN, List.of("a", "b"), 1.5);
+
+    // Tasks: jbolt=1 (Java), pybolt=2 (Python), src=3 (the Java spout).
+    static final int JBOLT = 1;
+    static final int PYBOLT = 2;
+    static final int SRC = 3;
+
+    static ComponentDecl.Builder bolt(String name, String conf) {
+        return ComponentDecl.newBuilder().setName(name).setKind(ComponentKind.BOLT).setParallelism(1)
+            .setClassPath(conf.isEmpty() ? "bolts:Py" : "java:x.Y").setConfigJson(conf)
+            .addInputs(InputDecl.newBuilder().setComponent("src").setStream("default").setGrouping(GroupingKind.ALL));
+    }
+
+    static Plan plan(String topologyConf, String jboltConf) {
+        return new Plan(TopologyOuterClass.Topology.newBuilder().setId("v-1").setName("v").setConfigJson(topologyConf)
+            .addComponents(ComponentDecl.newBuilder().setName("src").setKind(ComponentKind.SPOUT).setParallelism(1)
+                .setClassPath("java:src").setConfigJson(JAVA)
+                .addOutputs(StreamDecl.newBuilder().setName("default").addFields("thing").addFields("n")))
+            .addComponents(bolt("jbolt", jboltConf))
+            .addComponents(bolt("pybolt", ""))
+            .build());
+    }
+
+    static final String REGISTERED = "{\"topology.reliability.mode\": \"ATLEAST_ONCE\", "
+        + "\"topology.kryo.register\": [\"heronbridge.jvm.task.Point\", \"java.util.Date\"]}";
+
+    static StormKryo kryo(Plan plan) {
+        Map<String, Object> conf = new HashMap<>(Utils.readDefaultConfig());
+        conf.putAll(plan.config);
+        List<Map<String, Object>> components = new ArrayList<>();
+        for (ComponentDecl c : plan.components.values()) {
+            components.add(Plan.parseConfig(c.getConfigJson(), plan.name, c.getName()));
+        }
+        return StormKryo.of(conf, components);
+    }
+
+    static SpoutCollector collector(Plan plan, Codec codec) {
+        StormView view = new StormView(plan, SRC, 0, List.of(SRC), ".", ".");
+        Map<String, Object> conf = view.conf("src", null);
+        SpoutCollector out = new SpoutCollector(plan, SRC, codec, true, view.workerContext(conf), conf,
+            StormValuesTest.class.getClassLoader());
+        out.kryo = kryo(plan);
+        return out;
+    }
+
+    static Emitter.Buffer buffer(Emitter out, int task) {
+        return out.streams.get("default").byTask.get(task);
+    }
+
+    /** The records a task receives, read by a codec with the topology's Kryo (null: without one). */
+    static List<Record> received(Emitter out, int task, Codec reader, StormKryo kryo) {
+        byte[] bytes = buffer(out, task).batch.take();
+        reader.readKryoWith(kryo);
+        return reader.decode(bytes, 0, bytes.length);
+    }
+
+    @Test
+    void aBeanReachesAJavaTaskInStormsKryoBytesAndAPythonTaskAsStormsMultilangJson() throws Exception {
+        Plan plan = plan(REGISTERED, JAVA);
+        assertEquals(java.util.Set.of("src", "jbolt"), plan.javaComponents);
+        SpoutCollector out = collector(plan, new MsgpackCodec());
+        out.emit("default", Arrays.asList(POINT, 7), 1);
+
+        byte[] toJava = buffer(out, JBOLT).batch.take();
+        try (MessageUnpacker u = MessagePack.newDefaultUnpacker(toJava)) {
+            Value records = u.unpackValue();
+            Value first = records.asArrayValue().get(0).asArrayValue().get(0).asArrayValue().get(0);
+            assertTrue(first.isExtensionValue(), "a bean to a Java task is a msgpack extension: " + first);
+            ExtensionValue ext = first.asExtensionValue();
+            assertEquals(StormKryo.EXT, ext.getType());
+            assertEquals(POINT, kryo(plan).read(ext.getData()), "Storm's Kryo bytes, readable by any task's Kryo");
+        }
+        MsgpackCodec reader = new MsgpackCodec();
+        reader.readKryoWith(kryo(plan));
+        List<Record> java = reader.decode(toJava, 0, toJava.length);
+        assertEquals(Point.class, java.get(0).values.get(0).getClass());
+        assertEquals(POINT, java.get(0).values.get(0));
+        assertEquals(7, java.get(0).values.get(1));
+        assertTrue(java.get(0).root != 0, "tracked as any tuple");
+
+        List<Record> python = received(out, PYBOLT, new MsgpackCodec(), null);
+        Map<String, Object> expected = new HashMap<>();
+        expected.put("name", "p");
+        expected.put("count", 3);
+        expected.put("when", WHEN.toString());  // json-smart writes a Date as its toString()
+        expected.put("tags", List.of("a", "b"));
+        expected.put("weight", 1.5);  // a public field
+        assertEquals(Arrays.asList(expected, 7), python.get(0).values);
+    }
+
+    @Test
+    void aJavaTaskReadsCollectionsOfBeansAsTheSameClasses() {
+        java.util.LinkedList<Object> list = new java.util.LinkedList<>(List.of(POINT, "x"));
+        // Storm's Kryo registers ArrayList, HashMap and HashSet itself; a LinkedList, as a
+        // bean, needs the topology's registration (without it, the emit is refused).
+        HostError e = assertThrows(HostError.class, () -> collector(plan(REGISTERED, JAVA), new MsgpackCodec())
+            .emit("default", Arrays.asList(list, WHEN), null));
+        assertTrue(e.getMessage().contains("Class is not registered: java.util.LinkedList"), e.getMessage());
+        Plan plan = plan("{\"topology.kryo.register\": [\"heronbridge.jvm.task.Point\", \"java.util.Date\", "
+            + "\"java.util.LinkedList\"]}", JAVA);
+        SpoutCollector out = collector(plan, new MsgpackCodec());
+        out.emit("default", Arrays.asList(list, WHEN), null);
+        List<Record> java = received(out, JBOLT, new MsgpackCodec(), kryo(plan));
+        assertEquals(java.util.LinkedList.class, java.get(0).values.get(0).getClass());
+        assertEquals(list, java.get(0).values.get(0));
+        assertEquals(WHEN, java.get(0).values.get(1));
+        List<Record> python = received(out, PYBOLT, new MsgpackCodec(), null);
+        assertEquals(WHEN.toString(), python.get(0).values.get(1));
+        assertEquals("x", ((List<?>) python.get(0).values.get(0)).get(1));
+    }
+
+    @Test
+    void aClassStormsKryoRefusesIsRefusedAtTheEmitAndNothingAcceptedIsLost() {
+        Plan plan = plan("{\"topology.reliability.mode\": \"ATLEAST_ONCE\"}", JAVA);  // Storm's defaults: no fallback
+        SpoutCollector out = collector(plan, new MsgpackCodec());
+        out.emit("default", Arrays.asList("fine", 1), 1);
+        HostError e = assertThrows(HostError.class, () -> out.emit("default", Arrays.asList(POINT, 2), 2));
+        String m = e.getMessage();
+        assertTrue(m.startsWith("topology 'v', component 'src', task 3: emit on stream 'default' refused"), m);
+        assertTrue(m.contains("value #0 (field 'thing') for task 1 of Java component 'jbolt' is "
+            + "heronbridge.jvm.task.Point"), m);
+        assertTrue(m.contains("Class is not registered: heronbridge.jvm.task.Point"), m);
+        assertTrue(m.contains("expected " + Codec.EXPECTED), m);
+        assertTrue(m.contains("topology.fall.back.on.java.serialization false"), m);
+        assertEquals(1, out.emitted, "the refused emit is not counted");
+        synchronized (out) {
+            assertEquals(1, out.pending.size(), "nor tracked");
+        }
+        for (int task : new int[] {JBOLT, PYBOLT}) {
+            List<Record> got = received(out, task, new MsgpackCodec(), kryo(plan));
+            assertEquals(1, got.size(), "task " + task + " gets the accepted emit and nothing of the refused one");
+            assertEquals(List.of("fine", 1), got.get(0).values);
+        }
+    }
+
+    @Test
+    void javaSerializationOnlyWhenTheTopologyTurnsStormsFallbackOn() {
+        Plan plan = plan("{\"topology.fall.back.on.java.serialization\": true}", JAVA);
+        SpoutCollector out = collector(plan, new MsgpackCodec());
+        out.emit("default", Arrays.asList(POINT, 1), null);  // Serializable: Storm's SerializableSerializer
+        assertEquals(POINT, received(out, JBOLT, new MsgpackCodec(), kryo(plan)).get(0).values.get(0));
+        HostError e = assertThrows(HostError.class,
+            () -> out.emit("default", Arrays.asList(new Point.Opaque(), 1), null));
+        assertTrue(e.getMessage().contains("NotSerializableException"), e.getMessage());
+        assertTrue(e.getMessage().contains("topology.fall.back.on.java.serialization true"), e.getMessage());
+    }
+
+    @Test
+    void registrationsOfAnyComponentCountAsNimbusMergesThem() {
+        Plan plan = plan("{}", "{\"heronbridge.java.component\": {\"class\": \"x.Y\"}, "
+            + "\"topology.kryo.register\": [\"heronbridge.jvm.task.Point\", \"java.util.Date\"]}");
+        SpoutCollector out = collector(plan, new MsgpackCodec());
+        out.emit("default", Arrays.asList(POINT, 1), null);
+        assertEquals(POINT, received(out, JBOLT, new MsgpackCodec(), kryo(plan)).get(0).values.get(0));
+    }
+
+    @Test
+    void whatOnlyAPythonTaskReceivesNeedsNoKryo() {
+        Plan plan = plan("{}", "");  // jbolt is not Java here
+        assertEquals(java.util.Set.of("src"), plan.javaComponents);
+        SpoutCollector out = collector(plan, new MsgpackCodec());
+        out.emit("default", Arrays.asList(new Point.Opaque(), 1), null);
+        assertEquals(Map.of("x", 1), received(out, PYBOLT, new MsgpackCodec(), null).get(0).values.get(0));
+        HostError e = assertThrows(HostError.class,
+            () -> out.emit("default", Arrays.asList(new char[] {'c'}, 1), null));
+        assertTrue(e.getMessage().contains("for task 1 of component 'jbolt' is [C"), e.getMessage());
+        assertTrue(e.getMessage().contains("json-smart (Storm's multilang JSON) cannot write it"), e.getMessage());
+    }
+
+    @Test
+    void bytesAJavaTaskCannotReadFailTheirTupleAndTheRestOfTheBatchIsRead() {
+        Plan plan = plan(REGISTERED, JAVA);
+        SpoutCollector out = collector(plan, new MsgpackCodec());
+        out.emit("default", Arrays.asList(POINT, 1), 1);
+        out.emit("default", Arrays.asList("plain", 2), 2);
+        StormKryo without = kryo(plan("{}", JAVA));  // a task whose Kryo lacks the registration
+        List<Record> got = received(out, JBOLT, new MsgpackCodec(), without);
+        assertEquals(2, got.size());
+        assertNotNull(got.get(0).unreadable);
+        assertTrue(got.get(0).unreadable.startsWith("value 0: expected Storm's Kryo bytes of a class this task's "
+            + "Kryo reads (topology.kryo.register []"), got.get(0).unreadable);
+        assertTrue(got.get(0).root != 0, "its root is read, so the tuple can be failed");
+        assertNull(got.get(1).unreadable);
+        assertEquals(List.of("plain", 2), got.get(1).values);
+    }
+
+    @Test
+    void withTheJsonSerializerKryoBytesTravelAsBase64NamedByTheRecord() {
+        Plan plan = plan(REGISTERED, JAVA);
+        SpoutCollector out = collector(plan, new JsonCodec());
+        out.emit("default", Arrays.asList(POINT, 1), null);
+        out.emit("default", Arrays.asList(POINT, 2), 9);
+        byte[] toJava = buffer(out, JBOLT).batch.take();
+        String text = new String(toJava, StandardCharsets.UTF_8);
+        assertTrue(text.matches("\\[\\[\\[\"[A-Za-z0-9+/=]+\",1\\],0,0,\\[0\\]\\],"
+            + "\\[\\[\"[A-Za-z0-9+/=]+\",2\\],\\d+,\\d+,\\[0\\]\\]\\]"), text);
+        JsonCodec reader = new JsonCodec();
+        reader.readKryoWith(kryo(plan));
+        List<Record> java = reader.decode(toJava, 0, toJava.length);
+        assertEquals(Arrays.asList(POINT, 1), java.get(0).values);
+        assertEquals(0, java.get(0).root);
+        assertEquals(Arrays.asList(POINT, 2), java.get(1).values);
+        assertTrue(java.get(1).root != 0);
+
+        byte[] toPython = buffer(out, PYBOLT).batch.take();
+        assertTrue(new String(toPython, StandardCharsets.UTF_8).startsWith("[[[{"), "JSON objects for Python");
+        List<Record> python = new JsonCodec().decode(toPython, 0, toPython.length);
+        assertEquals("p", ((Map<?, ?>) python.get(0).values.get(0)).get("name"));
+    }
+
+    @Test
+    void tracesShowABeanAsStormsMultilangJson() {
+        assertEquals("[{\"count\":3,\"name\":\"p\",\"tags\":[\"a\",\"b\"],\"weight\":1.5,\"when\":\""
+                + WHEN + "\"},1]",
+            new String(JsonCodec.canonicalValues(Arrays.asList(POINT, 1)), StandardCharsets.UTF_8));
+    }
+}

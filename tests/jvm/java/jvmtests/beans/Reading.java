@@ -1,0 +1,85 @@
+package jvmtests.beans;
+
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A Java bean as topologies emit them: private fields with getters and setters, a public
+ * field, a Date, a list; not Serializable, so only Storm's Kryo (with the class registered)
+ * carries it between workers.
+ */
+public class Reading {
+    private long id;
+    private String sensor;
+    private Date taken;
+    private List<String> tags = new ArrayList<>();
+    public double value;
+
+    public Reading() {
+    }
+
+    /** The reading numbered {@code id}: both ends of an edge make the same one. */
+    public static Reading of(long id) {
+        Reading r = new Reading();
+        r.id = id;
+        r.sensor = "sensor-" + (id % 3);
+        r.taken = new Date(1_700_000_000_000L + id * 1000);
+        r.tags = new ArrayList<>(List.of("t" + id, id % 2 == 0 ? "even" : "odd"));
+        r.value = id + 0.5;
+        return r;
+    }
+
+    public long getId() {
+        return id;
+    }
+
+    public void setId(long id) {
+        this.id = id;
+    }
+
+    public String getSensor() {
+        return sensor;
+    }
+
+    public void setSensor(String sensor) {
+        this.sensor = sensor;
+    }
+
+    public Date getTaken() {
+        return taken;
+    }
+
+    public void setTaken(Date taken) {
+        this.taken = taken;
+    }
+
+    public List<String> getTags() {
+        return tags;
+    }
+
+    public void setTags(List<String> tags) {
+        this.tags = tags;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof Reading)) {
+            return false;
+        }
+        Reading r = (Reading) o;
+        return id == r.id && value == r.value && Objects.equals(sensor, r.sensor) && Objects.equals(taken, r.taken)
+            && Objects.equals(tags, r.tags);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(id, sensor, taken, tags, value);
+    }
+
+    @Override
+    public String toString() {
+        return "Reading(" + id + ", " + sensor + ", " + taken.getTime() + ", " + tags + ", " + value + ")";
+    }
+}

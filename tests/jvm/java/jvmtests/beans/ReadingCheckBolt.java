@@ -1,0 +1,54 @@
+package jvmtests.beans;
+
+import java.io.FileWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.apache.storm.task.OutputCollector;
+import org.apache.storm.task.TopologyContext;
+import org.apache.storm.topology.OutputFieldsDeclarer;
+import org.apache.storm.topology.base.BaseRichBolt;
+import org.apache.storm.tuple.Tuple;
+
+/**
+ * What a Java bolt received as a Reading: one JSON line per tuple in
+ * {@code <beans.out>/check-<task>.jsonl}, with the value's class and whether it equals the
+ * reading its id names.
+ */
+public class ReadingCheckBolt extends BaseRichBolt {
+    private OutputCollector collector;
+    private Writer out;
+
+    @Override
+    public void prepare(Map<String, Object> conf, TopologyContext context, OutputCollector collector) {
+        this.collector = collector;
+        try {
+            Path dir = Path.of(conf.get("beans.out").toString());
+            Files.createDirectories(dir);
+            out = new FileWriter(dir.resolve("check-" + context.getThisTaskId() + ".jsonl").toFile(), true);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void execute(Tuple input) {
+        Object value = input.getValue(0);
+        long id = input.getLong(1);
+        try {
+            out.write("{\"id\": " + id + ", \"class\": \"" + value.getClass().getName() + "\", \"equal\": "
+                + Reading.of(id).equals(value) + "}\n");
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        collector.ack(input);
+    }
+
+    @Override
+    public void declareOutputFields(OutputFieldsDeclarer declarer) {
+    }
+}
