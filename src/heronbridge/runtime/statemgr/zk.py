@@ -19,6 +19,7 @@ import atexit
 import logging
 import os
 import random
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -105,6 +106,9 @@ class ZooKeeperStateManager(StateManager):
         self._owned: dict[str, bytes] = {}  # ephemeral nodes this session holds
         self._lost = False
         self._away_since: float | None = None  # monotonic time the connection dropped
+        # Set while connected: a call waits for it rather than queue its request in kazoo,
+        # which would send it once connected again, after its caller has given up on it.
+        self._up = threading.Event()
         self.zk.add_listener(self._state_changed)
         try:
             self.zk.start(timeout=CONNECT_TIMEOUT_SECS)
@@ -151,14 +155,17 @@ class ZooKeeperStateManager(StateManager):
     def _call(self, what: str, kind: str, name: str, fn: Callable, *args: object,
               **kwargs: object) -> Any:  # kazoo's answers are untyped
         """`fn(*args, **kwargs)`, one of kazoo's *_async calls, answered within the
-        patience (and before `hurry`'s deadline), tried again while the connection is
-        down; StateManagerError when no answer came in time."""
+        patience (and before `hurry`'s deadline): made once connected, and again when the
+        connection drops meanwhile; StateManagerError when no answer came in time."""
         began = time.monotonic()
         deadline = began + self.patience
         if self._until is not None:
             deadline = min(deadline, self._until)
         delay = RETRY_DELAY_SECS
         while True:
+            if not self._up.wait(max(0.0, deadline - time.monotonic())):
+                waited = time.monotonic() - began
+                break
             try:
                 return fn(*args, **kwargs).get(timeout=max(0.0, deadline - time.monotonic()))
             except (NoNodeError, NodeExistsError):
@@ -183,9 +190,10 @@ class ZooKeeperStateManager(StateManager):
             except KazooException as exc:
                 msg = f"state {self.uri}: cannot {what} {kind}/{name}: {type(exc).__name__} {exc}"
                 raise StateManagerError(msg) from exc
-            msg = (f"state {self.uri}: ZooKeeper at {self.hosts} did not answer within "
-                   f"{waited:.1f}s ({what} {kind}/{name}; {self._connection()})")
-            raise StateManagerError(msg)
+            break
+        msg = (f"state {self.uri}: ZooKeeper at {self.hosts} did not answer within "
+               f"{waited:.1f}s ({what} {kind}/{name}; {self._connection()})")
+        raise StateManagerError(msg)
 
     def _connection(self) -> str:
         away = self.unreachable_secs()
@@ -199,12 +207,15 @@ class ZooKeeperStateManager(StateManager):
         # Runs on kazoo's connection thread: never block here.
         away = self._away_since
         if state == KazooState.CONNECTED:
+            self._up.set()
             self._away_since = None
             if away is not None:
                 log.info("state %s: ZooKeeper connection back after %.1fs", self.uri,
                          time.monotonic() - away)
-        elif away is None:
-            self._away_since = time.monotonic()
+        else:
+            self._up.clear()
+            if away is None:
+                self._away_since = time.monotonic()
         if state == KazooState.LOST:
             self._lost = True
             log.warning("state %s: ZooKeeper session lost", self.uri)
