@@ -115,7 +115,7 @@ class SparkCluster:
                          for p in sorted(self.folder.glob(pattern)))
 
     def stop(self) -> None:
-        kill_schedulers("--spark-master", self.master)  # drivers a test left behind
+        kill_schedulers("--spark-master", self.master.__eq__)  # drivers a test left behind
         for proc in reversed(self.processes):
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)

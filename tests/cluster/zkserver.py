@@ -13,6 +13,7 @@ import socket
 import subprocess
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -25,9 +26,9 @@ MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 SCHEDULER_MODULES = ("heronbridge.runtime.scheduler", "heronbridge.runtime.scheduler.spark")
 
 
-def kill_schedulers(option: str, prefix: str) -> list[str]:
-    """SIGKILL every detached scheduler whose `option` (`--state`, `--spark-master`) starts
-    with `prefix`, with every process under it (its executors and their processes, a
+def kill_schedulers(option: str, matches: Callable[[str], bool]) -> list[str]:
+    """SIGKILL every detached scheduler whose `option` (`--state`, `--spark-master`) has a
+    value that `matches`, with every process under it (its executors and their processes, a
     driver's JVM): what a test left behind would otherwise outlive the server or cluster
     it used (a scheduler cut off from them may wait up to its orphan bound). Returns what
     it killed, and warns with it."""
@@ -36,7 +37,7 @@ def kill_schedulers(option: str, prefix: str) -> list[str]:
         argv = proc.info["cmdline"] or []
         module = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
         value = argv[argv.index(option) + 1] if option in argv[:-1] else ""
-        if module not in SCHEDULER_MODULES or not value.startswith(prefix):
+        if module not in SCHEDULER_MODULES or not matches(value):
             continue
         with contextlib.suppress(psutil.Error):
             tree = [proc, *proc.children(recursive=True)]
@@ -115,7 +116,7 @@ class ZooKeeperServer:
 
     def close(self) -> None:
         """Stop the server for good, and every scheduler left behind on it."""
-        kill_schedulers("--state", f"zk://{self.hosts}/")
+        kill_schedulers("--state", lambda state: state.startswith(f"zk://{self.hosts}/"))
         self.stop()
 
 
