@@ -211,7 +211,7 @@ def main() -> int:
                               f"{result['sink_per_s']:>9,.0f} sink tuples/s", flush=True)
         finally:
             spark.stop()
-            zookeeper.stop()
+            zookeeper.close()
     by = {key: median_run(rs) for key, rs in runs.items()}
     words = next(iter(by.values()))["words"]
     print(f"\nword count, {args.sentences:,} sentences = {words:,} sink tuples, at-least-once, "

@@ -18,7 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from zkserver import free_port
+from zkserver import free_port, kill_schedulers
 
 MASTER = "org.apache.spark.deploy.master.Master"
 WORKER = "org.apache.spark.deploy.worker.Worker"
@@ -115,6 +115,7 @@ class SparkCluster:
                          for p in sorted(self.folder.glob(pattern)))
 
     def stop(self) -> None:
+        kill_schedulers("--spark-master", self.master.__eq__)  # drivers a test left behind
         for proc in reversed(self.processes):
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)

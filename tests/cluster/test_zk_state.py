@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import queue
 import signal
+import time
 
 import pytest
 from kazoo.client import KazooClient
@@ -174,6 +175,36 @@ def test_clients_ride_out_a_server_that_dies_and_comes_back(zookeeper, root):
         wait_until(lambda: seen.get(timeout=1) == "after", 30, "the watch to fire again")
         assert state.get(TMASTERS, "wc").server_port == 5  # the session survived
     finally:
+        state.close()
+
+
+def test_a_call_while_the_server_is_down_ends_within_its_patience_or_hurry(zookeeper, root):
+    """kazoo's own calls wait for the connection to come back, however long; ours give up
+    at their deadline, naming the node and how long the connection has been down."""
+    state = open_statemgr(zookeeper.uri(root), ME)
+    try:
+        state.put(TOPOLOGIES, "wc", topology_pb2.Topology(id="before"))
+        assert state.unreachable_secs() == 0.0
+        zookeeper.stop(signal.SIGKILL)
+        wait_until(lambda: state.unreachable_secs() > 0, 10, "the client to notice")
+        state.patience = 2.0
+        began = time.monotonic()
+        with pytest.raises(StateManagerError, match=r"did not answer within 2\.\ds \(read "
+                           r"topologies/wc; disconnected for \d+\.\ds\)"):
+            state.get(TOPOLOGIES, "wc")
+        assert 2.0 <= time.monotonic() - began < 3.0
+        began = time.monotonic()
+        with state.hurry(0.5), pytest.raises(StateManagerError, match=r"within 0\.\ds "
+                                                                      r"\(delete topologies"):
+            state.clear("wc")
+        assert time.monotonic() - began < 1.0
+        state.patience = 30.0
+        zookeeper.start()
+        assert state.get(TOPOLOGIES, "wc").id == "before"  # waited for the server's return
+        wait_until(lambda: state.unreachable_secs() == 0.0, 10, "connected again")
+    finally:
+        if zookeeper.process is None:
+            zookeeper.start()
         state.close()
 
 

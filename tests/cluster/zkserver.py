@@ -12,10 +12,44 @@ import signal
 import socket
 import subprocess
 import time
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+
+import psutil
 
 JARS = Path("/usr/share/java")
 MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
+
+
+# The detached schedulers: the local one and the Spark driver (not their executors).
+SCHEDULER_MODULES = ("heronbridge.runtime.scheduler", "heronbridge.runtime.scheduler.spark")
+
+
+def kill_schedulers(option: str, matches: Callable[[str], bool]) -> list[str]:
+    """SIGKILL every detached scheduler whose `option` (`--state`, `--spark-master`) has a
+    value that `matches`, with every process under it (its executors and their processes, a
+    driver's JVM): what a test left behind would otherwise outlive the server or cluster
+    it used (a scheduler cut off from them may wait up to its orphan bound). Returns what
+    it killed, and warns with it."""
+    killed = []
+    for proc in psutil.process_iter(["cmdline"]):
+        argv = proc.info["cmdline"] or []
+        module = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
+        value = argv[argv.index(option) + 1] if option in argv[:-1] else ""
+        if module not in SCHEDULER_MODULES or not matches(value):
+            continue
+        with contextlib.suppress(psutil.Error):
+            tree = [proc, *proc.children(recursive=True)]
+            for each in tree:
+                with contextlib.suppress(psutil.Error):
+                    each.kill()
+            psutil.wait_procs(tree, timeout=10)
+            killed.append(f"pid {proc.pid} ({' '.join(argv[1:])}) and {len(tree) - 1} "
+                          "processes under it")
+    if killed:
+        warnings.warn(f"killed schedulers left behind: {'; '.join(killed)}", stacklevel=2)
+    return killed
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -74,18 +108,24 @@ class ZooKeeperServer:
             return False
 
     def stop(self, sig: int = signal.SIGKILL) -> None:
+        """Stop the server (a test may start it again)."""
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, sig)
             self.process.wait(30)
         self.process = None
 
+    def close(self) -> None:
+        """Stop the server for good, and every scheduler left behind on it."""
+        kill_schedulers("--state", lambda state: state.startswith(f"zk://{self.hosts}/"))
+        self.stop()
+
 
 @contextlib.contextmanager
 def running_zookeeper(folder: Path):
-    """A server started in `folder`, stopped when the block ends."""
+    """A server started in `folder`, closed when the block ends."""
     server = ZooKeeperServer(folder)
     server.start()
     try:
         yield server
     finally:
-        server.stop()
+        server.close()

@@ -31,7 +31,7 @@ def zookeeper(tmp_path_factory):
     try:
         yield server
     finally:
-        server.stop()
+        server.close()
 
 
 def client(zookeeper, auth):

@@ -171,6 +171,11 @@ RESTART_BACKOFF_SECS = key(
     "first wait before a dead process restarts (see [When a process dies]"
     "(#when-a-process-dies))", minimum=0, expects="seconds >= 0",
     field="restart_backoff_secs")
+SCHEDULER_ORPHAN_SECS = key(
+    "heronbridge.scheduler.orphan.secs", NUMBER, 600,
+    "a topology's scheduler that cannot reach the state manager this long stops the "
+    "topology by itself (nobody could reach it to kill it); null: never", minimum=1,
+    expects="seconds >= 1 or null", nullable=True, field="scheduler_orphan_secs")
 LOG_MAX_BYTES = key(
     "heronbridge.log.max.bytes", INT, 10 << 20,
     "a process log or `metrics.jsonl` rotates past this size (a streamparse env's "
@@ -261,6 +266,7 @@ class TopologyConfig:
     execute_batch_secs: float
     latency_target_secs: float
     restart_backoff_secs: float
+    scheduler_orphan_secs: float | None
     log_max_bytes: int
     log_backup_count: int
     host: str | None

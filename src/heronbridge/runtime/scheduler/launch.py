@@ -20,7 +20,7 @@ from ..proto import topology_pb2
 from ..statemgr import PACKING_PLANS, StateManager
 from .home import Home
 from .jvm import is_java
-from .lifecycle import KillWatch
+from .lifecycle import SHUTDOWN_GRACE_SECS, KillWatch
 from .local import Supervisor, submit_plan
 from .processes import module_command
 from .spark import START_TIMEOUT_SECS as SPARK_START_TIMEOUT_SECS
@@ -216,10 +216,13 @@ class Launch:
         if self.process is not None:
             if self.process.poll() is None:
                 self.process.terminate()
+                # Its grace, and its watchdog's moment to notice the grace is over.
+                wait = SHUTDOWN_GRACE_SECS + 5
                 try:
-                    self.process.wait(60)
+                    self.process.wait(wait)
                 except subprocess.TimeoutExpired as exc:
-                    msg = f"topology {self.name!r}: its scheduler did not stop within 60s"
+                    msg = (f"topology {self.name!r}: its scheduler (pid {self.process.pid}) "
+                           f"did not stop within {wait:g}s of SIGTERM")
                     raise RuntimeKernelError(msg) from exc
             self.process = None
 

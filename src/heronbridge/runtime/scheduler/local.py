@@ -21,7 +21,7 @@ import uuid
 
 from ..addresses import HOST_ENV
 from ..config import TopologyConfig
-from ..errors import SchedulerError, where
+from ..errors import SchedulerError, StateManagerError, where
 from ..health.config import HealthConfig
 from ..plan.codec import packing_to_proto, topology_from_proto, topology_to_proto
 from ..plan.logical import LogicalPlan
@@ -39,7 +39,7 @@ from ..statemgr import (
     StateManager,
 )
 from .home import Home
-from .lifecycle import detached_main, still_submitted
+from .lifecycle import ORPHAN_SECS, STATE_AT_STOP_SECS, detached_main, still_submitted
 from .processes import die_with_parent, module_command
 from .restarts import Backoff
 
@@ -133,8 +133,10 @@ class Supervisor:
         self.topology_id = topology.id if topology is not None else ""
         self.workdir = home.workdir(name)
         self.executors: dict[int, subprocess.Popen] = {}
-        base = TopologyConfig.read(topology_from_proto(topology).config, name) \
-            .restart_backoff_secs if topology is not None else 0.5
+        conf = TopologyConfig.read(topology_from_proto(topology).config, name) \
+            if topology is not None else None
+        base = conf.restart_backoff_secs if conf is not None else 0.5
+        self.orphan_secs = conf.scheduler_orphan_secs if conf is not None else ORPHAN_SECS
         self.backoff = {c: Backoff(base) for c in self.containers}
         self.started: dict[int, float] = {}
         self.due: dict[int, float] = {}  # container -> when its executor starts again
@@ -236,7 +238,20 @@ class Supervisor:
             except (ProcessLookupError, PermissionError):
                 pass
             proc.wait()
-        self.statemgr.clear(self.name)
+        try:
+            with self.statemgr.hurry(STATE_AT_STOP_SECS):
+                self.statemgr.clear(self.name)
+        except StateManagerError as exc:
+            msg = (f"{where(self.name)}: its containers stopped, but its nodes in the state "
+                   f"stay (heronbridge kill {self.name} removes them): {exc}")
+            raise StateManagerError(msg) from exc
+
+    def kill_now(self) -> None:
+        for proc in [*list(self.executors.values()), *self.leaving]:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the executor and all it started
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def main(argv: list[str] | None = None) -> int:

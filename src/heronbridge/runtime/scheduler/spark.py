@@ -35,7 +35,7 @@ from ..proto import plans_pb2
 from ..statemgr import PACKING_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
 from .environments import EnvironmentBuildError
 from .home import Home
-from .lifecycle import still_submitted
+from .lifecycle import STATE_AT_STOP_SECS, still_submitted
 from .local import ContainersFollower
 from .package import build
 from .restarts import Backoff
@@ -47,6 +47,7 @@ log = logging.getLogger("heronbridge.runtime.scheduler.spark")
 ENVIRONMENT_FAILED = EnvironmentBuildError.__name__
 START_TIMEOUT_SECS = 240.0  # a Spark application, its executors, then the containers
 STOP_GRACE_SECS = 20.0
+CANCEL_GRACE_SECS = 10.0  # for the jobs' threads to end once their jobs are cancelled
 WAITING_REPORT_SECS = 30.0
 PACKAGE = "package.tar.gz"
 
@@ -124,7 +125,9 @@ class SparkSupervisor:
         self.plan = topology_from_proto(topology)
         self.topology_id = topology.id
         self.containers = [c.id for c in packing.containers]
-        self.backoff = TopologyConfig.read(self.plan.config, name).restart_backoff_secs
+        conf = TopologyConfig.read(self.plan.config, name)
+        self.backoff = conf.restart_backoff_secs
+        self.orphan_secs = conf.scheduler_orphan_secs
         self.workdir = home.workdir(name)
         self.sc: Any = None
         self.threads: list[threading.Thread] = []
@@ -289,28 +292,51 @@ class SparkSupervisor:
         return restarted
 
     def stop(self) -> None:
-        """Stop every container (each stops in order once its topology's node is gone),
-        cancel what is left of their jobs, clear the state, end the application."""
+        """Stop every container (each stops in order once its topology's node is gone;
+        at once, by cancelling its job, when the state cannot be told), cancel what is
+        left of their jobs, clear the state, end the application."""
         if self._stopping.is_set():
             return
         self._stopping.set()
         self.planned.cancel()
+        told = True
         try:
-            self.statemgr.delete(TOPOLOGIES, self.name)
+            with self.statemgr.hurry(STATE_AT_STOP_SECS):
+                self.statemgr.delete(TOPOLOGIES, self.name)
         except StateManagerError as exc:
-            log.error("%s: %s", where(self.name), exc)
-        deadline = time.monotonic() + STOP_GRACE_SECS
-        for thread in self.threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+            told = False
+            log.error("%s: cannot tell its containers to stop through the state; cancelling "
+                      "their Spark jobs: %s", where(self.name), exc)
+        if told:
+            deadline = time.monotonic() + STOP_GRACE_SECS
+            for thread in self.threads:
+                thread.join(max(0.0, deadline - time.monotonic()))
         if not self._ended():
             for container in self.containers:
                 self.sc.cancelJobGroup(self._group(container))
+            deadline = time.monotonic() + CANCEL_GRACE_SECS
             for thread in self.threads:
-                thread.join(10.0)
-        self.statemgr.clear(self.name)
-        if self.sc is not None:
-            self.sc.stop()  # also once the application ended: it frees the driver's JVM side
-            self.sc = None
+                thread.join(max(0.0, deadline - time.monotonic()))
+        try:
+            with self.statemgr.hurry(STATE_AT_STOP_SECS):
+                self.statemgr.clear(self.name)
+        except StateManagerError as exc:
+            msg = (f"{where(self.name)}: its containers stopped, but its nodes in the state "
+                   f"stay (heronbridge kill {self.name} removes them): {exc}")
+            raise StateManagerError(msg) from exc
+        finally:
+            if self.sc is not None:
+                self.sc.stop()  # also once the application ended: it frees the driver's JVM
+                self.sc = None
+
+    def kill_now(self) -> None:
+        """The driver's JVM (the application with it, and so its executors): it would
+        end once this process has gone, as its stdin closes; this makes sure."""
+        from pyspark import SparkContext
+
+        proc = getattr(SparkContext._gateway, "proc", None)
+        if proc is not None:
+            proc.kill()
 
 
 def main(argv: list[str] | None = None) -> int:

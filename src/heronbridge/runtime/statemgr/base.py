@@ -13,10 +13,12 @@ Processes follow nodes with `watch`: ZooKeeper pushes changes, the local backend
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, cast
 
 from google.protobuf.message import Message
@@ -91,6 +93,7 @@ class StateManager(ABC):
     """Read, write and follow the nodes of one state root."""
 
     uri: str
+    _until: float | None = None  # hurry's deadline (time.monotonic())
 
     @abstractmethod
     def _read(self, kind: str, name: str) -> bytes | None: ...
@@ -121,6 +124,25 @@ class StateManager(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional for backends without connections
         """Release connections."""
+
+    def unreachable_secs(self) -> float:
+        """How long the backend has been unable to reach its servers (0 while it can, and
+        always for backends without servers)."""
+        return 0.0
+
+    @contextlib.contextmanager
+    def hurry(self, secs: float) -> Iterator[None]:
+        """Calls made meanwhile, from any thread, end within `secs` from now, answered or
+        not (StateManagerError): what a stopping process still tells the state must not
+        keep it from stopping while the state is unreachable. Backends whose calls cannot
+        wait on a server ignore it."""
+        previous = self._until
+        until = time.monotonic() + secs
+        self._until = until if previous is None else min(previous, until)
+        try:
+            yield
+        finally:
+            self._until = previous
 
     def child_env(self) -> dict[str, str]:
         """Environment a child process needs to open this state with the same rights."""

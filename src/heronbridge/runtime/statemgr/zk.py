@@ -7,26 +7,38 @@ another primary). After a session is lost, this client re-creates the ephemeral 
 held. Every node is written under a digest identity (`user:password`): the owner may do
 anything, the world may only read; the topology's secret is the owner's only. A root or
 folder found already there is used only if that identity alone may change it.
+
+Every call has a deadline (`patience`, and `hurry`'s): while the client is disconnected,
+kazoo's own synchronous calls queue the request and wait for the connection to come back,
+however long that takes, and its retry deadline is checked only between attempts.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import random
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
+    ConnectionClosedError,
+    ConnectionLoss,
     KazooException,
     NoAuthError,
     NodeExistsError,
     NoNodeError,
+    OperationTimeoutError,
+    SessionExpiredError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.recipe.watchers import DataWatch
-from kazoo.retry import KazooRetry, RetryFailedError
+from kazoo.retry import KazooRetry
 from kazoo.security import Permissions, make_acl, make_digest_acl
 
 from ..errors import StateManagerError
@@ -38,6 +50,10 @@ log = logging.getLogger("heronbridge.runtime.statemgr.zk")
 SESSION_TIMEOUT_SECS = 10.0
 _CHANGES = Permissions.WRITE | Permissions.CREATE | Permissions.DELETE | Permissions.ADMIN
 CONNECT_TIMEOUT_SECS = 15.0
+# What one call does again, after a pause, until its deadline: the connection dropped.
+_AGAIN = (ConnectionLoss, OperationTimeoutError, SessionExpiredError)
+RETRY_DELAY_SECS = 0.1
+RETRY_MAX_DELAY_SECS = 1.0
 
 
 def parse_uri(uri: str) -> tuple[str, str, dict[str, str]]:
@@ -73,9 +89,13 @@ class ZooKeeperStateManager(StateManager):
                    f"{options['session_timeout']!r}")
             raise StateManagerError(msg)
         self._session = session
+        # How long one call may wait for an answer (retrying while the connection is
+        # down) before it raises StateManagerError.
+        self.patience = session
         self._own = make_digest_acl(user, password, all=True)
         self._shared = [self._own, make_acl("world", "anyone", read=True)]
-        # Explicit retries: kazoo's default reconnect back-off grows to an hour.
+        # Explicit retries: kazoo's default reconnect back-off grows to an hour. Its
+        # command retry serves its recipes (DataWatch); our own calls go through _call.
         self.zk = KazooClient(
             hosts=hosts, timeout=session, auth_data=[("digest", credential)],
             default_acl=self._shared,
@@ -85,6 +105,10 @@ class ZooKeeperStateManager(StateManager):
                                      max_jitter=0.2, deadline=session))
         self._owned: dict[str, bytes] = {}  # ephemeral nodes this session holds
         self._lost = False
+        self._away_since: float | None = None  # monotonic time the connection dropped
+        # Set while connected: a call waits for it rather than queue its request in kazoo,
+        # which would send it once connected again, after its caller has given up on it.
+        self._up = threading.Event()
         self.zk.add_listener(self._state_changed)
         try:
             self.zk.start(timeout=CONNECT_TIMEOUT_SECS)
@@ -92,8 +116,14 @@ class ZooKeeperStateManager(StateManager):
             self.zk.close()
             msg = f"state {uri}: cannot reach ZooKeeper at {hosts} within {CONNECT_TIMEOUT_SECS}s"
             raise StateManagerError(msg) from exc
+        # Closed at exit before kazoo's own exit hook (hooks run last registered first),
+        # which joins its callback thread and stops nothing: a watch's read queued while
+        # disconnected would keep that thread, and so the process, waiting for ever.
+        # Stopping the client first fails what is queued.
+        self._closed = False
+        atexit.register(self.close)
         for path in (self.root, *map(self._folder, KINDS)):  # checked before any use
-            self._call("create the folder", path, "", self.zk.ensure_path, path)
+            self._call("create the folder", path, "", self.zk.ensure_path_async, path)
             self._check_owned(path)
 
     # -- plumbing ---------------------------------------------------------------
@@ -102,7 +132,7 @@ class ZooKeeperStateManager(StateManager):
         """A node found there is used only when this identity alone may change it or
         what is under it (others may at most read): one another identity made open to
         all would let it replace our secret and our topologies."""
-        acls = self._call("read the ACL of", path, "", self.zk.get_acls, path)[0]
+        acls = self._call("read the ACL of", path, "", self.zk.get_acls_async, path)[0]
         others = sorted({f"{a.id.scheme}:{a.id.id}" for a in acls
                          if a.perms & _CHANGES and a.id != self._own.id})
         mine = any(a.id == self._own.id and a.perms & _CHANGES == _CHANGES for a in acls)
@@ -124,24 +154,68 @@ class ZooKeeperStateManager(StateManager):
 
     def _call(self, what: str, kind: str, name: str, fn: Callable, *args: object,
               **kwargs: object) -> Any:  # kazoo's answers are untyped
-        try:
-            return self.zk.retry(fn, *args, **kwargs)
-        except (NoNodeError, NodeExistsError):
-            raise
-        except NoAuthError as exc:
-            msg = (f"state {self.uri}: not allowed to {what} {kind}/{name} (its ZooKeeper ACL "
-                   f"is another identity's; run as the topology's owner or set ${ZK_DIGEST_ENV})")
-            raise StateManagerError(msg) from exc
-        except RetryFailedError as exc:
-            msg = (f"state {self.uri}: ZooKeeper at {self.hosts} did not answer within "
-                   f"{self._session:g}s ({what} {kind}/{name})")
-            raise StateManagerError(msg) from exc
-        except KazooException as exc:
-            msg = f"state {self.uri}: cannot {what} {kind}/{name}: {type(exc).__name__} {exc}"
-            raise StateManagerError(msg) from exc
+        """`fn(*args, **kwargs)`, one of kazoo's *_async calls, answered within the
+        patience (and before `hurry`'s deadline): made once connected, and again when the
+        connection drops meanwhile; StateManagerError when no answer came in time."""
+        began = time.monotonic()
+        deadline = began + self.patience
+        if self._until is not None:
+            deadline = min(deadline, self._until)
+        delay = RETRY_DELAY_SECS
+        while True:
+            if not self._up.wait(max(0.0, deadline - time.monotonic())):
+                waited = time.monotonic() - began
+                break
+            try:
+                return fn(*args, **kwargs).get(timeout=max(0.0, deadline - time.monotonic()))
+            except (NoNodeError, NodeExistsError):
+                raise
+            except ConnectionClosedError as exc:  # closed here: nothing to wait for
+                msg = f"state {self.uri}: cannot {what} {kind}/{name}: the client is closed"
+                raise StateManagerError(msg) from exc
+            except _AGAIN:
+                pause = delay * random.uniform(0.8, 1.2)
+                if time.monotonic() + pause < deadline:
+                    time.sleep(pause)
+                    delay = min(delay * 2, RETRY_MAX_DELAY_SECS)
+                    continue
+                waited = time.monotonic() - began
+            except KazooTimeoutError:
+                waited = time.monotonic() - began
+            except NoAuthError as exc:
+                msg = (f"state {self.uri}: not allowed to {what} {kind}/{name} (its ZooKeeper "
+                       f"ACL is another identity's; run as the topology's owner or set "
+                       f"${ZK_DIGEST_ENV})")
+                raise StateManagerError(msg) from exc
+            except KazooException as exc:
+                msg = f"state {self.uri}: cannot {what} {kind}/{name}: {type(exc).__name__} {exc}"
+                raise StateManagerError(msg) from exc
+            break
+        msg = (f"state {self.uri}: ZooKeeper at {self.hosts} did not answer within "
+               f"{waited:.1f}s ({what} {kind}/{name}; {self._connection()})")
+        raise StateManagerError(msg)
+
+    def _connection(self) -> str:
+        away = self.unreachable_secs()
+        return f"disconnected for {away:.1f}s" if away else "connected"
+
+    def unreachable_secs(self) -> float:
+        since = self._away_since
+        return 0.0 if since is None else time.monotonic() - since
 
     def _state_changed(self, state: str) -> None:
         # Runs on kazoo's connection thread: never block here.
+        away = self._away_since
+        if state == KazooState.CONNECTED:
+            self._up.set()
+            self._away_since = None
+            if away is not None:
+                log.info("state %s: ZooKeeper connection back after %.1fs", self.uri,
+                         time.monotonic() - away)
+        else:
+            self._up.clear()
+            if away is None:
+                self._away_since = time.monotonic()
         if state == KazooState.LOST:
             self._lost = True
             log.warning("state %s: ZooKeeper session lost", self.uri)
@@ -166,17 +240,18 @@ class ZooKeeperStateManager(StateManager):
     def _create_ephemeral(self, path: str, data: bytes) -> None:
         kind, name = path.rsplit("/", 2)[-2:]
         try:
-            self._call("create", kind, name, self.zk.create, path, data, ephemeral=True)
+            self._call("create", kind, name, self.zk.create_async, path, data,
+                       ephemeral=True)
         except NodeExistsError:
             try:
-                _, stat = self._call("read", kind, name, self.zk.get, path)
+                _, stat = self._call("read", kind, name, self.zk.get_async, path)
             except NoNodeError:  # its holder just went: try again
                 return self._create_ephemeral(path, data)
             if stat.ephemeralOwner != self.zk.client_id[0]:
                 msg = (f"state {self.uri}: {kind}/{name} is held by another process (ZooKeeper "
                        f"session {stat.ephemeralOwner:#x}): another primary")
                 raise base.NodeExistsError(msg) from None
-            self._call("write", kind, name, self.zk.set, path, data)
+            self._call("write", kind, name, self.zk.set_async, path, data)
         self._owned[path] = data
         return None
 
@@ -184,7 +259,8 @@ class ZooKeeperStateManager(StateManager):
 
     def _read(self, kind: str, name: str) -> bytes | None:
         try:
-            data, _ = self._call("read", kind, name, self.zk.get, self._path(kind, name))
+            data, _ = self._call("read", kind, name, self.zk.get_async,
+                                  self._path(kind, name))
         except NoNodeError:
             return None
         return data
@@ -196,15 +272,16 @@ class ZooKeeperStateManager(StateManager):
         elif kind in OWNER_ONLY:
             # Always a fresh node, so that it never keeps an ACL wider than its owner's.
             self.delete(kind, name)
-            self._call("create", kind, name, self.zk.create, path, data, acl=[self._own])
+            self._call("create", kind, name, self.zk.create_async, path, data,
+                       acl=[self._own])
         else:
             try:
-                self._call("write", kind, name, self.zk.set, path, data)
+                self._call("write", kind, name, self.zk.set_async, path, data)
             except NoNodeError:
                 try:
-                    self._call("create", kind, name, self.zk.create, path, data)
+                    self._call("create", kind, name, self.zk.create_async, path, data)
                 except NodeExistsError:  # created meanwhile: ours is the newer value
-                    self._call("write", kind, name, self.zk.set, path, data)
+                    self._call("write", kind, name, self.zk.set_async, path, data)
 
     def _claim(self, kind: str, name: str, data: bytes) -> None:
         self._create_ephemeral(self._path(kind, name), data)
@@ -213,13 +290,13 @@ class ZooKeeperStateManager(StateManager):
         path = self._path(kind, name)
         self._owned.pop(path, None)
         try:
-            self._call("delete", kind, name, self.zk.delete, path)
+            self._call("delete", kind, name, self.zk.delete_async, path)
         except NoNodeError:
             pass
 
     def names(self, kind: str) -> list[str]:
         try:
-            return sorted(self._call("list", kind, "*", self.zk.get_children,
+            return sorted(self._call("list", kind, "*", self.zk.get_children_async,
                                      self._folder(kind)))
         except NoNodeError:
             return []
@@ -238,6 +315,10 @@ class ZooKeeperStateManager(StateManager):
         return {ZK_DIGEST_ENV: self.credential}
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
         self._owned.clear()
         self.zk.remove_listener(self._state_changed)  # closing reports LOST: not a loss
         try:
