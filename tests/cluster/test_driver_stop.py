@@ -1,8 +1,9 @@
 """The Spark scheduler (the topology's Spark driver) SIGTERMed while its ZooKeeper is dead
 exits within SHUTDOWN_GRACE_SECS: it cannot tell its containers to stop through the
 state, so it cancels their jobs, and its last calls to the state give up in time. Its
-driver JVM and the containers on the workers go with it. A ZooKeeper server of the
-test's own, as the test kills it; the session's Spark cluster."""
+driver JVM and the containers on the workers go with it. Not signalled at all, it stops
+by itself once its state has been unreachable for heronbridge.scheduler.orphan.secs. A
+ZooKeeper server of the test's own, as the test kills it; the session's Spark cluster."""
 
 from __future__ import annotations
 
@@ -38,12 +39,22 @@ def topology_processes(launch: Launch) -> list[psutil.Process]:
     return found
 
 
-def test_the_spark_driver_sigtermed_with_its_zookeeper_dead_stops_within_the_grace(
-        spark, tmp_path, capsys):
-    name = "driver-stop"
+ORPHAN_SECS = 8.0
+
+
+@pytest.mark.parametrize("stop", [
+    "sigterm",
+    pytest.param("orphaned", marks=pytest.mark.compat(
+        "config/heronbridge.scheduler.orphan.secs", on="spark"))])
+def test_the_spark_driver_with_its_zookeeper_dead_stops_within_the_grace(
+        spark, tmp_path, capsys, stop):
+    name = f"driver-{stop}"
     with running_zookeeper(tmp_path / "zookeeper") as zookeeper:
-        b = TopologyBuilder(name, {"topology.stmgrs": 2, "test.out": str(tmp_path / "out"),
-                                   "test.count": 50, "test.interval": 0.02})
+        config = {"topology.stmgrs": 2, "test.out": str(tmp_path / "out"),
+                  "test.count": 50, "test.interval": 0.02}
+        if stop == "orphaned":
+            config["heronbridge.scheduler.orphan.secs"] = ORPHAN_SECS
+        b = TopologyBuilder(name, config)
         b.spout("keys", KeySpout)
         b.bolt("record", RecordingBolt, inputs={"keys": Grouping.SHUFFLE}, par=2)
         home = Home(tmp_path / "home", zookeeper.uri(name))
@@ -65,17 +76,27 @@ def test_the_spark_driver_sigtermed_with_its_zookeeper_dead_stops_within_the_gra
             wait_until(lambda: "connection suspended" in log(), 30,
                        "the driver to notice ZooKeeper gone", on_timeout=log)
             began = time.monotonic()
-            launch.process.send_signal(signal.SIGTERM)
+            if stop == "sigterm":
+                launch.process.send_signal(signal.SIGTERM)
+            else:
+                wait_until(lambda: "heronbridge.scheduler.orphan.secs" in log(),
+                           ORPHAN_SECS + 30, "the driver to find itself orphaned",
+                           on_timeout=log)
+                began = time.monotonic()
             try:
                 code = launch.process.wait(SHUTDOWN_GRACE_SECS + 15)
             except subprocess.TimeoutExpired:
                 pytest.fail(f"the driver still runs {SHUTDOWN_GRACE_SECS + 15:g}s after "
-                            f"SIGTERM:\n{log()[-4000:]}")
+                            f"its stop began ({stop}):\n{log()[-4000:]}")
             took = time.monotonic() - began
             said = log()
             assert took < SHUTDOWN_GRACE_SECS, said[-4000:]
             assert code == 1, said[-4000:]  # its own way, not the watchdog's
-            assert f"topology '{name}': stopping (SIGTERM)" in said, said[-4000:]
+            if stop == "sigterm":
+                assert f"topology '{name}': stopping (SIGTERM)" in said, said[-4000:]
+            else:
+                assert "whoever owns the topology cannot reach this scheduler to kill it" \
+                    in said, said[-4000:]
             assert f"topology '{name}': cannot tell its containers to stop through the " \
                    "state; cancelling their Spark jobs" in said, said[-4000:]
             assert f"its nodes in the state stay (heronbridge kill {name} removes them)" \
@@ -87,7 +108,7 @@ def test_the_spark_driver_sigtermed_with_its_zookeeper_dead_stops_within_the_gra
                        "the containers on the workers to stop",
                        on_timeout=lambda: str(topology_processes(launch)))
             with capsys.disabled():
-                print(f"\nSpark driver, ZooKeeper dead: SIGTERM to exit {took:.1f}s "
+                print(f"\nSpark driver, ZooKeeper dead: {stop} to exit {took:.1f}s "
                       f"(grace {SHUTDOWN_GRACE_SECS:g}s)")
         finally:
             launch.stop()
