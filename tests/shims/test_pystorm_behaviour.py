@@ -398,7 +398,7 @@ def test_every_grouping_direct_stream_timeout_and_pending_cap(run_project, tmp_p
     events = [e["event"] for e in spout_events(out)]
     assert events[0] == "activate"
     if system == "storm":
-        # The kill came after the last emit: the spout heard "deactivate" last, and once.
+        # The kill came after the last emit: the spout heard "deactivate" once, after it.
         assert [e for e in events if e in ("activate", "deactivate")] == \
             ["activate", "deactivate"], events
         assert events.index("deactivate") > max(i for i, e in enumerate(events)
