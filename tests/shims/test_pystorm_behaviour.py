@@ -319,9 +319,10 @@ PLAIN = ("grouping/shuffle", "grouping/fields", "grouping/all", "grouping/global
 GROUPINGS = (*PLAIN, "grouping/local_or_shuffle", "grouping/partial_key", "grouping/direct",
              "api/direct emits", "api/named streams")
 # What Storm's ShellSpout and ShellBolt say to, and hear from, the project's components;
-# Storm's partial key grouping is a custom grouping (customGrouping, a Java object).
+# Storm's partial key grouping is a custom grouping (customGrouping, a Java object); the
+# run ends by killing the topology, which deactivates its spouts first.
 STORM_SIDE = ("multilang/next (to a spout)", "multilang/ack (to a spout)",
-              "multilang/fail (to a spout)", "multilang/activate (to a spout)",
+              "multilang/fail (to a spout)", *SPOUT_STATE,
               "multilang/error (from a component)", "multilang/fail (from a component)",
               "api/component logs", "grouping/custom")
 
@@ -345,7 +346,11 @@ def test_every_grouping_direct_stream_timeout_and_pending_cap(run_project, tmp_p
     options = {"test.out": str(out), "test.count": count, "topology.max.spout.pending": cap,
                "topology.message.timeout.secs": 3}
     if system == "storm":
-        run = run_on_storm_until_done(request, options, tmp_path / "run")
+        # Ended as `storm kill -w 10` ends it: spouts deactivated, 10 s, then removed. The
+        # worker hears of the kill through ZooKeeper within about a second; the wait leaves
+        # a loaded machine room before the spout is stopped.
+        run = run_on_storm_until_done(request, options, tmp_path / "run", kill_wait=10)
+        assert run.killed
         worker_log = run.java_log.read_text(errors="replace")
         assert "dropper log line" in worker_log and "dropper logger line" in worker_log
         assert "KeyError: 'reported'" in worker_log  # the error, with its traceback
@@ -390,10 +395,17 @@ def test_every_grouping_direct_stream_timeout_and_pending_cap(run_project, tmp_p
         in_flight += {"emit": 1, "ack": -1, "fail": -1}.get(event["event"], 0)
         most = max(most, in_flight)
     assert most == cap
-    assert spout_events(out)[0]["event"] == "activate"
+    events = [e["event"] for e in spout_events(out)]
+    assert events[0] == "activate"
+    if system == "storm":
+        # The kill came after the last emit: the spout heard "deactivate" once, after it.
+        assert [e for e in events if e in ("activate", "deactivate")] == \
+            ["activate", "deactivate"], events
+        assert events.index("deactivate") > max(i for i, e in enumerate(events)
+                                                if e == "emit"), events
 
 
-def run_on_storm_until_done(request, options, run_dir):
+def run_on_storm_until_done(request, options, run_dir, kill_wait=None):
     from heronbridge.compat.streamparse import load_project
     from heronbridge.conformance.scenario import Scenario
     from heronbridge.conformance.storm import run_on_storm
@@ -402,7 +414,7 @@ def run_on_storm_until_done(request, options, run_dir):
     scenario = Scenario(name="groupings", project=PROJECT, topology="groupings", tuples=None,
                         options=options, quiet=3.0, timeout=150.0)
     project = load_project(PROJECT, "groupings", None, scenario.storm_options())
-    run = run_on_storm(project, scenario, run_dir, install=install)
+    run = run_on_storm(project, scenario, run_dir, install=install, kill_wait=kill_wait)
     assert run.finished, run.explanation
     return run
 

@@ -21,6 +21,7 @@ from heronbridge.compat.java import has_java
 from ..scenario import Scenario
 from ..trace import seed
 from ..trace.progress import Progress, Snapshot
+from .errors import StormError
 from .flux import flux_topology, write_flux
 from .install import StormInstall, fetch
 from .jvm_host import host_jar
@@ -41,6 +42,9 @@ POLL = 0.5  # seconds between looks at the traces, the log and the JVM
 FATAL_GRACE = 1.5  # after a fatal log line, time for the JVM to log the rest and halt
 # LocalCluster shuts down on its own after storm.local.sleeptime; we stop it first.
 SLEEP_MARGIN = 300
+# With a kill at the end: time beyond its wait for Nimbus to remove the topology and for
+# local mode to stop.
+KILL_MARGIN = 60.0
 DEATHS = {COMPONENT_DIED, WORKER_DIED, PYTHON_EXCEPTION, NOT_STARTED}
 
 
@@ -55,6 +59,7 @@ class StormRun:
     explanation: str = ""  # why the run did not finish, when it did not
     trap: Trap | None = None  # what the log says went wrong, when it says
     exit_code: int | None = None  # the JVM's, when it ended on its own
+    killed: bool = False  # the run ended by killing the topology (run_on_storm's kill_wait)
 
 
 def storm_dir(run_dir: Path) -> Path:
@@ -63,9 +68,15 @@ def storm_dir(run_dir: Path) -> Path:
 
 def run_on_storm(project: Any, scenario: Scenario, run_dir: Path, *,
                  install: StormInstall | None = None,
-                 on_progress: Callable[[Snapshot], None] | None = None) -> StormRun:
+                 on_progress: Callable[[Snapshot], None] | None = None,
+                 kill_wait: int | None = None) -> StormRun:
     """Run `project` (compat.streamparse.Project, loaded with the scenario's options) on
-    Storm until its traces say it is done, the scenario's timeout passes, or Storm fails."""
+    Storm until its traces say it is done, the scenario's timeout passes, or Storm fails.
+
+    With `kill_wait` (seconds), a finished run ends as `storm kill -w kill_wait` ends a
+    topology: Storm deactivates its spouts (a multilang spout hears "deactivate"), waits,
+    then removes it; only then does local mode stop. Without, local mode is stopped under
+    the running topology, which hears nothing."""
     install = install or fetch()
     base = storm_dir(run_dir)
     traces, tmp, java_log = base / "traces", base / "tmp", base / "java.log"
@@ -80,7 +91,7 @@ def run_on_storm(project: Any, scenario: Scenario, run_dir: Path, *,
         # the tracing wrappers (the host's jar) and the project's Java code
         classpath += [host_jar(), *project.java_jars]
     command = storm_command(install.java, classpath, jar, flux,
-                            int(scenario.timeout) + SLEEP_MARGIN, tmp)
+                            int(scenario.timeout) + SLEEP_MARGIN, tmp, kill_wait)
     env = dict(os.environ)
     # Storm starts `streamparse_run` (and `python`) by name: this interpreter's first.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
@@ -92,7 +103,7 @@ def run_on_storm(project: Any, scenario: Scenario, run_dir: Path, *,
     storm = LocalStorm(command, java_log, env, base)
     started = time.time()
     deadline = time.monotonic() + scenario.timeout
-    finished, fatal, exit_code = False, None, None
+    finished, fatal, exit_code, kill_error = False, None, None, ""
     try:
         storm.start()
         while True:
@@ -112,6 +123,8 @@ def run_on_storm(project: Any, scenario: Scenario, run_dir: Path, *,
             if time.monotonic() >= deadline:
                 break
             time.sleep(POLL)
+        if finished and kill_wait is not None:
+            kill_error = storm.kill_topology(kill_wait + KILL_MARGIN)
     finally:
         # What Storm logs while being stopped (children gone, pipes broken) is not news.
         cut = _size(java_log)
@@ -119,8 +132,12 @@ def run_on_storm(project: Any, scenario: Scenario, run_dir: Path, *,
         exit_code = exit_code if exit_code is not None else code
         ended = time.time()
         shutil.rmtree(tmp, ignore_errors=True)
+    if kill_error:
+        msg = f"topology {project.name!r} on Storm: {kill_error} (log: {java_log})"
+        raise StormError(msg)
     snapshot = progress.poll()
-    run = StormRun(started, ended, finished, snapshot, java_log, flux, exit_code=exit_code)
+    run = StormRun(started, ended, finished, snapshot, java_log, flux, exit_code=exit_code,
+                   killed=finished and kill_wait is not None)
     if not finished:
         trap = diagnose(_read(java_log, cut), exit_code, install.version)
         exits = progress.exits()
