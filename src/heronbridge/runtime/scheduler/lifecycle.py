@@ -63,6 +63,18 @@ def still_submitted(statemgr: StateManager, name: str, topology_id: str) -> bool
     return topology is not None and topology.id == topology_id
 
 
+def clear_at_stop(statemgr: StateManager, name: str) -> None:
+    """A stopping scheduler's last act, its containers stopped: the topology's nodes
+    removed, within STATE_AT_STOP_SECS whatever the state's health."""
+    try:
+        with statemgr.hurry(STATE_AT_STOP_SECS):
+            statemgr.clear(name)
+    except StateManagerError as exc:
+        msg = (f"{where(name)}: its containers stopped, but its nodes in the state stay "
+               f"(heronbridge kill {name} removes them): {exc}")
+        raise StateManagerError(msg) from exc
+
+
 class KillWatch:
     """`is_set()` once the topology node this watch first saw is gone or replaced."""
 

@@ -21,7 +21,7 @@ import uuid
 
 from ..addresses import HOST_ENV
 from ..config import TopologyConfig
-from ..errors import SchedulerError, StateManagerError, where
+from ..errors import SchedulerError, where
 from ..health.config import HealthConfig
 from ..plan.codec import packing_to_proto, topology_from_proto, topology_to_proto
 from ..plan.logical import LogicalPlan
@@ -39,7 +39,12 @@ from ..statemgr import (
     StateManager,
 )
 from .home import Home
-from .lifecycle import ORPHAN_SECS, STATE_AT_STOP_SECS, detached_main, still_submitted
+from .lifecycle import (
+    ORPHAN_SECS,
+    clear_at_stop,
+    detached_main,
+    still_submitted,
+)
 from .processes import die_with_parent, module_command
 from .restarts import Backoff
 
@@ -238,13 +243,7 @@ class Supervisor:
             except (ProcessLookupError, PermissionError):
                 pass
             proc.wait()
-        try:
-            with self.statemgr.hurry(STATE_AT_STOP_SECS):
-                self.statemgr.clear(self.name)
-        except StateManagerError as exc:
-            msg = (f"{where(self.name)}: its containers stopped, but its nodes in the state "
-                   f"stay (heronbridge kill {self.name} removes them): {exc}")
-            raise StateManagerError(msg) from exc
+        clear_at_stop(self.statemgr, self.name)
 
     def kill_now(self) -> None:
         for proc in [*list(self.executors.values()), *self.leaving]:

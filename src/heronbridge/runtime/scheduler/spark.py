@@ -35,7 +35,7 @@ from ..proto import plans_pb2
 from ..statemgr import PACKING_PLANS, SCHEDULERS, TOPOLOGIES, StateManager
 from .environments import EnvironmentBuildError
 from .home import Home
-from .lifecycle import STATE_AT_STOP_SECS, still_submitted
+from .lifecycle import STATE_AT_STOP_SECS, clear_at_stop, still_submitted
 from .local import ContainersFollower
 from .package import build
 from .restarts import Backoff
@@ -318,12 +318,7 @@ class SparkSupervisor:
             for thread in self.threads:
                 thread.join(max(0.0, deadline - time.monotonic()))
         try:
-            with self.statemgr.hurry(STATE_AT_STOP_SECS):
-                self.statemgr.clear(self.name)
-        except StateManagerError as exc:
-            msg = (f"{where(self.name)}: its containers stopped, but its nodes in the state "
-                   f"stay (heronbridge kill {self.name} removes them): {exc}")
-            raise StateManagerError(msg) from exc
+            clear_at_stop(self.statemgr, self.name)
         finally:
             if self.sc is not None:
                 self.sc.stop()  # also once the application ended: it frees the driver's JVM
