@@ -130,6 +130,10 @@ class KafkaBolt(StatefulMixin, Bolt):
                        "error_cb": error_callback(client_log, self.where)}
         self.delivered = self.refused = 0
         self.in_flight = 0  # records produced whose delivery report has not been served
+        # Whether the host calls wake() after each input batch (heronbridge in-process):
+        # then it serves the reports, and a poll after each record (a tenth of the
+        # bolt's time) is left out; under Storm and multilang, records poll as they go.
+        self.woken = False
         if not s.effectively_once:
             self.producer = Producer({**self.common, "acks": "all", "enable.idempotence": True,
                                       "linger.ms": 5, **s.producer})
@@ -163,7 +167,8 @@ class KafkaBolt(StatefulMixin, Bolt):
             except BufferError:  # its queue is full: let deliveries drain it
                 producer.poll(FULL_QUEUE_WAIT)
         self.in_flight += 1
-        producer.poll(0)
+        if not self.woken:
+            producer.poll(0)
 
     def process_tick(self, tup: Any) -> None:
         if not self.settings.effectively_once:
@@ -176,6 +181,7 @@ class KafkaBolt(StatefulMixin, Bolt):
         tuples), and be called again soon while records await theirs."""
         if self.settings.effectively_once:
             return None
+        self.woken = True
         self.producer.poll(0)
         return REPORTS_POLL_SECS if self.in_flight else None
 
