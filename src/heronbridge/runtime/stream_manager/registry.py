@@ -95,8 +95,9 @@ class Registry:
             close(link)
             return False
         old = self.instances.get(task)
-        replaced = old is not None and old is not link
-        if replaced:
+        replaced = False
+        if old is not None and old is not link:
+            replaced = True
             log.warning("%s: task %d registered anew while its last link was open; that "
                         "life is over", self.name, task)
             close(old)
