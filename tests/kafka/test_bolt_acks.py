@@ -22,12 +22,14 @@ class Producer:
         self.records: list[tuple] = []
         self.answered = 0  # records the broker has answered
         self.callbacks: list = []
+        self.polls = 0
 
     def produce(self, topic, value, key, on_delivery):
         self.records.append((topic, key, value))
         self.callbacks.append(on_delivery)
 
     def poll(self, timeout):
+        self.polls += 1
         ready, self.callbacks = self.callbacks[:self.answered], self.callbacks[self.answered:]
         self.answered -= len(ready)
         for report in ready:
@@ -75,3 +77,17 @@ def test_spec_asks_multilang_hosts_for_wake_ticks_and_storm_for_ticks_each_secon
     config = json.loads(KafkaBolt.spec(name="sink").config)
     assert config[kafka_bolt.WAKE_KEY] == kafka_bolt.MULTILANG_POLL_SECS
     assert config[kafka_bolt.TICK_KEY] == 1
+
+
+def test_records_poll_as_they_go_until_the_host_wakes_the_bolt(monkeypatch):
+    """Under Storm (no wake) each record serves the reports that came; once the host
+    calls wake() after each input batch, that call serves them instead."""
+    b, acked = kafka_bolt_task(monkeypatch)
+    b.process(SimpleNamespace(values=Count("a", 1)))
+    assert b.producer.polls == 1
+    b.wake()
+    b.process(SimpleNamespace(values=Count("b", 2)))
+    b.process(SimpleNamespace(values=Count("c", 3)))
+    assert b.producer.polls == 2  # the wake's only
+    b.producer.answered = 3
+    assert b.wake() is None and len(acked) == 3

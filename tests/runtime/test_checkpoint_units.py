@@ -113,3 +113,53 @@ def test_tasks_commit_and_rollbacks_restore_only_recorded_checkpoints(tmp_path):
     coordinator._start_rollback()
     restores = [m for m in sent if isinstance(m, control_pb2.RestoreState)]
     assert restores[-1].checkpoint_id == checkpoint_id
+
+
+def test_a_checkpoint_slower_than_the_interval_completes_before_the_next_starts(
+        tmp_path, monkeypatch):
+    """Under load a checkpoint can take longer than a short interval: it is not replaced
+    at the next interval (else none would ever complete, and state that grows until one
+    does, a transactional sink's records, would grow for ever), only after
+    ROUND_TIMEOUT_SECS; the next starts once it completes."""
+    import asyncio
+
+    from heronbridge.runtime.checkpoint import CheckpointCoordinator
+    from heronbridge.runtime.checkpoint import coordinator as module
+    from heronbridge.runtime.proto import control_pb2
+
+    clock = [1000.0]
+    monkeypatch.setattr(module.time, "monotonic", lambda: clock[0])
+    sent: list = []
+    coordinator = CheckpointCoordinator(
+        "t", 1.0, 2, CheckpointStorage(str(tmp_path), "t", KEY), [], sent.append,
+        lambda message, then=None: then and then())
+    coordinator.tasks, coordinator.stmgrs = {1, 2}, {"stmgr-1"}
+    coordinator.started()
+    coordinator._start_rollback()
+    coordinator.stmgr_restored(control_pb2.StreamManagerRestored(
+        stmgr_id="stmgr-1", txid=coordinator.txid, ok=True))
+
+    def started() -> list[str]:
+        return [m.checkpoint_id for m in sent if isinstance(m, control_pb2.StartCheckpoint)]
+
+    def at(secs: float) -> None:
+        clock[0] = 1000.0 + secs
+        asyncio.run(coordinator.tick())
+
+    at(1.0)
+    first = started()
+    assert len(first) == 1
+    coordinator.state_stored(control_pb2.InstanceStateStored(
+        checkpoint_id=first[0], task_id=1, state_bytes=1))
+    at(2.5)  # an interval later, half stored: it goes on
+    assert started() == first and coordinator.counts["checkpoints-given-up"] == 0
+    coordinator.state_stored(control_pb2.InstanceStateStored(
+        checkpoint_id=first[0], task_id=2, state_bytes=1))
+    assert coordinator.consistent == first
+    at(3.0)  # complete, and past the interval: the next starts at once
+    second = started()[1:]
+    assert len(second) == 1
+    at(3.0 + module.ROUND_TIMEOUT_SECS - 0.5)
+    assert started()[1:] == second
+    at(3.0 + module.ROUND_TIMEOUT_SECS + 0.5)  # never completed: given up, another starts
+    assert len(started()) == 3 and coordinator.counts["checkpoints-given-up"] == 1

@@ -38,6 +38,12 @@ log = logging.getLogger("heronbridge.runtime.checkpoint")
 
 COMPONENT = "__checkpoints__"  # the coordinator's own metrics, beside the tasks'
 SETTLE_SECS = 0.2  # losses reported together (a container's tasks, its links) roll back once
+# A checkpoint in progress is given up only after this long (or the interval, if longer):
+# one that takes longer than a short interval under load (markers queue behind data, big
+# state takes time to save) would else be replaced by the next for ever, and state that
+# grows until a checkpoint completes (a transactional sink's records) would never stop
+# growing. The next one starts once it completes.
+ROUND_TIMEOUT_SECS = 60.0
 
 WAITING, RESTORING, RUNNING = "waiting", "restoring", "running"
 
@@ -162,12 +168,14 @@ class CheckpointCoordinator:
         if self.rollback_at is not None and now >= self.rollback_at:
             self._start_rollback()
         elif self.phase == RUNNING and not self.paused and now >= self.next_round:
-            if self.round is not None:
+            if self.round is None:
+                self._start_round(now)
+            elif now - self.round_began >= max(self.interval, ROUND_TIMEOUT_SECS):
                 self.counts["checkpoints-given-up"] += 1
                 log.warning("topology %r: checkpoint %s incomplete after %.1fs (%d of %d "
                             "tasks stored); starting another", self.topology, self.round,
                             now - self.round_began, len(self.stored), len(self.tasks))
-            self._start_round(now)
+                self._start_round(now)
         if self.phase == RUNNING and self.round is None and self._done is not None:
             done, self._done = self._done, None
             await asyncio.to_thread(self._dispose, done)

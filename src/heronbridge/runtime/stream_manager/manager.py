@@ -166,7 +166,8 @@ class StreamManager:
 
     def instance_message(self, link: InstanceLink, message: Message) -> None:
         if isinstance(message, control_pb2.RegisterInstanceRequest):
-            self.registry.register(link, message)
+            if self.registry.register(link, message) and link.task is not None:
+                self._task_lost(link.task, "registered anew")
         elif link.task is None:
             return
         elif isinstance(message, control_pb2.InstanceStarted):
@@ -180,9 +181,13 @@ class StreamManager:
     def instance_gone(self, link: InstanceLink) -> None:
         if self.registry.gone(link) and link.task is not None:
             self._rebuild_routes()
-            self.rollback.forget(link.task)
-            self.rollback.lost(f"task {link.task} disconnected")
-            self.master.heartbeat()
+            self._task_lost(link.task, "disconnected")
+
+    def _task_lost(self, task: int, how: str) -> None:
+        """A task's life ended: what it held is lost (effectively once: a rollback)."""
+        self.rollback.forget(task)
+        self.rollback.lost(f"task {task} {how}")
+        self.master.heartbeat()
 
     def profile(self, link: Link, request: control_pb2.ProfileRequest) -> None:
         spawn(self._profile(link, request), f"profile of task {request.task_id}")

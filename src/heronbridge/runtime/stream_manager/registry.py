@@ -72,7 +72,11 @@ class Registry:
             return dict(self.instances)
         return {t: link for t, link in self.instances.items() if t in self.started}
 
-    def register(self, link: InstanceLink, req: control_pb2.RegisterInstanceRequest) -> None:
+    def register(self, link: InstanceLink, req: control_pb2.RegisterInstanceRequest) -> bool:
+        """Welcome (or park, or refuse) a task's registration. True when it replaced a
+        link of the task that was still open here: its last life ended without this
+        stream manager seeing the link close (a spout's is not read while spouts are
+        paused, so its end goes unseen), which is a loss as a disconnect is."""
         task = req.task_id
         if req.topology_id == self.topology_id and task not in self.local_tasks \
                 and self.parked.get(link, (None, time.monotonic()))[1] + PARK_SECS \
@@ -80,7 +84,7 @@ class Registry:
             # Perhaps a task of a plan that has not reached us yet: wait for it.
             self.parked.setdefault(link, (req, time.monotonic()))
             asyncio.get_running_loop().call_later(PARK_SECS, self._unpark, link)
-            return
+            return False
         self.parked.pop(link, None)
         if req.topology_id != self.topology_id or task not in self.local_tasks:
             reason = (f"{self.name}: task {task} of topology {req.topology_id!r} does not "
@@ -89,9 +93,13 @@ class Registry:
             link.send(control_pb2.RegisterInstanceResponse(
                 status=control_pb2.Status(ok=False, message=reason)))
             close(link)
-            return
+            return False
         old = self.instances.get(task)
+        replaced = False
         if old is not None and old is not link:
+            replaced = True
+            log.warning("%s: task %d registered anew while its last link was open; that "
+                        "life is over", self.name, task)
             close(old)
         link.task = task
         link.pid = req.pid
@@ -109,6 +117,7 @@ class Registry:
         else:
             self.waiting.append(link)
         self.changed()
+        return replaced
 
     def _unpark(self, link: InstanceLink) -> None:
         parked = self.parked.get(link)
