@@ -315,7 +315,8 @@ class StormValuesTest {
             toJava.emit("default", Arrays.asList(bytes, Double.NaN), 1);
             Codec reader = codec instanceof JsonCodec ? new JsonCodec() : new MsgpackCodec();
             List<Object> got = received(toJava, JBOLT, reader, kryo(javaOnly)).get(0).values;
-            assertTrue(got.get(0) instanceof byte[] && Arrays.equals(bytes, (byte[]) got.get(0)), got.toString());
+            assertTrue(got.get(0) instanceof byte[] && Arrays.equals(bytes, (byte[]) got.get(0)),
+                () -> String.valueOf(got.get(0)));
             assertEquals(Double.NaN, got.get(1), "NaN too, as Storm's Kryo carries it");
         }
     }
