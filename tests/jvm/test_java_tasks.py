@@ -198,25 +198,28 @@ def beans_on_the_runtime(home, state, storm_home, java_jars, project: Path, name
                    "every reading checked by the Java bolt and recorded by the Python one",
                    on_timeout=lambda: run.logs()[-20000:])
     checks = jsonl(out, "check")
-    assert [c for c in checks if c["class"] != "jvmtests.beans.Reading" or not c["equal"]] == []
+    assert [c for c in checks if c["class"] != "jvmtests.beans.Reading" or not c["equal"]
+            or not c["extras"]] == []
     return {r[1]: r for r in jsonl(out, "record")}
 
 
 def test_beans_cross_as_storm_carries_them(home, state, storm_home, storm_install, java_jars,
                                            tmp_path):
-    """jvmtests.beans.ReadingSpout emits Java beans: the Java bolt gets each as the same
-    class with equal fields (Storm's Kryo bytes between the JVMs: base64 in a JSON record,
-    a msgpack extension with the msgpack serializer), the Python bolt gets the JSON Storm
-    2.8.3's ShellBolt sends its subprocess for it (json-smart: the bean's properties, its
-    Date as Date.toString()), line for line what it gets on Storm."""
+    """jvmtests.beans.ReadingSpout emits Java beans, Characters and infinite floats: the
+    Java bolt gets each as the same class with equal fields (Storm's Kryo bytes
+    between the JVMs: base64 in a JSON record, a msgpack extension with the msgpack
+    serializer), the Python bolt gets the JSON Storm 2.8.3's ShellBolt sends its subprocess
+    for it (json-smart: the bean's properties, its Date as Date.toString(), a Character as
+    {}, an infinity as null), line for line what it gets on Storm."""
     from heronbridge.conformance.scenario import Scenario
     from heronbridge.conformance.storm.run import run_on_storm
 
     records = beans_on_the_runtime(home, state, storm_home, java_jars, BEANS, "beans",
                                    tmp_path / "json")
-    for i in (0, 7):
-        reading, rid = records[i]
+    for i in (0, 7, 8):
+        reading, rid, symbol, ratio, extremes = records[i]
         assert rid == i
+        assert (symbol, ratio, extremes) == ({}, None, [None, {}, {"c": {}, "low": None}])
         assert set(reading) == {"id", "sensor", "taken", "tags", "value"}, reading
         assert {k: reading[k] for k in ("id", "sensor", "tags", "value")} == \
             {"id": i, "sensor": f"sensor-{i % 3}", "tags": [f"t{i}", "odd" if i % 2 else "even"],
@@ -240,5 +243,6 @@ def test_beans_cross_as_storm_carries_them(home, state, storm_home, storm_instal
     assert storm.finished, storm.explanation
     storm_checks = jsonl(on_storm, "check")
     assert {c["id"] for c in storm_checks} == set(range(READINGS))
-    assert all(c["class"] == "jvmtests.beans.Reading" and c["equal"] for c in storm_checks)
+    assert all(c["class"] == "jvmtests.beans.Reading" and c["equal"] and c["extras"]
+               for c in storm_checks)
     assert records == {r[1]: r for r in jsonl(on_storm, "record")}

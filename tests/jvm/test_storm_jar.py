@@ -7,7 +7,8 @@ exactly, routed by Storm's fields hash, its blobs read back with `storm blobstor
 listed, rebalanced and killed with Storm's own command classes; and the same
 jar run locally with `heronbridge run --jar`, its spout a ShellSpout and its split a
 ShellBolt; and a Flux YAML topology of storm-client's Java test components, built by
-Storm's Flux, run with `heronbridge run --flux`."""
+Storm's Flux, submitted to `heronbridge nimbus` with `storm jar flux-core.jar
+org.apache.storm.flux.Flux --remote` and run with `heronbridge run --flux`."""
 
 from __future__ import annotations
 
@@ -85,14 +86,16 @@ def split_jar(jar: Path, folder: Path) -> tuple[Path, Path, Path]:
     return paths[0], paths[1], paths[2]
 
 
-@pytest.fixture
-def nimbus(tmp_path, storm_home):
+@pytest.fixture(scope="module")
+def nimbus(tmp_path_factory, storm_home):
     """`heronbridge nimbus` whose home shares the suite's resolved Storm jars (its Java
-    tasks' classpath), rather than resolving them again."""
-    home = tmp_path / "home"
+    tasks' classpath), rather than resolving them again; one for the module's tests that
+    submit to a Nimbus (starting one costs seconds)."""
+    folder = tmp_path_factory.mktemp("nimbus")
+    home = folder / "home"
     home.mkdir()
     (home / "storm").symlink_to(Path(storm_home) / "storm")
-    with running_nimbus(home, tmp_path / "nimbus.log") as endpoint:
+    with running_nimbus(home, folder / "nimbus.log") as endpoint:
         yield endpoint
 
 
@@ -150,6 +153,54 @@ def test_storm_jar_word_count_listed_rebalanced_killed(nimbus, tmp_path, storm_i
     kill_with_storm(classpath, nimbus, "javawords", **seeds)
 
 
+def fluxwords_counts(out: Path) -> tuple[dict[str, list[int]], dict[str, set[int]]]:
+    """fluxwords.yaml's RecordBolt lines: each word's counts in order, and the count tasks
+    (by index) they came from."""
+    file = out / "counts.txt"
+    counts: dict[str, list[int]] = defaultdict(list)
+    senders: dict[str, set[int]] = defaultdict(set)
+    for line in file.read_text().splitlines() if file.is_file() else []:
+        index, word, count = line.split()
+        counts[word].append(int(count))
+        senders[word].add(int(index))
+    return counts, senders
+
+
+def assert_fluxwords_counted(out: Path, lines: int) -> None:
+    counts, senders = fluxwords_counts(out)
+    assert set(counts) <= {"nathan", "mike", "jackson", "golda", "bertels"}, counts
+    assert sum(map(len, counts.values())) >= lines, counts
+    # Each word's running count, every one of them once and in order, from the count task
+    # Storm's fields hash picks for it.
+    assert {w: c for w, c in counts.items() if c != list(range(1, len(c) + 1))} == {}
+    assert {w: s for w, s in senders.items() if s != {fields_index([w], COUNT_TASKS)}} == {}
+
+
+def test_storm_jar_flux_remote_submits_to_nimbus(nimbus, tmp_path, storm_install, java_jars,
+                                                  monkeypatch):
+    """`storm jar flux-core.jar org.apache.storm.flux.Flux --jars components.jar --remote
+    fluxwords.yaml`: Storm's Flux builds the YAML topology and its StormSubmitter submits
+    it (flux-core's jar uploaded as the topology's, the components' as a dependency blob)
+    to `heronbridge nimbus`, which runs it; killed with Storm's KillTopology."""
+    classpath = command_classpath(storm_install)
+    seeds = {"nimbus.seeds": '["127.0.0.1"]', "nimbus.thrift.port": nimbus.port}
+    out = tmp_path / "out"
+    monkeypatch.setenv("FLUXWORDS_OUT", str(out))  # for Flux's --env-filter, in storm jar's JVM
+    [flux] = [j for j in storm_install.classpath if j.name.startswith("flux-core-")]
+    code, said = storm_jar(classpath, flux, "org.apache.storm.flux.Flux",
+                           "--remote", "--env-filter", str(RESOURCES / "fluxwords.yaml"),
+                           jars=(java_jars / "components.jar",), **seeds)
+    assert code == 0, said + nimbus.output()
+    assert "Finished submitting topology: fluxwords" in said, said
+    [row] = listed(storm(classpath, "ListTopologies", **seeds)[1])
+    assert row[:4] == ["fluxwords", "ACTIVE", "4", "1"], row
+    # TestWordSpout emits a random word each 100 ms, without end.
+    wait_until(lambda: sum(map(len, fluxwords_counts(out)[0].values())) >= 20, 180,
+               "20 counts recorded", on_timeout=nimbus.output)
+    assert_fluxwords_counted(out, 20)
+    kill_with_storm(classpath, nimbus, "fluxwords", **seeds)
+
+
 def test_run_jar_runs_what_its_main_class_submits(tmp_path, storm_home, java_jars):
     # The same word count, its spout a ShellSpout and its split a ShellBolt, each running
     # pystorm from the jar's resources/.
@@ -187,16 +238,4 @@ def test_run_flux_runs_a_yaml_topology_of_java_components(tmp_path, storm_home, 
         env={**os.environ, "FLUXWORDS_OUT": str(out)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "fluxwords: totals over" in done.stdout, done.stdout
-    lines = (out / "counts.txt").read_text().splitlines()
-    counts: dict[str, list[int]] = defaultdict(list)
-    senders: dict[str, set[int]] = defaultdict(set)
-    for line in lines:
-        index, word, count = line.split()
-        counts[word].append(int(count))
-        senders[word].add(int(index))
-    assert set(counts) <= {"nathan", "mike", "jackson", "golda", "bertels"}, counts
-    assert len(lines) >= 10, lines  # TestWordSpout emits one word each 100 ms
-    # Each word's running count, every one of them once and in order, from the count task
-    # Storm's fields hash picks for it.
-    assert {w: c for w, c in counts.items() if c != list(range(1, len(c) + 1))} == {}
-    assert {w: s for w, s in senders.items() if s != {fields_index([w], COUNT_TASKS)}} == {}
+    assert_fluxwords_counted(out, 10)  # TestWordSpout emits one word each 100 ms

@@ -31,6 +31,22 @@ public class Reading {
         return r;
     }
 
+    /**
+     * The values emitted beside reading {@code id}: a Character, an infinite double (+ or -
+     * by id), and a list holding a float infinity, a Character, and a map of a Character
+     * and -Infinity. json-smart writes a Character as {} and an infinity as null: what a
+     * Python task sees of them differs from what a Java one does. (NaN is not among them:
+     * json-smart writes it as NaN, which the Python task's reader refuses.)
+     */
+    public static List<Object> extras(long id) {
+        java.util.HashMap<String, Object> map = new java.util.HashMap<>();
+        map.put("c", (char) ('A' + id % 26));
+        map.put("low", Double.NEGATIVE_INFINITY);
+        List<Object> extremes = new ArrayList<>(List.of(Float.POSITIVE_INFINITY, 'z', map));
+        return List.of((char) ('a' + id % 26), id % 2 == 0 ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY,
+            extremes);
+    }
+
     public long getId() {
         return id;
     }

@@ -15,8 +15,8 @@ import org.apache.storm.tuple.Tuple;
 
 /**
  * What a Java bolt received as a Reading: one JSON line per tuple in
- * {@code <beans.out>/check-<task>.jsonl}, with the value's class and whether it equals the
- * reading its id names.
+ * {@code <beans.out>/check-<task>.jsonl}, with the value's class, whether it equals the
+ * reading its id names, and whether the values after the id equal its Reading.extras.
  */
 public class ReadingCheckBolt extends BaseRichBolt {
     private OutputCollector collector;
@@ -39,8 +39,10 @@ public class ReadingCheckBolt extends BaseRichBolt {
         Object value = input.getValue(0);
         long id = input.getLong(1);
         try {
+            // Equal as boxed values are: the same class (Character, Double, Float) and value.
+            boolean extras = Reading.extras(id).equals(input.getValues().subList(2, input.size()));
             out.write("{\"id\": " + id + ", \"class\": \"" + value.getClass().getName() + "\", \"equal\": "
-                + Reading.of(id).equals(value) + "}\n");
+                + Reading.of(id).equals(value) + ", \"extras\": " + extras + "}\n");
             out.flush();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -9,7 +9,7 @@ import org.apache.storm.tuple.Fields;
 import org.apache.storm.tuple.Values;
 import org.apache.storm.utils.Utils;
 
-/** Emits (Reading.of(id), id) for ids 0 .. `beans.count` - 1, tracked by id; a failed id is emitted again. */
+/** Emits (Reading.of(id), id, Reading.extras(id)...) for ids 0 .. `beans.count` - 1, tracked by id; a failed id is emitted again. */
 public class ReadingSpout extends BaseRichSpout {
     private SpoutOutputCollector collector;
     private long next;
@@ -33,7 +33,9 @@ public class ReadingSpout extends BaseRichSpout {
             Utils.sleep(1);
             return;
         }
-        collector.emit(new Values(Reading.of(id), id), id);
+        Values values = new Values(Reading.of(id), id);
+        values.addAll(Reading.extras(id));
+        collector.emit(values, id);
     }
 
     @Override
@@ -43,6 +45,6 @@ public class ReadingSpout extends BaseRichSpout {
 
     @Override
     public void declareOutputFields(OutputFieldsDeclarer declarer) {
-        declarer.declare(new Fields("reading", "id"));
+        declarer.declare(new Fields("reading", "id", "symbol", "ratio", "extremes"));
     }
 }

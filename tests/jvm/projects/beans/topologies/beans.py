@@ -1,5 +1,6 @@
-"""A Java spout emitting Java beans (jvmtests.beans.Reading) to a Java bolt, which checks
-each arrived as the bean it was, and to a Python bolt, which writes the JSON it got."""
+"""A Java spout emitting Java beans (jvmtests.beans.Reading), Characters and infinite floats
+to a Java bolt, which checks each arrived as it was, and to a Python bolt, which
+writes the JSON it got."""
 
 from bolts.record import RecordBolt
 from streamparse import Grouping, JavaBolt, JavaSpout, Topology
@@ -7,7 +8,7 @@ from streamparse import Grouping, JavaBolt, JavaSpout, Topology
 
 class Beans(Topology):
     readings = JavaSpout.spec(full_class_name="jvmtests.beans.ReadingSpout", args_list=[],
-                              outputs=["reading", "id"])
+                              outputs=["reading", "id", "symbol", "ratio", "extremes"])
     check = JavaBolt.spec(full_class_name="jvmtests.beans.ReadingCheckBolt", args_list=[],
                           inputs={readings: Grouping.SHUFFLE}, par=2, outputs=[])
     record = RecordBolt.spec(inputs={readings: Grouping.SHUFFLE})

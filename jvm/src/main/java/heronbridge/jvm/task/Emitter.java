@@ -265,8 +265,8 @@ public class Emitter {
                 try {
                     others.set(i, Multilang.value(v));
                 } catch (Codec.BadValue e) {
-                    throw refused(out, toOther, i, v, e, "a value json-smart writes as JSON (what Storm's "
-                        + "multilang gives a task in another language)");
+                    throw refused(out, toOther, i, v, e, "a value json-smart writes as JSON that a multilang "
+                        + "subprocess reads (what Storm gives a task in another language)");
                 }
             }
         }

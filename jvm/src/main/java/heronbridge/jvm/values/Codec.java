@@ -91,6 +91,12 @@ public interface Codec {
         }
     }
 
+    /** A Double or Float that is neither infinite nor NaN. */
+    static boolean finite(Number v) {
+        double d = v.doubleValue();
+        return !Double.isNaN(d) && !Double.isInfinite(d);
+    }
+
     static String describe(Object value) {
         String text = String.valueOf(value);
         if (text.length() > 200) {
@@ -99,6 +105,6 @@ public interface Codec {
         return (value == null ? "null" : value.getClass().getName()) + " " + text;
     }
 
-    String EXPECTED = "JSON-like values (null, Boolean, Integer/Long/Short/Byte/BigInteger, Float/Double, String,"
-        + " List or array, Map)";
+    String EXPECTED = "JSON-like values (null, Boolean, Integer/Long/Short/Byte/BigInteger, finite Float/Double,"
+        + " String, List or array, Map)";
 }

@@ -22,13 +22,19 @@ public final class JsonCodec implements Codec {
         return new Batch();
     }
 
-    /** What {@link #write} writes as itself. */
+    /**
+     * What {@link #write} writes as itself and every task reads back as Storm gives it. Not
+     * a Character or a float that is not finite: json-smart writes them otherwise ({}, null),
+     * and a Java task gets them from Storm's Kryo as they were.
+     */
     @Override
     public boolean carries(Object v) {
-        if (v == null || v instanceof String || v instanceof Integer || v instanceof Long || v instanceof Double
-                || v instanceof Boolean || v instanceof Short || v instanceof Byte || v instanceof Float
-                || v instanceof BigInteger || v instanceof BigDecimal || v instanceof Character) {
+        if (v == null || v instanceof String || v instanceof Integer || v instanceof Long || v instanceof Boolean
+                || v instanceof Short || v instanceof Byte || v instanceof BigInteger || v instanceof BigDecimal) {
             return true;
+        }
+        if (v instanceof Double || v instanceof Float) {
+            return Codec.finite((Number) v);
         }
         if (v instanceof Map) {
             for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
@@ -86,7 +92,13 @@ public final class JsonCodec implements Codec {
         JsonCodec json = new JsonCodec();
         List<Object> shown = new ArrayList<>(values.size());
         for (Object v : values) {
-            shown.add(json.carries(v) ? v : Multilang.value(v));
+            if (json.carries(v)) {
+                shown.add(v);
+            } else if (v instanceof byte[]) {  // reaches Java tasks only; json-smart cannot write it
+                shown.add(Base64.getEncoder().encodeToString((byte[]) v));
+            } else {
+                shown.add(Multilang.shown(v));
+            }
         }
         return canonical(shown);
     }

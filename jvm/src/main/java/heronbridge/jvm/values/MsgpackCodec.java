@@ -30,13 +30,19 @@ public final class MsgpackCodec implements Codec {
         return new KryoBytes(bytes);
     }
 
-    /** What {@link #pack} writes as itself: JSON's data model, plus byte[] (msgpack's binary). */
+    /**
+     * What {@link #pack} writes as itself: JSON's data model, as Storm's multilang JSON
+     * gives it. Not a byte[] (json-smart cannot write one), a Character or a float that is
+     * not finite (json-smart writes {}, null): a Java task gets them from Storm's Kryo.
+     */
     @Override
     public boolean carries(Object v) {
-        if (v == null || v instanceof String || v instanceof Integer || v instanceof Long || v instanceof Double
-                || v instanceof Boolean || v instanceof Short || v instanceof Byte || v instanceof Float
-                || v instanceof Character || v instanceof byte[]) {
+        if (v == null || v instanceof String || v instanceof Integer || v instanceof Long || v instanceof Boolean
+                || v instanceof Short || v instanceof Byte) {
             return true;
+        }
+        if (v instanceof Double || v instanceof Float) {
+            return Codec.finite((Number) v);
         }
         if (v instanceof BigInteger) {
             return inRange((BigInteger) v);
@@ -189,12 +195,6 @@ public final class MsgpackCodec implements Codec {
                 throw new BadValue(v, "an integer beyond 64 bits");
             }
             p.packBigInteger(b);
-        } else if (v instanceof Character) {
-            p.packString(v.toString());
-        } else if (v instanceof byte[]) {
-            byte[] b = (byte[]) v;
-            p.packBinaryHeader(b.length);
-            p.writePayload(b);
         } else {
             throw new BadValue(v, "a " + v.getClass().getName());
         }

@@ -253,9 +253,82 @@ class StormValuesTest {
     }
 
     @Test
+    void charactersAndInfinitiesReachJavaAsThemselvesAndPythonAsJsonSmartWritesThem() {
+        for (Codec codec : new Codec[] {new JsonCodec(), new MsgpackCodec()}) {
+            Plan plan = plan(REGISTERED, JAVA);
+            SpoutCollector out = collector(plan, codec);
+            List<Object> nested = new ArrayList<>(Arrays.asList(Float.POSITIVE_INFINITY, 'z', 1.5));
+            out.emit("default", Arrays.asList('c', Double.POSITIVE_INFINITY), null);
+            out.emit("default", Arrays.asList(nested, Float.NEGATIVE_INFINITY), null);
+            Codec reader = codec instanceof JsonCodec ? new JsonCodec() : new MsgpackCodec();
+            List<Record> java = received(out, JBOLT, reader, kryo(plan));
+            // Storm's Kryo between Java tasks: the same classes and values.
+            assertEquals(Arrays.asList('c', Double.POSITIVE_INFINITY), java.get(0).values, codec.toString());
+            assertEquals(Arrays.asList(nested, Float.NEGATIVE_INFINITY), java.get(1).values, codec.toString());
+            // Storm's ShellBolt: json-smart writes a Character as {} (a bean with no
+            // properties) and an infinity as null; the subprocess parses that.
+            List<Record> python = received(out, PYBOLT, reader, null);
+            assertEquals(Arrays.asList(Map.of(), null), python.get(0).values, codec.toString());
+            assertEquals(Arrays.asList(Arrays.asList(null, Map.of(), 1.5), null), python.get(1).values,
+                codec.toString());
+        }
+    }
+
+    @Test
+    void nanReachesAJavaTaskAndIsRefusedForAPythonOneWhoseReaderRejectsIt() {
+        for (Codec codec : new Codec[] {new JsonCodec(), new MsgpackCodec()}) {
+            SpoutCollector out = collector(plan(REGISTERED, JAVA), codec);
+            List<Object> nested = new ArrayList<>(Arrays.asList("x", Float.NaN));
+            HostError e = assertThrows(HostError.class, () -> out.emit("default", Arrays.asList("a", nested), 1));
+            String m = e.getMessage();
+            assertTrue(m.startsWith("topology 'v', component 'src', task 3: emit on stream 'default' refused, "
+                + "nothing of it sent: value #1 (field 'n') for task 2 of component 'pybolt' is java.util.ArrayList"
+                + " [x, NaN]"), m);
+            assertTrue(m.contains("writes NaN, which pystorm's JSON reader refuses"), m);
+            assertEquals(0, out.emitted, "the refused emit is not counted");
+        }
+    }
+
+    @Test
+    void aByteArrayAndNanReachAJavaTaskAndAByteArrayIsRefusedForAPythonOneWhoseShellBoltCannotWriteIt() {
+        byte[] bytes = {1, 2, (byte) 255};
+        for (Codec codec : new Codec[] {new JsonCodec(), new MsgpackCodec()}) {
+            SpoutCollector out = collector(plan(REGISTERED, JAVA), codec);
+            HostError e = assertThrows(HostError.class, () -> out.emit("default", Arrays.asList(bytes, 1), 1));
+            String m = e.getMessage();
+            assertTrue(m.startsWith("topology 'v', component 'src', task 3: emit on stream 'default' refused, "
+                + "nothing of it sent: value #0 (field 'thing') for task 2 of component 'pybolt' is [B"), m);
+            assertTrue(m.contains("json-smart (Storm's multilang JSON) cannot write it"), m);
+            assertTrue(m.contains("ClassCastException"), m);
+            assertEquals(0, out.emitted, "the refused emit is not counted");
+
+            // To Java tasks only: Storm's Kryo (which registers byte[]) carries it, and NaN.
+            Plan javaOnly = new Plan(TopologyOuterClass.Topology.newBuilder().setId("v-1").setName("v")
+                .setConfigJson(REGISTERED)
+                .addComponents(ComponentDecl.newBuilder().setName("src").setKind(ComponentKind.SPOUT)
+                    .setParallelism(1).setClassPath("java:src").setConfigJson(JAVA)
+                    .addOutputs(StreamDecl.newBuilder().setName("default").addFields("thing").addFields("n")))
+                .addComponents(bolt("jbolt", JAVA))
+                .addComponents(bolt("pybolt", "").clearInputs())  // there, so that task ids stay as above
+                .build());
+            SpoutCollector toJava = collector(javaOnly, codec);
+            toJava.emit("default", Arrays.asList(bytes, Double.NaN), 1);
+            Codec reader = codec instanceof JsonCodec ? new JsonCodec() : new MsgpackCodec();
+            List<Object> got = received(toJava, JBOLT, reader, kryo(javaOnly)).get(0).values;
+            assertTrue(got.get(0) instanceof byte[] && Arrays.equals(bytes, (byte[]) got.get(0)),
+                () -> String.valueOf(got.get(0)));
+            assertEquals(Double.NaN, got.get(1), "NaN too, as Storm's Kryo carries it");
+        }
+    }
+
+    @Test
     void tracesShowABeanAsStormsMultilangJson() {
         assertEquals("[{\"count\":3,\"name\":\"p\",\"tags\":[\"a\",\"b\"],\"weight\":1.5,\"when\":\""
                 + WHEN + "\"},1]",
             new String(JsonCodec.canonicalValues(Arrays.asList(POINT, 1)), StandardCharsets.UTF_8));
+        // What only a Java task can receive is traced too: bytes as base64, NaN as NaN.
+        assertEquals("[\"AQL/\",NaN,{},null]", new String(JsonCodec.canonicalValues(
+            Arrays.asList(new byte[] {1, 2, (byte) 255}, Double.NaN, 'c', Double.NEGATIVE_INFINITY)),
+            StandardCharsets.UTF_8));
     }
 }
