@@ -101,7 +101,11 @@ class JavaGroupings:
             raise
         finally:
             listener.close()
-        self._register()
+        try:
+            self._register()
+        except BaseException:
+            self.close()  # a JVM that could not prepare its groupings goes with the error
+            raise
 
     def _launch(self, path: str, key: bytes) -> subprocess.Popen:
         conf = self.plan.component_config(self.component)

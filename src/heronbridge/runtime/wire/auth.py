@@ -525,11 +525,12 @@ def accept_sync(sock: socket.socket, secret: bytes, roles: frozenset[str], ident
         nonce = secrets.token_bytes(NONCE)
         said = transcript(role, dialled, theirs, nonce)
         sock.sendall(MAGIC + nonce + proof(secret, b"listener", said))
-        rest = buf[used:]
-        if len(rest) > MAC:
+        answer = buf[used:]
+        while len(answer) < MAC:
+            answer += _some(sock, deadline)
+        if len(answer) > MAC:
             msg = "expected the dialer's proof alone, received more before it was accepted"
             raise AuthError(msg)
-        answer = rest + _exactly(sock, MAC - len(rest), deadline)
         if not hmac.compare_digest(answer, proof(secret, b"dialer", said)):
             msg = "wrong proof of the topology's secret"
             raise AuthError(msg)
