@@ -96,6 +96,7 @@ class JavaGroupings:
             listener.listen(1)
             self.process = self._launch(path, key)
             self.sock = self._accept(listener, key, identity)
+            self.sock.settimeout(CHOOSE_SECS)
         except BaseException:
             self.close()
             raise
@@ -226,7 +227,6 @@ class JavaGroupings:
     def _frame(self) -> tuple[int, bytes]:
         """(kind, the whole frame) of the next frame from the JVM."""
         sock = self._link()
-        sock.settimeout(CHOOSE_SECS)
         try:
             head = self._exactly(sock, frames.HEADER_SIZE)
             length, kind, _ = frames.HEADER.unpack(head)

@@ -203,7 +203,11 @@ public final class Groupings {
         } catch (RuntimeException | LinkageError e) {
             return status(false, route.where + ": chooseTasks raised " + trace(e) + " for values " + values);
         }
-        if (chosen == null || chosen.contains(null)) {
+        boolean nulls = chosen == null;
+        for (int i = 0; !nulls && i < chosen.size(); i++) {
+            nulls = chosen.get(i) == null;  // not contains(null): List.of's throws
+        }
+        if (nulls) {
             return status(false, route.where + ": expected chooseTasks to return task ids, received " + chosen
                 + " for values " + values);
         }
