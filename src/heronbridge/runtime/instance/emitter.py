@@ -244,7 +244,8 @@ class SpoutEmitter(Emitter):
     def __init__(self, plan: LogicalPlan, task: int, serializer: Serializer, acking: bool,
                  local_tasks: frozenset[int], context: Any = None, seed: int | None = None,
                  java_groupings: JavaGroupings | None = None) -> None:
-        super().__init__(plan, task, serializer, acking, local_tasks, context, seed)
+        super().__init__(plan, task, serializer, acking, local_tasks, context, seed,
+                         java_groupings)
         self._root_base = self.task << frames.ROOT_TASK_SHIFT
         # Each life of the task numbers its trees from a random point (as Storm and Heron
         # draw random root ids): acks and fails still on their way from a previous life,
@@ -306,7 +307,8 @@ class BoltEmitter(Emitter):
     def __init__(self, plan: LogicalPlan, task: int, serializer: Serializer, acking: bool,
                  local_tasks: frozenset[int], context: Any = None, seed: int | None = None,
                  java_groupings: JavaGroupings | None = None) -> None:
-        super().__init__(plan, task, serializer, acking, local_tasks, context, seed)
+        super().__init__(plan, task, serializer, acking, local_tasks, context, seed,
+                         java_groupings)
         # Acks go out as (root, xor) pairs; consecutive acks of one root (the words of a
         # sentence, say) fold into one pair here, so the stream manager sees fewer.
         self._acks: list[int] = []
