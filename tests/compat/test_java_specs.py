@@ -3,6 +3,7 @@ args_list as the JVM task host reads them, and where a project's Java code is.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -19,6 +20,7 @@ from heronbridge.compat.java import (
     project_jars,
 )
 from heronbridge.compat.streamparse import load_project
+from heronbridge.runtime.plan.java import java_groupings, needs_jvm
 from heronbridge.runtime.scheduler import jvm
 
 JAVAMIX = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies" / "javamix"
@@ -56,31 +58,41 @@ def test_a_java_custom_grouping_is_told_from_a_python_one():
     assert not is_java_grouping(None)
 
 
-def test_a_java_custom_grouping_needs_a_java_sender(tmp_path):
+def test_a_java_custom_grouping_loads_with_a_sender_that_is_not_java(tmp_path):
+    """A serialized custom grouping (storm jar) and a JavaObject one (streamparse's
+    Grouping.custom_object) on a shell spout's stream: both the JVM grouping host's specs,
+    which run beside the sending task whatever its language."""
     from collections import namedtuple
 
     from heronbridge.compat.streamparse import plan_of_specs
 
     stream_id = namedtuple("GlobalStreamId", "componentId streamId")
     data = b"\xac\xed\x00\x05sr\x00\x03a.G" + b"\x00" * 8
-    grouping = SimpleNamespace(fields=None, shuffle=None, all=None, none=None, direct=None,
-                               local_or_shuffle=None, custom_object=None,
-                               custom_serialized=data)
+    plain = dict(fields=None, shuffle=None, all=None, none=None, direct=None,
+                 local_or_shuffle=None, custom_object=None, custom_serialized=None)
+    serialized = SimpleNamespace(**{**plain, "custom_serialized": data})
+    made = SimpleNamespace(**{**plain, "custom_object": SimpleNamespace(
+        full_class_name="a.H", args_list=[SimpleNamespace(long_arg=3)])})
     words = SimpleNamespace(
         name="words", par=1, config=None, inputs={},
         outputs={"default": SimpleNamespace(output_fields=["w"], direct=False)},
         component_object=SimpleNamespace(java_object=None, serialized_java=None,
                                          shell=SimpleNamespace(execution_command="node",
                                                                script="words.js")))
-    sink = SimpleNamespace(
-        name="sink", par=1, config=None, outputs={},
+    sinks = [SimpleNamespace(
+        name=name, par=1, config=None, outputs={},
         inputs={stream_id("words", "default"): grouping},
         component_object=SimpleNamespace(java_object=None, serialized_java=data, shell=None))
-    with pytest.raises(CompatError, match="topology 't', component 'sink': its Java custom "
-                                          "grouping on words:default runs in the sending "
-                                          "task's JVM; expected a Java sender"):
-        plan_of_specs("t", [words, sink], {"words"}, {}, "json", None, False,
-                      tmp_path / "r", tmp_path / "s")
+        for name, grouping in (("sink", serialized), ("sunk", made))]
+    plan = plan_of_specs("t", [words, *sinks], {"words"}, {}, "json", None, False,
+                         tmp_path / "r", tmp_path / "s")
+    [sink], [sunk] = plan.components["sink"].inputs, plan.components["sunk"].inputs
+    assert json.loads(sink.grouping.custom) == {
+        "serialized": str(tmp_path / "r" / SERIALIZED_DIR / "sink.words.default.ser")}
+    assert json.loads(sunk.grouping.custom) == {"class": "a.H", "args": [{"long": 3}]}
+    assert all(is_java_grouping(i.grouping.custom) for i in (sink, sunk))
+    assert java_groupings(plan, "words") == [("default", "sink"), ("default", "sunk")]
+    assert needs_jvm(plan) and not java_groupings(plan, "sink")
 
 
 def test_the_mixed_example_loads_its_java_components(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -105,6 +106,45 @@ def test_custom_grouping_calls_the_function():
     em, tasks = emitter(Grouping.custom_grouping(choose_even_tasks))
     for i, (_, ts) in enumerate(route(em, 40)):
         assert ts == (tasks[:1] if i % 2 == 0 else tasks[1:])
+
+
+def test_a_java_custom_grouping_routes_by_its_grouping_jvms_chooser():
+    """A Java custom grouping's routes go through the chooser of the task's grouping
+    JVM (a stand-in here: what it is asked, what it answers); a task id it chose that is
+    no target is named; without the JVM's chooser the emitter refuses to build."""
+    from heronbridge.runtime.errors import PlanError
+
+    spec = '{"class": "a.G", "args": []}'
+    b = TopologyBuilder("routing")
+    b.spout("src", KeySpout)
+    b.bolt("sink", RecordingBolt, inputs={"src": Grouping.custom_grouping(spec)}, par=PAR)
+    b.bolt("plain", RecordingBolt, inputs={"src": Grouping.SHUFFLE})
+    plan = b.build()
+    layout = TaskLayout.of(plan)
+    tasks = layout.component_tasks["sink"]
+    [plain] = layout.component_tasks["plain"]
+    asked = []
+
+    class Groupings:
+        def chooser(self, stream, index, subscriber, first):
+            assert (stream, subscriber, first) == ("default", "sink", tasks[0])
+
+            def choose(values):
+                asked.append(list(values))
+                return [tasks[-1]] if values[1] >= 0 else [99]
+            return choose
+
+    em = SpoutEmitter(plan, layout.component_tasks["src"][0], make_serializer("msgpack"),
+                      False, frozenset(), seed=7, java_groupings=Groupings())
+    assert sorted(em.emit(["k", 1])) == sorted((tasks[-1], plain))
+    assert asked == [["k", 1]]
+    stray = re.escape(f"on stream 'default' to 'sink' must choose task ids among "
+                      f"{list(tasks)}, chose [99] for values ['k', -1]")
+    with pytest.raises(PlanError, match=r"the Java custom grouping .*a\.G.* " + stray):
+        em.emit(["k", -1])
+    with pytest.raises(PlanError, match="runs in a JVM beside the task; expected its chooser"):
+        SpoutEmitter(plan, layout.component_tasks["src"][0], make_serializer("msgpack"),
+                     False, frozenset(), seed=7)
 
 
 def test_direct_emits_reach_the_named_task_and_only_it():

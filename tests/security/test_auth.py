@@ -152,6 +152,54 @@ def test_the_listener_refuses_and_logs_and_never_builds_the_protocol(case, caplo
                for r in caplog.records), caplog.text
 
 
+@pytest.mark.parametrize("case", ["right", "wrong secret", "forged proof", "wrong role",
+                                  "wrong identity", "garbage", "silence"])
+def test_a_blocking_listener_reads_nothing_before_the_dialer_proved_the_secret(case):
+    """accept_sync (a task's grouping link): the handshake over a Unix socket pair; only
+    a dialer of the right role, for this identity, with the secret, gets through."""
+    import threading
+
+    ours = auth.Identity.unix("t-1", "grouping-3", "/tmp/x/link")
+    listening, dialling = socket.socketpair(socket.AF_UNIX)
+    outcome: list = []
+
+    def listener():
+        try:
+            outcome.append(auth.accept_sync(listening, SECRET, frozenset({auth.GROUPING}),
+                                            ours, timeout=0.5)[0])
+        except auth.AuthError as exc:
+            outcome.append(exc)
+        listening.close()
+
+    thread = threading.Thread(target=listener)
+    thread.start()
+    with dialling:
+        if case == "garbage":
+            dialling.sendall(control_frame(hello()))
+        elif case == "forged proof":
+            dialling.sendall(auth._hello(auth.GROUPING, b"n" * auth.NONCE, ours))
+            assert len(dialling.recv(1024)) == auth._CHALLENGE
+            dialling.sendall(b"p" * auth.MAC)
+        elif case != "silence":
+            secret = b"x" * 32 if case == "wrong secret" else SECRET
+            role = auth.TASK if case == "wrong role" else auth.GROUPING
+            other = auth.Identity.unix("t-1", "grouping-4", "/tmp/x/link")
+            try:
+                auth.dial_sync(dialling, secret, role, other if case == "wrong identity"
+                               else ours)
+            except auth.AuthError:
+                assert case != "right"
+        thread.join(5)
+    reason = {"right": None, "wrong secret": "no handshake within",
+              "forged proof": "wrong proof", "wrong role": "expected a dialer among",
+              "wrong identity": "expected a dialer of grouping-3",
+              "garbage": "expected a handshake", "silence": "no handshake within"}[case]
+    if reason is None:
+        assert outcome == [auth.GROUPING]
+    else:
+        assert isinstance(outcome[0], auth.AuthError) and reason in str(outcome[0]), outcome
+
+
 def test_a_dialer_refuses_a_listener_that_cannot_prove_the_secret():
     async def main():
         server, port = await serve(secret=b"y" * 32)  # an impostor

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from testkit import read_jsonl, wait_until
 
-from heronbridge.compat import CompatError
 from heronbridge.runtime import control
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.shims.heronpy.migrated import Unported
@@ -480,12 +479,12 @@ def test_need_task_ids_returns_the_tasks_the_tuple_went_to_when_migrated(request
     emits_name_the_tasks_that_got_them(out, sink_tasks)
 
 
-@pytest.mark.compat("grouping/custom", on="multilang")
-@pytest.mark.xfail(strict=True, raises=CompatError,
-                   reason="streamparse's custom groupings are Java objects, which run in the "
-                          "sending task's JVM: a Python sender cannot use one")
 def test_a_java_custom_grouping_loads_with_a_python_sender(tmp_path):
+    """Storm's customGrouping (a JavaObject) on a Python sender's stream becomes the JVM
+    grouping host's spec; tests/jvm/test_java_groupings.py runs it."""
     from heronbridge.compat.projects import load_project
 
     plan = load_project(PROJECT, "custom", multilang=True, resources=tmp_path).plan
-    assert plan.components["customed"].inputs[0].grouping.kind == "custom"
+    grouping = plan.components["customed"].inputs[0].grouping
+    assert (grouping.kind, grouping.custom) == \
+        ("custom", '{"class": "org.apache.storm.grouping.ShuffleGrouping", "args": []}')

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from heronbridge.runtime.plan.java import is_java_grouping  # noqa: F401 - where compat finds it
 from heronbridge.runtime.scheduler import jvm
 
 from . import CompatError
@@ -41,8 +42,13 @@ def java_object(where: str, obj: Any) -> dict[str, Any]:
         msg = (f"{where}: expected a JavaObject (full_class_name and args_list), received a "
                "serialized Java object, which only Storm's own jar can carry")
         raise CompatError(msg)
+    return object_spec(where, obj.java_object)
+
+
+def object_spec(where: str, java: Any) -> dict[str, Any]:
+    """The host's spec of a JavaObject (a component's, or a custom grouping's)."""
     args = []
-    for i, arg in enumerate(obj.java_object.args_list or []):
+    for i, arg in enumerate(java.args_list or []):
         for field, kind in ARG_KINDS:
             value = getattr(arg, field, None)
             if value is not None:
@@ -53,7 +59,7 @@ def java_object(where: str, obj: Any) -> dict[str, Any]:
         else:
             msg = f"{where}: args_list[{i}] is an empty JavaObjectArg; expected one value"
             raise CompatError(msg)
-    return {"class": obj.java_object.full_class_name, "args": args}
+    return {"class": java.full_class_name, "args": args}
 
 
 def java_config(where: str, obj: Any, name: str | None = None, resources: Path | None = None,
@@ -88,12 +94,6 @@ def serialized_spec(where: str, data: bytes, name: str, resources: Path,
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     (folder / file).write_bytes(data)
     return class_name, {"serialized": str(resources / SERIALIZED_DIR / file)}
-
-
-def is_java_grouping(custom: str | None) -> bool:
-    """Whether a custom grouping's text is the host's spec of a Java object (a JSON
-    object) rather than a Python callable's import path."""
-    return bool(custom) and custom.lstrip().startswith("{")
 
 
 def serialized_class(data: bytes) -> str | None:
@@ -139,4 +139,6 @@ def lein_target(root: Path) -> Path:
 
 
 def has_java(plan: Any) -> bool:
-    return any(jvm.is_java(plan, name) for name in plan.components)
+    """Whether the plan's tasks need Java: Java components, or Java custom groupings
+    (which run in a JVM beside their sending task)."""
+    return jvm.needs_jvm(plan)

@@ -29,7 +29,6 @@ from heronbridge.runtime.errors import where
 from heronbridge.runtime.loader import FileImportError, import_file
 from heronbridge.runtime.plan.logical import (
     BOLT,
-    CUSTOM,
     SPOUT,
     ComponentSpec,
     Grouping,
@@ -44,7 +43,7 @@ from heronbridge.shims.storm import keys
 from heronbridge.shims.storm.lean import lean_capable
 
 from . import CompatError
-from .java import is_java_grouping, java_config, project_jars, serialized_spec
+from .java import java_config, object_spec, project_jars, serialized_spec
 from .storm_config import acker_tasks, check_storm_options, runtime_config
 
 IN_PROCESS = "heronbridge.shims.storm.inprocess:PystormComponent"
@@ -168,25 +167,11 @@ def plan_of_specs(name: str, specs: Any, spouts: set[str], storm_options: dict[s
                        [str(resources)])
     if plan.config[RELIABILITY_MODE] == EFFECTIVELY_ONCE:
         _refuse_uncheckpointable(name, components, multilang)
-    _check_java_groupings(name, components)
     ackers = acker_tasks(storm_options) if storm_options.get("topology.acker.executors") != 0 \
         else 0
     if ackers:
         plan.reserved["__acker"] = ackers
     return plan
-
-
-def _check_java_groupings(name: str, components: dict[str, ComponentSpec]) -> None:
-    """A Java custom grouping runs in the sending task's JVM: its sender must be Java."""
-    for component in components.values():
-        for inp in component.inputs:
-            sender = components.get(inp.component)
-            if inp.grouping.kind == CUSTOM and is_java_grouping(inp.grouping.custom) and \
-                    sender is not None and jvm.COMPONENT not in sender.config:
-                msg = (f"{where(name, component.name)}: its Java custom grouping on "
-                       f"{inp.component}:{inp.stream} runs in the sending task's JVM; "
-                       f"expected a Java sender, received {inp.component!r}, which is not")
-                raise CompatError(msg)
 
 
 def _refuse_uncheckpointable(name: str, components: dict[str, ComponentSpec],
@@ -499,7 +484,8 @@ def _component(topology: str, spec: Any, is_spout: bool, env: str | None, serial
 def _grouping(where: str, grouping: Any,
               serialized: Callable[[bytes], dict[str, Any]] | None = None) -> Grouping:
     """`serialized`: what makes the host's spec of a serialized Java custom grouping
-    (Storm's customGrouping), which runs in the sending task's JVM."""
+    (Storm's customGrouping). A Java custom grouping runs in a JVM beside the sending
+    task, as Storm runs it in the sender's worker, whatever the sender's language."""
     if grouping.fields is not None:
         return Grouping.by_fields(grouping.fields) if grouping.fields else Grouping.GLOBAL
     for member, result in (("shuffle", Grouping.SHUFFLE), ("all", Grouping.ALL),
@@ -510,9 +496,12 @@ def _grouping(where: str, grouping: Any,
     custom = grouping.custom_object
     if custom is not None and custom.full_class_name == PARTIAL_KEY_CLASS:
         return Grouping.partial_key()
+    if custom is not None:
+        return Grouping.custom_grouping(json.dumps(object_spec(where, custom)))
     data = getattr(grouping, "custom_serialized", None)
     if data is not None and serialized is not None:
         return Grouping.custom_grouping(json.dumps(serialized(data)))
     msg = (f"{where}: a custom Java grouping ({grouping}) cannot run here; expected shuffle, "
-           "fields, all, global, none, direct, local-or-shuffle or partial key grouping")
+           "fields, all, global, none, direct, local-or-shuffle, partial key, or a custom "
+           "grouping Storm can make (a JavaObject, or serialized by Storm's TopologyBuilder)")
     raise CompatError(msg)

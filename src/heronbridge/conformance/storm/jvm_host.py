@@ -51,8 +51,8 @@ def flux_jar(home: Path | None = None, log: Callable[[str], None] | None = None)
 
 def give_classpath(plan: LogicalPlan, jars: list[Path], home: Path | None = None,
                    log: Callable[[str], None] | None = None) -> None:
-    """Set the plan's Java classpath when it has Java components (a classpath already in
-    its config is kept: the user's)."""
-    if jvm.CLASSPATH in plan.config or not any(jvm.is_java(plan, c) for c in plan.components):
+    """Set the plan's Java classpath when it has Java components or Java custom groupings
+    (a classpath already in its config is kept: the user's)."""
+    if jvm.CLASSPATH in plan.config or not jvm.needs_jvm(plan):
         return
     plan.config[jvm.CLASSPATH] = [str(p) for p in (host_jar(), *storm_jars(home, log), *jars)]

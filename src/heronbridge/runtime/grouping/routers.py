@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import PlanError, where
+from ..plan.java import is_java_grouping
 from ..plan.logical import (
     ALL,
     CUSTOM,
@@ -65,9 +66,11 @@ Router = Callable[[list], Target]
 
 def make_router(grouping: Grouping, buffers: Sequence[OutBuffer], fields: Sequence[str],
                 local_tasks: frozenset[int], rng: random.Random, context: Any = None,
-                stream: str = "default") -> Router | Target:
+                stream: str = "default", java: Callable[[list], Sequence[int]] | None = None,
+                subscriber: str = "") -> Router | Target:
     """A function values -> Target for one subscriber, or the Target itself when every
-    tuple goes to the same tasks; `buffers` are in ascending task order."""
+    tuple goes to the same tasks; `buffers` are in ascending task order. `java`: the
+    chooseTasks of a Java custom grouping (its JVM beside the task), for one that is."""
     singles = [Target([b]) for b in buffers]
     kind = grouping.kind
     if kind == ALL:
@@ -86,6 +89,8 @@ def make_router(grouping: Grouping, buffers: Sequence[OutBuffer], fields: Sequen
         return lambda values: choice(singles)
     if kind == PARTIAL_KEY:
         return _partial_key(singles, [fields.index(f) for f in grouping.fields])
+    if kind == CUSTOM and is_java_grouping(grouping.custom):
+        return _java_custom(grouping.custom or "", java, singles, context, stream, subscriber)
     if kind == CUSTOM:
         return _custom(grouping.custom, singles, context, stream)
     if kind == DIRECT:
@@ -166,6 +171,30 @@ def _custom(path: str | None, singles: list[Target], context: Any, stream: str) 
         except (KeyError, TypeError):
             msg = (f"{_where(context)}: custom grouping {path!r} on stream {stream!r} must "
                    f"return task ids among {targets}, returned {chosen!r}")
+            raise PlanError(msg) from None
+    return route
+
+
+def _java_custom(spec: str, choose: Callable[[list], Sequence[int]] | None,
+                 singles: list[Target], context: Any, stream: str, subscriber: str) -> Router:
+    if choose is None:
+        msg = (f"{_where(context)}: the Java custom grouping {spec} on stream {stream!r} to "
+               f"{subscriber!r} runs in a JVM beside the task; expected its chooser, "
+               "received none (the task starts it: instance/java_groupings.py)")
+        raise PlanError(msg)
+    by_task = {t.tasks[0]: t for t in singles}
+    targets = sorted(by_task)
+
+    def route(values: list) -> Target:
+        chosen = choose(values)
+        try:
+            if len(chosen) == 1:
+                return by_task[chosen[0]]
+            return combine([by_task[t] for t in chosen])
+        except (KeyError, TypeError):
+            msg = (f"{_where(context)}: the Java custom grouping {spec} on stream "
+                   f"{stream!r} to {subscriber!r} must choose task ids among {targets}, "
+                   f"chose {chosen!r} for values {values!r}")
             raise PlanError(msg) from None
     return route
 

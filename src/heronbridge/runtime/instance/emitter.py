@@ -21,11 +21,13 @@ from typing import Any, cast
 from ..api.tuple import MULTI, Tuple
 from ..errors import ComponentError, SerializationError, where
 from ..grouping import NOWHERE, OutBuffer, Target, combine, make_router
-from ..plan.logical import DIRECT, LogicalPlan
+from ..plan.java import is_java_grouping
+from ..plan.logical import CUSTOM, DIRECT, LogicalPlan
 from ..plan.tasks import TaskLayout
 from ..telemetry import ExceptionLog
 from ..wire import frames
 from ..wire.serde import Serializer
+from .java_groupings import JavaGroupings
 
 _SEQUENCES = (list, tuple)
 log = logging.getLogger("heronbridge.runtime.instance")
@@ -65,7 +67,8 @@ class Emitter:
     sampler: Any = None
 
     def __init__(self, plan: LogicalPlan, task: int, serializer: Serializer, acking: bool,
-                 local_tasks: frozenset[int], context: Any = None, seed: int | None = None) -> None:
+                 local_tasks: frozenset[int], context: Any = None, seed: int | None = None,
+                 java_groupings: JavaGroupings | None = None) -> None:
         layout = TaskLayout.of(plan)
         self.topology = plan.name
         self.task = task
@@ -95,8 +98,12 @@ class Emitter:
                 if grouping.kind == DIRECT:
                     out.direct.update({b.task: Target([b]) for b in buffers})
                     continue
+                java = None
+                if grouping.kind == CUSTOM and is_java_grouping(grouping.custom) and \
+                        java_groupings is not None:
+                    java = java_groupings.chooser(name, out.index, bolt, buffers[0].task)
                 routers.append(make_router(grouping, buffers, stream.fields, local_tasks, rng,
-                                           context, name))
+                                           context, name, java, bolt))
             if all(isinstance(r, Target) for r in routers):
                 targets = cast("list[Target]", routers)
                 if targets:  # every tuple goes to the same tasks
@@ -235,8 +242,10 @@ class SpoutEmitter(Emitter):
     """The spout's collector. Tracked emits are remembered until acked, failed or expired."""
 
     def __init__(self, plan: LogicalPlan, task: int, serializer: Serializer, acking: bool,
-                 local_tasks: frozenset[int], context: Any = None, seed: int | None = None) -> None:
-        super().__init__(plan, task, serializer, acking, local_tasks, context, seed)
+                 local_tasks: frozenset[int], context: Any = None, seed: int | None = None,
+                 java_groupings: JavaGroupings | None = None) -> None:
+        super().__init__(plan, task, serializer, acking, local_tasks, context, seed,
+                         java_groupings)
         self._root_base = self.task << frames.ROOT_TASK_SHIFT
         # Each life of the task numbers its trees from a random point (as Storm and Heron
         # draw random root ids): acks and fails still on their way from a previous life,
@@ -296,8 +305,10 @@ class BoltEmitter(Emitter):
     count_at_flush = True
 
     def __init__(self, plan: LogicalPlan, task: int, serializer: Serializer, acking: bool,
-                 local_tasks: frozenset[int], context: Any = None, seed: int | None = None) -> None:
-        super().__init__(plan, task, serializer, acking, local_tasks, context, seed)
+                 local_tasks: frozenset[int], context: Any = None, seed: int | None = None,
+                 java_groupings: JavaGroupings | None = None) -> None:
+        super().__init__(plan, task, serializer, acking, local_tasks, context, seed,
+                         java_groupings)
         # Acks go out as (root, xor) pairs; consecutive acks of one root (the words of a
         # sentence, say) fold into one pair here, so the stream manager sees fewer.
         self._acks: list[int] = []

@@ -27,6 +27,7 @@ from ..config import TopologyConfig
 from ..errors import ComponentError, ProtocolError, SerializationError, where
 from ..log_levels import LogLevels
 from ..plan.codec import topology_from_proto
+from ..plan.java import java_groupings
 from ..plan.logical import LogicalPlan, resolve_import_path
 from ..plan.tasks import TaskLayout
 from ..procfs import rss_bytes_with_children
@@ -59,6 +60,7 @@ from ..wire.auth import AuthError, Identity
 from ..wire.serde import make_serializer
 from .connection import Connection
 from .emitter import BoltEmitter, SpoutEmitter, stream_table
+from .java_groupings import JavaGroupings
 from .metrics import MetricsPublisher
 from .pacing import SpoutPacer
 from .window import InFlightWindow
@@ -118,6 +120,7 @@ class Task:
         # Set by the pulled host (pull.py): it tells its component of (de)activation.
         self.on_activation: Callable[[bool], None] | None = None
         self.emitter: SpoutEmitter | BoltEmitter | None = None
+        self.java_groupings: JavaGroupings | None = None  # the JVM of its Java groupings
         self.metrics: MetricsPublisher | None = None
         # What the component reported and what the task dies of, from its first line on:
         # an import or a constructor that raises is a component's failure too.
@@ -211,6 +214,13 @@ class Task:
         self.stateful = self.conf.stateful
         if self.is_spout:
             self.pacer = SpoutPacer(self.conf)
+        if self.java_groupings is not None:
+            self.java_groupings.close()
+            self.java_groupings = None
+        if java_groupings(plan, self.component):  # one JVM for them, kept across rebuilds
+            self.java_groupings = JavaGroupings(plan, self.topology_id, self.task,
+                                                self.container, local, self.serializer)
+            self.java_groupings.start()
         self.build_component()
 
     def build_component(self) -> None:
@@ -228,7 +238,7 @@ class Task:
             raise ComponentError(msg)
         kind = SpoutEmitter if self.is_spout else BoltEmitter
         self.emitter = kind(self.plan, self.task, self.serializer, self.conf.acking, self.local,
-                            self.context, self.seed)
+                            self.context, self.seed, self.java_groupings)
         self.emitter.exceptions = self.exceptions
         self.emitter.sampler = self.sampler
         self.window = InFlightWindow(self.conf.max_spout_pending, self.conf.acking,
@@ -304,6 +314,8 @@ class Task:
         self.publish()
         if self.sampler is not None:
             self.sampler.close()
+        if self.java_groupings is not None:
+            self.java_groupings.close()
         log.info("%s: stopped", self.loc())
 
     def reset_backpressure(self) -> None:

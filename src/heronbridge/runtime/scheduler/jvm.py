@@ -21,53 +21,28 @@ import binascii
 import json
 import os
 import shlex
-import shutil
-from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, SchedulerError, where
+from ..errors import ConfigError, where
+from ..plan.java import (  # noqa: F401 - the scheduler's names for them too
+    CLASSPATH,
+    COMPONENT,
+    JAVA,
+    classpath,
+    is_java,
+    is_java_grouping,
+    java_command,
+    needs_jvm,
+)
 from ..plan.logical import LogicalPlan
 from ..plan.packing import RAM_MAP, component_map
 
-COMPONENT = "heronbridge.java.component"  # {"class": ..., "args": [...]} (the host's ComponentSpec)
-CLASSPATH = "heronbridge.java.classpath"  # [path, ...] or a path list joined by ':'
-JAVA = "heronbridge.java.command"  # the `java` to run; default: $JAVA_HOME/bin/java, else PATH's
 WORKER_CHILDOPTS = "topology.worker.childopts"
 COMPONENT_JVMOPTS = "topology.component.jvmopts"
 MAIN = "heronbridge.jvm.TaskHost"
 # A JVM that ran out of memory is broken: exit, and the executor restarts it as any task.
 DEFAULT_OPTIONS = ("-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError")
 MIB = 1 << 20
-
-
-def is_java(plan: LogicalPlan, component: str) -> bool:
-    return COMPONENT in plan.components[component].config
-
-
-def classpath(plan: LogicalPlan) -> list[str]:
-    raw = plan.config.get(CLASSPATH)
-    entries = raw.split(os.pathsep) if isinstance(raw, str) else raw
-    if not isinstance(entries, list) or not entries or \
-            not all(isinstance(e, str) and e for e in entries):
-        msg = (f"{where(plan.name)}: its Java components need config {CLASSPATH!r}, the JVM "
-               f"task host's classpath (a list of jars and folders), received {raw!r}")
-        raise ConfigError(msg)
-    return entries
-
-
-def java_command(plan: LogicalPlan) -> str:
-    configured = plan.config.get(JAVA)
-    if isinstance(configured, str) and configured:
-        return configured
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").is_file():
-        return str(Path(home) / "bin" / "java")
-    found = shutil.which("java")
-    if found is None:
-        msg = (f"{where(plan.name)}: its Java components need a JVM: expected `java` on PATH, "
-               f"in $JAVA_HOME/bin or in config {JAVA!r}, found none")
-        raise SchedulerError(msg)
-    return found
 
 
 def _options(value: Any, key: str, plan: LogicalPlan, component: str | None) -> list[str]:

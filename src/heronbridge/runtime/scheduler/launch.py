@@ -19,7 +19,7 @@ from ..plan.tasks import TaskLayout
 from ..proto import topology_pb2
 from ..statemgr import PACKING_PLANS, StateManager
 from .home import Home
-from .jvm import is_java
+from .jvm import needs_jvm
 from .lifecycle import SHUTDOWN_GRACE_SECS, KillWatch
 from .local import Supervisor, submit_plan
 from .processes import module_command
@@ -82,8 +82,7 @@ class Launch:
         raised. On failure nothing is left running."""
         if timeout is None:
             timeout = SPARK_START_TIMEOUT_SECS if self.spark is not None else \
-                JVM_START_TIMEOUT_SECS if any(is_java(self.plan, c) for c in
-                                              self.plan.components) else START_TIMEOUT_SECS
+                JVM_START_TIMEOUT_SECS if needs_jvm(self.plan) else START_TIMEOUT_SECS
         began = time.monotonic()
         if self.detached:
             module, extra = ("scheduler", []) if self.spark is None else (

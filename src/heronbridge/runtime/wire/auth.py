@@ -56,6 +56,7 @@ TASK = "task"
 STMGR = "stmgr"
 METRICS = "metrics"
 CLI = "cli"
+GROUPING = "grouping"  # a task's JVM of Java custom groupings, dialling the task
 
 _CHALLENGE = len(MAGIC) + NONCE + MAC
 
@@ -495,6 +496,66 @@ def dial_sync(sock: socket.socket, secret: bytes, role: str, expect: Identity,
     finally:
         sock.settimeout(old)
     return Session.of(secret, said, expect.sealed, dialer=True)
+
+
+def accept_sync(sock: socket.socket, secret: bytes, roles: frozenset[str], identity: Identity,
+                timeout: float = HANDSHAKE_SECS) -> tuple[str, Session]:
+    """The listener's side of the handshake on an accepted blocking socket: the dialer
+    proves the secret for `identity` as one of `roles` before anything else is read.
+    Returns (role, session); raises AuthError (the caller closes the socket)."""
+    _check_uid(sock)
+    deadline = time.monotonic() + timeout
+    old = sock.gettimeout()
+    try:
+        buf = b""
+        parsed = None
+        while parsed is None:
+            if len(buf) > MAX_HANDSHAKE:
+                msg = f"expected a handshake, received {len(buf)} bytes of something else"
+                raise AuthError(msg)
+            buf += _some(sock, deadline)
+            parsed = _parse_hello(buf)
+        role, theirs, dialled, used = parsed
+        if role not in roles:
+            msg = f"expected a dialer among {sorted(roles)}, received {role!r}"
+            raise AuthError(msg)
+        if dialled != identity.encode():
+            msg = f"expected a dialer of {identity}, received one for {_describe(dialled)}"
+            raise AuthError(msg)
+        nonce = secrets.token_bytes(NONCE)
+        said = transcript(role, dialled, theirs, nonce)
+        sock.sendall(MAGIC + nonce + proof(secret, b"listener", said))
+        answer = buf[used:]
+        while len(answer) < MAC:
+            answer += _some(sock, deadline)
+        if len(answer) > MAC:
+            msg = "expected the dialer's proof alone, received more before it was accepted"
+            raise AuthError(msg)
+        if not hmac.compare_digest(answer, proof(secret, b"dialer", said)):
+            msg = "wrong proof of the topology's secret"
+            raise AuthError(msg)
+        sock.sendall(OK)
+    finally:
+        sock.settimeout(old)
+    return role, Session.of(secret, said, identity.sealed, dialer=False)
+
+
+def _some(sock: socket.socket, deadline: float) -> bytes:
+    """What one read brings before `deadline`: the dialer's handshake, in pieces."""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            msg = f"no handshake within {HANDSHAKE_SECS:g}s"
+            raise AuthError(msg)
+        sock.settimeout(remaining)
+        try:
+            chunk = sock.recv(MAX_HANDSHAKE)
+        except TimeoutError:
+            continue
+        if not chunk:
+            msg = "the dialer closed the connection during the handshake"
+            raise AuthError(msg)
+        return chunk
 
 
 def _exactly(sock: socket.socket, size: int, deadline: float) -> bytes:

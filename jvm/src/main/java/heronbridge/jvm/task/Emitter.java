@@ -165,17 +165,22 @@ public class Emitter {
         if (kind == GroupingKind.PARTIAL_KEY) {
             g = new PartialKeyGrouping(new Fields(in.getFieldsList()));
         } else if (kind == GroupingKind.CUSTOM) {
-            Object made = ComponentSpec.parse(in.getCustom(), where).instantiate(loader, where);
-            if (!(made instanceof CustomStreamGrouping)) {
-                throw new HostError(where + ": expected a CustomStreamGrouping, received " + made.getClass().getName());
-            }
-            g = (CustomStreamGrouping) made;
+            g = custom(in, loader, where);
         } else {
             return GrouperFactory.mkGrouper(worker, component, out.name, new Fields(out.fields),
                 StormView.grouping(in), new ArrayList<>(tasks), conf);
         }
         g.prepare(worker, new GlobalStreamId(component, out.name), new ArrayList<>(tasks));
         return g;
+    }
+
+    /** A Java custom grouping made from its spec (Storm's customGrouping), not yet prepared. */
+    static CustomStreamGrouping custom(InputDecl in, ClassLoader loader, String where) {
+        Object made = ComponentSpec.parse(in.getCustom(), where).instantiate(loader, where);
+        if (!(made instanceof CustomStreamGrouping)) {
+            throw new HostError(where + ": expected a CustomStreamGrouping, received " + made.getClass().getName());
+        }
+        return (CustomStreamGrouping) made;
     }
 
     final String loc() {
