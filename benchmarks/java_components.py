@@ -12,7 +12,9 @@ same code on both systems. Per run: throughput at saturation (acks/s after the w
 `topology.max.spout.pending` 1000), then p99 complete latency at a fixed offered load
 (half of Storm's saturated rate; the median of the per-second p99s), and memory: the RSS
 of each JVM task of the runtime, and of Storm's one JVM (with its Python subprocesses).
-Prints each run and the median of the runs.
+What bounds each: the cores each kind of process used over the measured seconds (the
+runtime's JVM tasks, Python tasks, stream managers and the rest; Storm's JVM and its
+multilang subprocesses). Prints each run and the median of the runs.
 """
 
 from __future__ import annotations
@@ -104,7 +106,45 @@ def tree_rss(proc: psutil.Process) -> float:
     return total
 
 
-def on_storm(storm, project, jars: Path, options: dict, secs: float, base: Path) -> dict:
+def kind_of(proc: psutil.Process) -> str:
+    line = " ".join(proc.cmdline())
+    if MAIN in line:
+        return "jvm tasks"
+    if proc.name().startswith("java"):
+        return "storm jvm"
+    for module, kind in (("runtime.stream_manager", "stream managers"),
+                         ("runtime.instance", "python tasks")):
+        if module in line:
+            return kind
+    return "multilang" if STREAMPARSE_RUN in line else "other"
+
+
+def cpu_by_kind(root: psutil.Process) -> dict[int, tuple[str, float]]:
+    found = {}
+    for p in root.children(recursive=True):
+        try:
+            times = p.cpu_times()
+            found[p.pid] = (kind_of(p), times.user + times.system)
+        except psutil.Error:
+            continue
+    return found
+
+
+def cores_used(root: psutil.Process, warmup: float, secs: float) -> dict[str, float]:
+    """Sleep the warmup, then the measured seconds: the cores each kind of process used
+    over the latter (processes that ended meanwhile are left out)."""
+    time.sleep(warmup)
+    before, began = cpu_by_kind(root), time.monotonic()
+    time.sleep(secs)
+    after, wall = cpu_by_kind(root), time.monotonic() - began
+    used: dict[str, float] = {}
+    for pid, (kind, cpu) in after.items():
+        used[kind] = used.get(kind, 0.0) + (cpu - before.get(pid, (kind, 0.0))[1]) / wall
+    return {k: round(v, 2) for k, v in sorted(used.items(), key=lambda kv: -kv[1])}
+
+
+def on_storm(storm, project, jars: Path, options: dict, secs: float, base: Path,
+             warmup: float) -> dict:
     stats_dir = Path(options["javamix.stats.dir"])
     flux = project.topology.to_flux_dict(project.name)
     for component in [*flux.get("spouts", []), *flux.get("bolts", [])]:
@@ -126,9 +166,10 @@ def on_storm(storm, project, jars: Path, options: dict, secs: float, base: Path)
                                                    os.environ.get("PATH", "")])}
     with LocalStorm(command, base / "java.log", env, base) as local:
         started(stats_dir, lambda: local.exit_code() is None or _died(base / "java.log"))
-        time.sleep(secs)
+        me = psutil.Process()
+        cores = cores_used(me, warmup, secs)
         rss = tree_rss(psutil.Process(local.proc.pid))
-    return {"rss_mib": rss / MIB}
+    return {"rss_mib": rss / MIB, "cores": cores}
 
 
 def _died(log: Path) -> bool:
@@ -136,29 +177,30 @@ def _died(log: Path) -> bool:
     raise SystemExit(msg)
 
 
-def on_runtime(project, home: Home, storm_home: Path, secs: float, stats_dir: Path) -> dict:
+def on_runtime(project, home: Home, storm_home: Path, secs: float, stats_dir: Path,
+               warmup: float) -> dict:
     give_classpath(project.plan, project.java_jars, storm_home)
     with Launch(project.plan, home, install=project.install_resources) as launch:
         started(stats_dir, launch.check)
-        time.sleep(secs)
         me = psutil.Process()
+        cores = cores_used(me, warmup, secs)
         jvms = [p for p in me.children(recursive=True) if MAIN in " ".join(p.cmdline())]
         per_jvm = [p.memory_info().rss / MIB for p in jvms]
         everything = tree_rss(me) - me.memory_info().rss
         launch.check()
     return {"jvm_tasks": len(per_jvm), "rss_per_jvm_task_mib": statistics.median(per_jvm)
-            if per_jvm else None, "rss_mib": everything / MIB}
+            if per_jvm else None, "rss_mib": everything / MIB, "cores": cores}
 
 
 def one(system: str, storm, workload: str, jars: Path, options: dict, secs: float,
-        base: Path, storm_home: Path) -> dict:
+        base: Path, storm_home: Path, warmup: float) -> dict:
     project = load_project(JAVAMIX, WORKLOADS[workload], None, options, False,
                            Home(base / "home").workdir(WORKLOADS[workload]) / "resources",
                            java_jars=jars)
     if system == "storm":
-        return on_storm(storm, project, jars, options, secs, base / "storm")
+        return on_storm(storm, project, jars, options, secs, base / "storm", warmup)
     return on_runtime(project, Home(base / "home"), storm_home, secs,
-                      Path(options["javamix.stats.dir"]))
+                      Path(options["javamix.stats.dir"]), warmup)
 
 
 def run_once(storm, storm_home: Path, jars: Path, tmp: Path, args, n: int) -> dict:
@@ -173,8 +215,8 @@ def run_once(storm, storm_home: Path, jars: Path, tmp: Path, args, n: int) -> di
                            "javamix.stats.dir": str(out / "stats"),
                            "topology.max.spout.pending": PENDING}
                 began = time.time() * 1000
-                info = one(system, storm, workload, jars, options, args.warmup + args.seconds,
-                           out, storm_home)
+                info = one(system, storm, workload, jars, options, args.seconds, out,
+                           storm_home, args.warmup)
                 started = min((r["t"] for r in stats(out / "stats")), default=began)
                 tput, p99 = measured(out / "stats", started + args.warmup * 1000)
                 entry = result.setdefault(workload, {}).setdefault(system, {})
