@@ -112,3 +112,17 @@ def test_released_tuples_leave_a_warning(clock, caplog):
     p = StormPeer(Host())
     feed(p, clock, 4 * TIMEOUT)
     assert "component 'count', task 2: released" in caplog.text
+
+
+def test_a_late_sync_does_not_answer_a_newer_command():
+    """A stopping spout task sends "deactivate" while its child may still owe the sync of
+    a `next`: that sync must not pass for the deactivate's, or the child is stopped
+    before it hears it."""
+    p = StormPeer(Host(), pystorm=True)
+    p.command_message("next")
+    p.command_message("deactivate")
+    assert not p.synced
+    p.receive({"command": "sync"})  # the next's
+    assert not p.synced
+    p.receive({"command": "sync"})  # the deactivate's
+    assert p.synced

@@ -108,12 +108,13 @@ def plan_of_upload(name: str, jar: Path, conf: dict[str, Any], topology: Any, wo
     plan = plan_of_topology(name, topology, conf, resources, staging, workdir)
     if has_java(plan):
         if java_classpath is None:
-            java = sorted(c for c in plan.components if jvm.is_java(plan, c)) or \
-                sorted(c for c in plan.components for i in plan.components[c].inputs
-                       if i.grouping.custom and jvm.is_java_grouping(i.grouping.custom))
-            msg = (f"{where(name, java[0])}: Java components and custom groupings "
-                   f"({', '.join(java)}) need the JVM task host, which was not given here; "
-                   "expected shell components and groupings only")
+            java = sorted(c for c in plan.components if jvm.is_java(plan, c))
+            grouped = sorted({c for c in plan.components for i in plan.components[c].inputs
+                              if i.grouping.custom and jvm.is_java_grouping(i.grouping.custom)})
+            what = (f"Java components ({', '.join(java)})" if java
+                    else f"Java custom groupings (into {', '.join(grouped)})")
+            msg = (f"{where(name, (java or grouped)[0])}: {what} need the JVM task host, which "
+                   "was not given here; expected shell components and groupings only")
             raise InvalidTopology(msg)
         (staging / SERIALIZED_DIR).mkdir(mode=0o700, exist_ok=True)
         shutil.copyfile(jar, staging / SERIALIZED_DIR / TOPOLOGY_JAR)

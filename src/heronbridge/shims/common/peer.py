@@ -89,8 +89,8 @@ class StormPeer:
         self.metrics: dict[str, Any] = {}
         self.pid: int | None = None
         self.last_error_at: float | None = None  # when the component last reported one
-        self.synced = True
         self.syncs = 0
+        self.commands = 0  # spout commands sent: each is answered by one sync
         self.log = logging.getLogger(f"heronbridge.storm.{host.component}")
         self.lines = pystorm_lines() if pystorm else \
             lambda level, message: self.log.log(level, "%s", message)
@@ -147,8 +147,14 @@ class StormPeer:
 
     def command_message(self, command: str, msg_id: Any = None) -> dict[str, Any]:
         """A spout command: next, ack, fail, activate or deactivate."""
-        self.synced = False
+        self.commands += 1
         return {"command": command, "id": "" if msg_id is None else msg_id}
+
+    @property
+    def synced(self) -> bool:
+        """Every command sent has had its sync: a stopping task sends "deactivate" while
+        the child may still owe the sync of a `next`, which must not pass for its answer."""
+        return self.syncs >= self.commands
 
     # -- from the component -------------------------------------------------------
 
@@ -244,7 +250,6 @@ class StormPeer:
             context.metrics.count(name, value)
 
     def _sync(self, msg: dict) -> None:
-        self.synced = True
         self.syncs += 1
 
     def _refuse(self, expected: str) -> None:
