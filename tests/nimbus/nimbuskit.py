@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -116,9 +117,13 @@ def storm_class(classpath, main: str, *args: str, jvm_options: tuple[str, ...] |
                 **options: object) -> tuple[int, str]:
     java, jars = classpath
     conf = ",".join(f"{k}={v}" for k, v in options.items())
-    done = subprocess.run([str(java), "-cp", ":".join(map(str, jars)), *jvm_options,
-                           f"-Dstorm.options={conf}", main, *args],
-                          capture_output=True, text=True, timeout=120, check=False)
+    # tox's JAVA_TOOL_OPTIONS as options on the command line: from the environment the
+    # JVM would say "Picked up ..." on stderr, among the output the tests read.
+    env = dict(os.environ)
+    tool_options = shlex.split(env.pop("JAVA_TOOL_OPTIONS", ""))
+    done = subprocess.run([str(java), *tool_options, "-cp", ":".join(map(str, jars)),
+                           *jvm_options, f"-Dstorm.options={conf}", main, *args],
+                          capture_output=True, text=True, timeout=120, check=False, env=env)
     return done.returncode, done.stdout + done.stderr
 
 
