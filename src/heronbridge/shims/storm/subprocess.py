@@ -325,9 +325,13 @@ class ShellComponent(LoopOwner):
         while True:
             event = host.next_command(timeout=0.1)
             if event is None:
-                if host.stopping:
+                if not host.stopping:
+                    continue
+                # The stop may have come after next_command looked: asked again, it says
+                # "deactivate" to a spout still active, as a kill must.
+                event = host.next_command(timeout=0)
+                if event is None:
                     return
-                continue
             if event == self.out:
                 self._read_child()
                 self._deliver()
