@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.storm.shade.net.minidev.json.JSONArray;
+import org.apache.storm.shade.net.minidev.json.JSONObject;
 
 /**
  * A topology's value serializer (runtime/wire/serde.py), seen from Java: what a batch of
@@ -30,11 +32,14 @@ public interface Codec {
     /**
      * A list or map that decoders read back as itself: an ArrayList, or a HashMap with
      * String keys, holding values {@code codec} keeps. Any other class of them (a
-     * LinkedList, a TreeMap, List.of's) would arrive as another class.
+     * LinkedList, a TreeMap, List.of's) would arrive as another class. json-smart's
+     * JSONArray and JSONObject (what a ShellBolt's subprocess emits) cross as ArrayList and
+     * HashMap, as they always have here: Storm's Kryo does not register them, and a
+     * multilang bolt in a JVM could otherwise send no list or object to a Java task.
      */
     static boolean keepsContainer(Codec codec, Object v) {
         Class<?> c = v.getClass();
-        if (c == ArrayList.class) {
+        if (c == ArrayList.class || c == JSONArray.class) {
             ArrayList<?> list = (ArrayList<?>) v;
             for (int i = 0, n = list.size(); i < n; i++) {
                 if (!codec.keeps(list.get(i))) {
@@ -43,7 +48,7 @@ public interface Codec {
             }
             return true;
         }
-        if (c == HashMap.class) {
+        if (c == HashMap.class || c == JSONObject.class) {
             for (Map.Entry<?, ?> e : ((HashMap<?, ?>) v).entrySet()) {
                 if (!(e.getKey() instanceof String) || !codec.keeps(e.getValue())) {
                     return false;

@@ -459,6 +459,22 @@ class StormValuesTest {
     }
 
     @Test
+    void aShellBoltsJsonSmartListsAndObjectsReachAJavaTaskAsArrayListsAndHashMaps() {
+        Object parsed = org.apache.storm.shade.net.minidev.json.JSONValue.parse("[[1,{\"a\":[2]}]]");
+        for (Codec codec : new Codec[] {new JsonCodec(), new MsgpackCodec()}) {
+            Plan plan = plan("{}", JAVA);  // no registrations: Storm's Kryo would refuse json-smart's classes
+            SpoutCollector out = collector(plan, codec);
+            out.emit("default", Arrays.asList(((List<?>) parsed).get(0), 1), null);
+            Record rec = received(out, JBOLT, reader(codec), null).get(0);
+            assertNull(rec.unreadable, "crossed natively, no Kryo bytes");
+            List<?> got = (List<?>) rec.values.get(0);
+            assertEquals(ArrayList.class, got.getClass());
+            assertEquals(HashMap.class, got.get(1).getClass());
+            assertEquals(Arrays.asList(1, Map.of("a", List.of(2))), got);
+        }
+    }
+
+    @Test
     void jsonRecordsFromPythonReadAsArrayListsAndHashMaps() {
         byte[] text = "[[[[1,[2]],{\"a\":{\"b\":[]}}]]]".getBytes(StandardCharsets.UTF_8);
         List<Object> got = new JsonCodec().decode(text, 0, text.length).get(0).values;
