@@ -80,9 +80,9 @@ public final class MsgpackCodec implements Codec {
 
     /**
      * What a Java task reads back as itself: a Long too (one that fits 32 bits is written
-     * as msgpack's int64, which only a Long is, so it is not read as an Integer). Not a
-     * Float, Short, Byte, BigInteger or BigDecimal: they would arrive as Double, Integer or
-     * Long, so they go in Storm's Kryo bytes, which keep their class.
+     * in msgpack's int64 format, used for nothing else there, so it is not read back as an
+     * Integer). Not a Float, Short, Byte, BigInteger or BigDecimal: they would arrive as
+     * Double, Integer or Long, so they go in Storm's Kryo bytes, which keep their class.
      */
     @Override
     public boolean keeps(Object v) {
