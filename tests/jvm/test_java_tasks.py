@@ -179,7 +179,10 @@ READINGS = 20
 # Storm 2.8.3's defaults turn Kryo's fallback on Java serialization off: a bean class (and
 # the Date inside it) crosses between workers only registered, on Storm as here.
 BEAN_OPTIONS = {"beans.count": READINGS,
-                "topology.kryo.register": ["jvmtests.beans.Reading", "java.util.Date"]}
+                "topology.kryo.register": ["jvmtests.beans.Reading", "java.util.Date",
+                                           "java.math.BigDecimal"]}
+# The classes of the numbers (Reading.extras) a Java bolt must get, as Storm's Kryo keeps them.
+NUMBER_CLASSES = ["java.lang.Float", "java.lang.Short", "java.lang.Byte", "java.math.BigDecimal"]
 JAVA_DATE = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d \S+ \d{4}")
 
 
@@ -199,27 +202,29 @@ def beans_on_the_runtime(home, state, storm_home, java_jars, project: Path, name
                    on_timeout=lambda: run.logs()[-20000:])
     checks = jsonl(out, "check")
     assert [c for c in checks if c["class"] != "jvmtests.beans.Reading" or not c["equal"]
-            or not c["extras"]] == []
+            or not c["extras"] or c["numbers"] != NUMBER_CLASSES] == []
     return {r[1]: r for r in jsonl(out, "record")}
 
 
 def test_beans_cross_as_storm_carries_them(home, state, storm_home, storm_install, java_jars,
                                            tmp_path):
-    """jvmtests.beans.ReadingSpout emits Java beans, Characters and infinite floats: the
-    Java bolt gets each as the same class with equal fields (Storm's Kryo bytes
-    between the JVMs: base64 in a JSON record, a msgpack extension with the msgpack
-    serializer), the Python bolt gets the JSON Storm 2.8.3's ShellBolt sends its subprocess
-    for it (json-smart: the bean's properties, its Date as Date.toString(), a Character as
-    {}, an infinity as null), line for line what it gets on Storm."""
+    """jvmtests.beans.ReadingSpout emits Java beans, Characters, infinite floats and a list
+    of a Float, Short, Byte and BigDecimal: the Java bolt gets each as the same class with
+    equal fields (Storm's Kryo bytes between the JVMs: base64 in a JSON record, a msgpack
+    extension with the msgpack serializer), the Python bolt gets the JSON Storm 2.8.3's
+    ShellBolt sends its subprocess for it (json-smart: the bean's properties, its Date as
+    Date.toString(), a Character as {}, an infinity as null, the numbers as JSON numbers),
+    line for line what it gets on Storm."""
     from heronbridge.conformance.scenario import Scenario
     from heronbridge.conformance.storm.run import run_on_storm
 
     records = beans_on_the_runtime(home, state, storm_home, java_jars, BEANS, "beans",
                                    tmp_path / "json")
     for i in (0, 7, 8):
-        reading, rid, symbol, ratio, extremes = records[i]
+        reading, rid, symbol, ratio, extremes, numbers = records[i]
         assert rid == i
         assert (symbol, ratio, extremes) == ({}, None, [None, {}, {"c": {}, "low": None}])
+        assert numbers == [1.1, i, -i, 1.1]  # 1.1f as json-smart writes it, not 1.100000023841858
         assert set(reading) == {"id", "sensor", "taken", "tags", "value"}, reading
         assert {k: reading[k] for k in ("id", "sensor", "tags", "value")} == \
             {"id": i, "sensor": f"sensor-{i % 3}", "tags": [f"t{i}", "odd" if i % 2 else "even"],
@@ -244,5 +249,5 @@ def test_beans_cross_as_storm_carries_them(home, state, storm_home, storm_instal
     storm_checks = jsonl(on_storm, "check")
     assert {c["id"] for c in storm_checks} == set(range(READINGS))
     assert all(c["class"] == "jvmtests.beans.Reading" and c["equal"] and c["extras"]
-               for c in storm_checks)
+               and c["numbers"] == NUMBER_CLASSES for c in storm_checks)
     assert records == {r[1]: r for r in jsonl(on_storm, "record")}

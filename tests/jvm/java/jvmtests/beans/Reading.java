@@ -1,5 +1,6 @@
 package jvmtests.beans;
 
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
@@ -33,18 +34,21 @@ public class Reading {
 
     /**
      * The values emitted beside reading {@code id}: a Character, an infinite double (+ or -
-     * by id), and a list holding a float infinity, a Character, and a map of a Character
-     * and -Infinity. json-smart writes a Character as {} and an infinity as null: what a
-     * Python task sees of them differs from what a Java one does. (NaN is not among them:
-     * json-smart writes it as NaN, which the Python task's reader refuses.)
+     * by id), a list holding a float infinity, a Character, and a map of a Character
+     * and -Infinity, and a list of a Float, a Short, a Byte and a BigDecimal. json-smart
+     * writes a Character as {} and an infinity as null: what a Python task sees of them
+     * differs from what a Java one does; the numbers reach a Java task as their own classes
+     * (Storm's Kryo), a Python one as JSON numbers. (NaN is not among them: json-smart
+     * writes it as NaN, which the Python task's reader refuses.)
      */
     public static List<Object> extras(long id) {
         java.util.HashMap<String, Object> map = new java.util.HashMap<>();
         map.put("c", (char) ('A' + id % 26));
         map.put("low", Double.NEGATIVE_INFINITY);
         List<Object> extremes = new ArrayList<>(List.of(Float.POSITIVE_INFINITY, 'z', map));
+        List<Object> numbers = new ArrayList<>(List.of(1.1f, (short) id, (byte) -id, new BigDecimal("1.10")));
         return List.of((char) ('a' + id % 26), id % 2 == 0 ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY,
-            extremes);
+            extremes, numbers);
     }
 
     public long getId() {

@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.apache.storm.task.OutputCollector;
 import org.apache.storm.task.TopologyContext;
@@ -16,7 +17,8 @@ import org.apache.storm.tuple.Tuple;
 /**
  * What a Java bolt received as a Reading: one JSON line per tuple in
  * {@code <beans.out>/check-<task>.jsonl}, with the value's class, whether it equals the
- * reading its id names, and whether the values after the id equal its Reading.extras.
+ * reading its id names, whether the values after the id equal its Reading.extras, and the
+ * classes of the numbers in its last value.
  */
 public class ReadingCheckBolt extends BaseRichBolt {
     private OutputCollector collector;
@@ -39,10 +41,16 @@ public class ReadingCheckBolt extends BaseRichBolt {
         Object value = input.getValue(0);
         long id = input.getLong(1);
         try {
-            // Equal as boxed values are: the same class (Character, Double, Float) and value.
+            // Equal as boxed values are: the same class (Character, Double, Float, Short, Byte) and
+            // value; a BigDecimal's scale too.
             boolean extras = Reading.extras(id).equals(input.getValues().subList(2, input.size()));
+            StringBuilder numbers = new StringBuilder();
+            for (Object n : (List<?>) input.getValue(input.size() - 1)) {
+                numbers.append(numbers.length() == 0 ? "\"" : ", \"").append(n.getClass().getName()).append('"');
+            }
             out.write("{\"id\": " + id + ", \"class\": \"" + value.getClass().getName() + "\", \"equal\": "
-                + Reading.of(id).equals(value) + ", \"extras\": " + extras + "}\n");
+                + Reading.of(id).equals(value) + ", \"extras\": " + extras + ", \"numbers\": [" + numbers
+                + "]}\n");
             out.flush();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -45,6 +45,6 @@ public class ReadingSpout extends BaseRichSpout {
 
     @Override
     public void declareOutputFields(OutputFieldsDeclarer declarer) {
-        declarer.declare(new Fields("reading", "id", "symbol", "ratio", "extremes"));
+        declarer.declare(new Fields("reading", "id", "symbol", "ratio", "extremes", "numbers"));
     }
 }

@@ -225,14 +225,18 @@ public class Emitter {
     }
 
     /**
-     * Null when every value crosses as itself (the usual case: nothing is made), else the
-     * values for Java tasks and for the others among {@code targets}; throws (naming the
-     * value, the destination and what was expected) when a value cannot reach one of them.
+     * Null when every value crosses as itself to every target (the usual case: nothing is
+     * made), else the values for Java tasks and for the others among {@code targets}; throws
+     * (naming the value, the destination and what was expected) when a value cannot reach
+     * one of them. A Java task gets a value in Storm's Kryo bytes unless the format gives it
+     * back as the same class (a Float, a Short, a LinkedList: as Storm's Kryo carries them);
+     * another task gets it as itself when the format carries it, else as Storm's multilang
+     * JSON makes it.
      */
     final Outgoing outgoing(OutStream out, List<Integer> targets, List<Object> values) {
         int n = values.size();
         int i = 0;
-        while (i < n && codec.carries(values.get(i))) {
+        while (i < n && codec.keeps(values.get(i))) {
             i++;
         }
         if (i == n || targets.isEmpty()) {
@@ -248,11 +252,20 @@ public class Emitter {
                 toOther = toOther == null ? b : toOther;
             }
         }
+        if (toJava == null) {  // only tasks in other languages: what the format carries goes as itself
+            int j = i;
+            while (j < n && codec.carries(values.get(j))) {
+                j++;
+            }
+            if (j == n) {
+                return null;
+            }
+        }
         List<Object> java = toJava == null ? null : new ArrayList<>(values);
         List<Object> others = toOther == null ? null : new ArrayList<>(values);
         for (; i < n; i++) {
             Object v = values.get(i);
-            if (codec.carries(v)) {
+            if (codec.keeps(v)) {
                 continue;
             }
             if (java != null) {
@@ -266,7 +279,7 @@ public class Emitter {
                         + "config (" + (kryo == null ? "none" : kryo.configured) + ")");
                 }
             }
-            if (others != null) {
+            if (others != null && !codec.carries(v)) {
                 try {
                     others.set(i, Multilang.value(v));
                 } catch (Codec.BadValue e) {

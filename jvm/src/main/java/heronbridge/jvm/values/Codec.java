@@ -1,6 +1,11 @@
 package heronbridge.jvm.values;
 
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import org.apache.storm.shade.net.minidev.json.JSONArray;
+import org.apache.storm.shade.net.minidev.json.JSONObject;
 
 /**
  * A topology's value serializer (runtime/wire/serde.py), seen from Java: what a batch of
@@ -16,6 +21,43 @@ public interface Codec {
 
     /** Whether a value crosses as itself (JSON-like in this format); anything else crosses as Storm would carry it. */
     boolean carries(Object value);
+
+    /**
+     * Whether a Java task reads a value back from this format as the same classes and
+     * values, as Storm's Kryo gives them between workers (implies {@link #carries}); any
+     * other value goes to a Java task in Storm's Kryo bytes.
+     */
+    boolean keeps(Object value);
+
+    /**
+     * A list or map that decoders read back as itself: an ArrayList, or a HashMap with
+     * String keys, holding values {@code codec} keeps. Any other class of them (a
+     * LinkedList, a TreeMap, List.of's) would arrive as another class. json-smart's
+     * JSONArray and JSONObject (what a ShellBolt's subprocess emits) cross as ArrayList and
+     * HashMap, as they always have here: Storm's Kryo does not register them, and a
+     * multilang bolt in a JVM could otherwise send no list or object to a Java task.
+     */
+    static boolean keepsContainer(Codec codec, Object v) {
+        Class<?> c = v.getClass();
+        if (c == ArrayList.class || c == JSONArray.class) {
+            ArrayList<?> list = (ArrayList<?>) v;
+            for (int i = 0, n = list.size(); i < n; i++) {
+                if (!codec.keeps(list.get(i))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (c == HashMap.class || c == JSONObject.class) {
+            for (Map.Entry<?, ?> e : ((HashMap<?, ?>) v).entrySet()) {
+                if (!(e.getKey() instanceof String) || !codec.keeps(e.getValue())) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
 
     /**
      * What stands for a value in Storm's Kryo bytes in a record bound for a Java task; throws

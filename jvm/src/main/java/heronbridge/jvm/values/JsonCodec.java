@@ -6,15 +6,19 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.storm.shade.net.minidev.json.JSONValue;
+import org.apache.storm.shade.net.minidev.json.parser.JSONParser;
+import org.apache.storm.shade.net.minidev.json.parser.ParseException;
+import org.apache.storm.shade.net.minidev.json.writer.JsonReaderI;
 
 /**
  * JSON records (the "json" serializer): parsed with the JSON library Storm's multilang
  * serializer parses with (json-smart, as storm-client shades it), so a Java component sees
  * exactly the types a ShellBolt's Java side would: Integer or Long or BigInteger, Double,
- * String, Boolean, null, lists and maps.
+ * String, Boolean, null, lists (ArrayList) and maps (HashMap).
  */
 public final class JsonCodec implements Codec {
     @Override
@@ -63,6 +67,28 @@ public final class JsonCodec implements Codec {
             return true;
         }
         return false;
+    }
+
+    /**
+     * What a Java task reads back as itself. json-smart reads a number that fits 32 bits as
+     * an Integer and a decimal longer than 18 characters as a BigDecimal, so a Long that
+     * fits 32 bits and such a Double are not (nor a Float, Short, Byte, BigInteger or
+     * BigDecimal): they go in Storm's Kryo bytes, which keep their class.
+     */
+    @Override
+    public boolean keeps(Object v) {
+        if (v == null || v instanceof String || v instanceof Integer || v instanceof Boolean) {
+            return true;
+        }
+        if (v instanceof Long) {
+            long l = (Long) v;
+            return l < Integer.MIN_VALUE || l > Integer.MAX_VALUE;
+        }
+        if (v instanceof Double) {
+            double d = (Double) v;
+            return Codec.finite(d) && Double.toString(d).length() <= 18;
+        }
+        return Codec.keepsContainer(this, v);
     }
 
     private StormKryo kryo;
@@ -304,10 +330,63 @@ public final class JsonCodec implements Codec {
         return unreadable;
     }
 
+    /**
+     * json-smart's reader of JSON arrays and objects as ArrayList and HashMap, the classes
+     * Storm's Kryo gives a Java task (its own JSONArray and JSONObject are neither, and
+     * Storm's Kryo does not register them). Numbers are read as JSONValue.parse reads them.
+     */
+    private static final JsonReaderI<Object> PLAIN = new JsonReaderI<Object>(JSONValue.defaultReader) {
+        @Override
+        public JsonReaderI<?> startObject(String key) {
+            return this;
+        }
+
+        @Override
+        public JsonReaderI<?> startArray(String key) {
+            return this;
+        }
+
+        @Override
+        public Object createObject() {
+            return new HashMap<String, Object>();
+        }
+
+        @Override
+        public Object createArray() {
+            return new ArrayList<Object>();
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public void setValue(Object current, String key, Object value) {
+            ((Map<String, Object>) current).put(key, value);
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public void addValue(Object current, Object value) {
+            ((List<Object>) current).add(value);
+        }
+
+        @Override
+        public Object convert(Object current) {
+            return current;
+        }
+    };
+
+    /** JSON text as JSONValue.parse reads it (its permissive mode), into ArrayList and HashMap. */
+    static Object parse(String text) {
+        try {
+            return new JSONParser(JSONParser.DEFAULT_PERMISSIVE_MODE).parse(text, PLAIN);
+        } catch (ParseException e) {
+            throw new IllegalArgumentException("records that are not JSON: " + e.getMessage(), e);
+        }
+    }
+
     @Override
     @SuppressWarnings("unchecked")
     public List<Record> decode(byte[] buf, int off, int len) {
-        Object parsed = JSONValue.parse(new String(buf, off, len, StandardCharsets.UTF_8));
+        Object parsed = parse(new String(buf, off, len, StandardCharsets.UTF_8));
         if (!(parsed instanceof List)) {
             throw new IllegalArgumentException("records that are not a JSON list");
         }

@@ -17,6 +17,8 @@ import org.msgpack.value.ValueType;
 /** msgpack records, the runtime's default serializer (msgspec on the Python side). */
 public final class MsgpackCodec implements Codec {
     private static final BigInteger INT_MIN = BigInteger.valueOf(Integer.MIN_VALUE);
+    /** msgpack's int64 format byte. */
+    private static final byte INT64 = (byte) 0xd3;
     private static final BigInteger UINT64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
     private StormKryo kryo;
 
@@ -74,6 +76,23 @@ public final class MsgpackCodec implements Codec {
             return true;
         }
         return false;
+    }
+
+    /**
+     * What a Java task reads back as itself: a Long too (one that fits 32 bits is written
+     * in msgpack's int64 format, used for nothing else there, so it is not read back as an
+     * Integer). Not a Float, Short, Byte, BigInteger or BigDecimal: they would arrive as
+     * Double, Integer or Long, so they go in Storm's Kryo bytes, which keep their class.
+     */
+    @Override
+    public boolean keeps(Object v) {
+        if (v == null || v instanceof String || v instanceof Integer || v instanceof Long || v instanceof Boolean) {
+            return true;
+        }
+        if (v instanceof Double) {
+            return Codec.finite((Double) v);
+        }
+        return Codec.keepsContainer(this, v);
     }
 
     private static boolean inRange(BigInteger b) {
@@ -158,10 +177,16 @@ public final class MsgpackCodec implements Codec {
             p.packNil();
         } else if (v instanceof String) {
             p.packString((String) v);
-        } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+        } else if (v instanceof Long) {
+            packLong(p, (Long) v);
+        } else if (v instanceof Integer || v instanceof Short || v instanceof Byte) {
             p.packLong(((Number) v).longValue());
-        } else if (v instanceof Double || v instanceof Float) {
-            p.packDouble(((Number) v).doubleValue());
+        } else if (v instanceof Double) {
+            p.packDouble((Double) v);
+        } else if (v instanceof Float) {
+            // The double of its decimal text, as json-smart writes a Float (1.1f: 1.1, not
+            // 1.100000023841858): what a ShellBolt's subprocess reads on Storm.
+            p.packDouble(Double.parseDouble(v.toString()));
         } else if (v instanceof Boolean) {
             p.packBoolean((Boolean) v);
         } else if (v instanceof List) {
@@ -198,6 +223,25 @@ public final class MsgpackCodec implements Codec {
         } else {
             throw new BadValue(v, "a " + v.getClass().getName());
         }
+    }
+
+    /**
+     * A Long as msgpack's int64 when it fits 32 bits (the decoder reads only that format as
+     * a Long there; Python's msgpack writes such numbers in fewer bytes); else in the fewest
+     * bytes, as Python writes it.
+     */
+    private static void packLong(MessageBufferPacker p, long l) throws IOException {
+        if (l < Integer.MIN_VALUE || l > Integer.MAX_VALUE) {
+            p.packLong(l);
+            return;
+        }
+        byte[] b = new byte[9];
+        b[0] = INT64;
+        for (int i = 8; i > 0; i--) {
+            b[i] = (byte) l;
+            l >>= 8;
+        }
+        p.writePayload(b);
     }
 
     @Override
@@ -255,6 +299,9 @@ public final class MsgpackCodec implements Codec {
                     return b.bitLength() < 64 ? (Object) b.longValue() : b;
                 }
                 long l = u.unpackLong();
+                if (f == MessageFormat.INT64) {  // a Long, whatever its value (see packLong)
+                    return l;
+                }
                 return l >= Integer.MIN_VALUE && l <= Integer.MAX_VALUE ? (Object) (int) l : (Object) l;
             case FLOAT:
                 return u.unpackDouble();

@@ -20,6 +20,8 @@ import heronbridge.runtime.TopologyOuterClass.ComponentKind;
 import heronbridge.runtime.TopologyOuterClass.GroupingKind;
 import heronbridge.runtime.TopologyOuterClass.InputDecl;
 import heronbridge.runtime.TopologyOuterClass.StreamDecl;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -319,6 +321,169 @@ class StormValuesTest {
                 () -> String.valueOf(got.get(0)));
             assertEquals(Double.NaN, got.get(1), "NaN too, as Storm's Kryo carries it");
         }
+    }
+
+    static Codec reader(Codec codec) {
+        return codec instanceof JsonCodec ? new JsonCodec() : new MsgpackCodec();
+    }
+
+    static final String NUMBERS = "{\"topology.kryo.register\": [\"java.math.BigDecimal\"]}";
+
+    /** Numbers of every class Storm's Kryo carries, each with the class a Java task must get back. */
+    static final Object[] NUMBERS_EMITTED = {
+        1.1f, (short) 3, (byte) -4, new BigDecimal("1.10"), new BigInteger("123"), BigInteger.ONE.shiftLeft(63),
+        5L, -7L, 1L << 40, Long.MIN_VALUE, 7, Integer.MIN_VALUE, 2.5, -0.0, 0.12345678901234568,
+        -1.2345678901234567, Double.MAX_VALUE, Double.MIN_VALUE,
+    };
+
+    @Test
+    void numbersReachAJavaTaskAsTheClassTheSenderEmittedUnderBothSerializers() {
+        for (Codec codec : new Codec[] {new JsonCodec(), new MsgpackCodec()}) {
+            Plan plan = plan(NUMBERS, JAVA);
+            SpoutCollector out = collector(plan, codec);
+            for (Object v : NUMBERS_EMITTED) {
+                out.emit("default", Arrays.asList(v, 1), null);
+            }
+            List<Record> java = received(out, JBOLT, reader(codec), kryo(plan));
+            for (int i = 0; i < NUMBERS_EMITTED.length; i++) {
+                Object sent = NUMBERS_EMITTED[i];
+                Object got = java.get(i).values.get(0);
+                String what = codec.getClass().getSimpleName() + ": " + Codec.describe(sent) + " arrived as "
+                    + Codec.describe(got);
+                assertEquals(sent.getClass(), got.getClass(), what);
+                assertEquals(sent, got, what);
+                assertEquals(Integer.class, java.get(i).values.get(1).getClass(), what);
+            }
+        }
+    }
+
+    @Test
+    void numbersInsideListsAndMapsKeepTheirClassToAJavaTask() {
+        for (Codec codec : new Codec[] {new JsonCodec(), new MsgpackCodec()}) {
+            Plan plan = plan(NUMBERS, JAVA);
+            SpoutCollector out = collector(plan, codec);
+            HashMap<String, Object> inner = new HashMap<>();
+            inner.put("s", (short) 2);
+            inner.put("d", new BigDecimal("0.5"));
+            inner.put("l", 9L);
+            List<Object> list = new ArrayList<>(Arrays.asList("x", 1.5f, (byte) 8, inner, 3));
+            HashMap<String, Object> map = new HashMap<>();
+            map.put("f", -2.25f);
+            map.put("list", new ArrayList<>(Arrays.asList(1, 2L)));
+            out.emit("default", Arrays.asList(list, map), null);
+            List<Object> got = received(out, JBOLT, reader(codec), kryo(plan)).get(0).values;
+            String name = codec.getClass().getSimpleName();
+            assertEquals(Arrays.asList(list, map), got, name);
+            List<?> gotList = (List<?>) got.get(0);
+            assertEquals(ArrayList.class, gotList.getClass(), name);
+            assertEquals(Float.class, gotList.get(1).getClass(), name);
+            assertEquals(Byte.class, gotList.get(2).getClass(), name);
+            Map<?, ?> gotInner = (Map<?, ?>) gotList.get(3);
+            assertEquals(HashMap.class, gotInner.getClass(), name);
+            assertEquals(Short.class, gotInner.get("s").getClass(), name);
+            assertEquals(BigDecimal.class, gotInner.get("d").getClass(), name);
+            assertEquals(Long.class, gotInner.get("l").getClass(), name);
+            Map<?, ?> gotMap = (Map<?, ?>) got.get(1);
+            assertEquals(Float.class, gotMap.get("f").getClass(), name);
+            assertEquals(Long.class, ((List<?>) gotMap.get("list")).get(1).getClass(), name);
+        }
+    }
+
+    @Test
+    void aPythonTaskGetsNumbersAsStormsMultilangJsonWritesThem() {
+        for (Codec codec : new Codec[] {new JsonCodec(), new MsgpackCodec()}) {
+            Plan plan = plan(NUMBERS, JAVA);
+            SpoutCollector out = collector(plan, codec);
+            out.emit("default", Arrays.asList(new ArrayList<>(Arrays.asList(1.1f, (short) 3, (byte) -4,
+                new BigDecimal("1.10"))), 1.1f), null);
+            // json-smart writes a Float as its decimal text (1.1, not 1.100000023841858), a
+            // BigDecimal as its text, a Short and a Byte as integers.
+            List<Object> python = received(out, PYBOLT, reader(codec), null).get(0).values;
+            assertEquals(Arrays.asList(Arrays.asList(1.1, 3, -4, 1.1), 1.1), python,
+                codec.getClass().getSimpleName());
+        }
+    }
+
+    @Test
+    void theCommonValuesCrossAsThemselvesWithoutKryo() throws Exception {
+        HashMap<String, Object> map = new HashMap<>();
+        map.put("k", new ArrayList<>(Arrays.asList("v", 2, 3L, 0.5, true, null)));
+        List<Object> values = Arrays.asList(map, new ArrayList<>(Arrays.asList(1, 1L << 40, -5L, 2.5)));
+        SpoutCollector out = collector(plan(NUMBERS, JAVA), new MsgpackCodec());
+        out.emit("default", values, null);
+        Record rec = received(out, JBOLT, new MsgpackCodec(), null).get(0);
+        assertNull(rec.unreadable, "no Kryo bytes, which a reader without Kryo cannot read");
+        List<Object> got = rec.values;
+        assertEquals(values, got);
+        List<?> numbers = (List<?>) got.get(1);
+        assertEquals(Arrays.asList(Integer.class, Long.class, Long.class, Double.class),
+            Arrays.asList(numbers.get(0).getClass(), numbers.get(1).getClass(), numbers.get(2).getClass(),
+                numbers.get(3).getClass()));
+        assertEquals(Long.class, ((List<?>) ((Map<?, ?>) got.get(0)).get("k")).get(2).getClass());
+
+        // JSON: plain text, no positions of Kryo bytes, unless a Long fits 32 bits (json-smart
+        // reads it as an Integer) or a Double's text is longer than 18 characters (a BigDecimal).
+        SpoutCollector json = collector(plan(NUMBERS, JAVA), new JsonCodec());
+        json.emit("default", Arrays.asList(new ArrayList<>(Arrays.asList("v", 2, 1L << 40, 0.5, true, null)),
+            "s"), null);
+        json.emit("default", Arrays.asList(3L, 0.12345678901234568), null);
+        String text = new String(buffer(json, JBOLT).batch.take(), StandardCharsets.UTF_8);
+        assertTrue(text.startsWith("[[[[\"v\",2,1099511627776,0.5,true,null],\"s\"]],[[\""), text);
+        assertTrue(text.endsWith("\"],0,0,[0,1]]]"), text);
+    }
+
+    @Test
+    void listsAndMapsOfOtherClassesCrossAsStormsKryoCarriesThem() {
+        java.util.LinkedList<Object> linked = new java.util.LinkedList<>(List.of("a", 1));
+        java.util.TreeMap<String, Object> tree = new java.util.TreeMap<>(Map.of("k", 1, "j", "x"));
+        for (Codec codec : new Codec[] {new JsonCodec(), new MsgpackCodec()}) {
+            String name = codec.getClass().getSimpleName();
+            // Storm's Kryo registers neither (nor List.of's class, nor BigDecimal): refused, as between workers.
+            for (Object v : new Object[] {linked, tree, List.of("a"), new BigDecimal("1")}) {
+                SpoutCollector out = collector(plan("{}", JAVA), codec);
+                HostError e = assertThrows(HostError.class, () -> out.emit("default", Arrays.asList(v, 1), null));
+                assertTrue(e.getMessage().contains("Class is not registered: " + v.getClass().getName()),
+                    name + ": " + e.getMessage());
+            }
+            Plan plan = plan("{\"topology.kryo.register\": [\"java.util.LinkedList\", \"java.util.TreeMap\"]}",
+                JAVA);
+            SpoutCollector out = collector(plan, codec);
+            out.emit("default", Arrays.asList(linked, tree), null);
+            List<Object> got = received(out, JBOLT, reader(codec), kryo(plan)).get(0).values;
+            assertEquals(java.util.LinkedList.class, got.get(0).getClass(), name);
+            assertEquals(java.util.TreeMap.class, got.get(1).getClass(), name);
+            assertEquals(Arrays.asList(linked, tree), got, name);
+            assertEquals(Arrays.asList(List.of("a", 1), Map.of("k", 1, "j", "x")),
+                received(out, PYBOLT, reader(codec), null).get(0).values, name);
+        }
+    }
+
+    @Test
+    void aShellBoltsJsonSmartListsAndObjectsReachAJavaTaskAsArrayListsAndHashMaps() {
+        Object parsed = org.apache.storm.shade.net.minidev.json.JSONValue.parse("[[1,{\"a\":[2]}]]");
+        for (Codec codec : new Codec[] {new JsonCodec(), new MsgpackCodec()}) {
+            Plan plan = plan("{}", JAVA);  // no registrations: Storm's Kryo would refuse json-smart's classes
+            SpoutCollector out = collector(plan, codec);
+            out.emit("default", Arrays.asList(((List<?>) parsed).get(0), 1), null);
+            Record rec = received(out, JBOLT, reader(codec), null).get(0);
+            assertNull(rec.unreadable, "crossed natively, no Kryo bytes");
+            List<?> got = (List<?>) rec.values.get(0);
+            assertEquals(ArrayList.class, got.getClass());
+            assertEquals(HashMap.class, got.get(1).getClass());
+            assertEquals(Arrays.asList(1, Map.of("a", List.of(2))), got);
+        }
+    }
+
+    @Test
+    void jsonRecordsFromPythonReadAsArrayListsAndHashMaps() {
+        byte[] text = "[[[[1,[2]],{\"a\":{\"b\":[]}}]]]".getBytes(StandardCharsets.UTF_8);
+        List<Object> got = new JsonCodec().decode(text, 0, text.length).get(0).values;
+        assertEquals(ArrayList.class, got.getClass());
+        assertEquals(ArrayList.class, got.get(0).getClass());
+        assertEquals(ArrayList.class, ((List<?>) got.get(0)).get(1).getClass());
+        assertEquals(HashMap.class, got.get(1).getClass());
+        assertEquals(HashMap.class, ((Map<?, ?>) got.get(1)).get("a").getClass());
+        assertEquals(ArrayList.class, ((Map<?, ?>) ((Map<?, ?>) got.get(1)).get("a")).get("b").getClass());
     }
 
     @Test
