@@ -213,6 +213,29 @@ def _check_challenge(secret: bytes, role: str, nonce: bytes, identity: Identity,
     return proof(secret, b"dialer", said), said
 
 
+def _answer_hello(parsed: tuple[str, bytes, bytes, int], roles: set[str] | frozenset[str],
+                  ours: Identity | None, secret: bytes) -> tuple[str, bytes, bool, bytes]:
+    """The listener's checks of a dialer's hello, then its challenge: (role, transcript,
+    whether the link is sealed, the reply to send); raises AuthError for a role or an
+    identity it does not serve."""
+    role, theirs, identity, _used = parsed
+    if role not in roles:
+        msg = f"expected a dialer among {sorted(roles)}, received {role!r}"
+        raise AuthError(msg)
+    if ours is None or identity != ours.encode():
+        msg = f"expected a dialer of {ours}, received one for {_describe(identity)}"
+        raise AuthError(msg)
+    nonce = secrets.token_bytes(NONCE)
+    said = transcript(role, identity, theirs, nonce)
+    return role, said, ours.sealed, MAGIC + nonce + proof(secret, b"listener", said)
+
+
+def _check_dialer_proof(secret: bytes, answer: bytes, said: bytes) -> None:
+    if not hmac.compare_digest(answer, proof(secret, b"dialer", said)):
+        msg = "wrong proof of the topology's secret"
+        raise AuthError(msg)
+
+
 def describe_peer(transport: Any) -> str:
     """Who is at the other end of a transport: pid and uid on a Unix socket, else the
     address."""
@@ -310,28 +333,15 @@ class _Listening(asyncio.Protocol):
                 parsed = _parse_hello(self.buf)
                 if parsed is None:
                     return
-                role, theirs, identity, used = parsed
-                if role not in listener.roles:
-                    msg = (f"expected a dialer among {sorted(listener.roles)}, received "
-                           f"{role!r}")
-                    raise AuthError(msg)
-                ours = listener.identity
-                if ours is None or identity != ours.encode():
-                    msg = (f"expected a dialer of {ours}, received one for "
-                           f"{_describe(identity)}")
-                    raise AuthError(msg)
-                nonce = secrets.token_bytes(NONCE)
-                said = transcript(role, identity, theirs, nonce)
-                self.hello = (role, said, ours.sealed)
-                self.buf = self.buf[used:]
-                self.transport.write(MAGIC + nonce + proof(listener.secret, b"listener", said))
+                role, said, sealed, reply = _answer_hello(parsed, listener.roles,
+                                                          listener.identity, listener.secret)
+                self.hello = (role, said, sealed)
+                self.buf = self.buf[parsed[3]:]
+                self.transport.write(reply)
             if len(self.buf) < MAC:
                 return
             role, said, sealed = self.hello
-            if not hmac.compare_digest(self.buf[:MAC],
-                                       proof(listener.secret, b"dialer", said)):
-                msg = "wrong proof of the topology's secret"
-                raise AuthError(msg)
+            _check_dialer_proof(listener.secret, self.buf[:MAC], said)
         except AuthError as exc:
             self._refuse(str(exc))
             return
@@ -515,25 +525,15 @@ def accept_sync(sock: socket.socket, secret: bytes, roles: frozenset[str], ident
                 raise AuthError(msg)
             buf += _some(sock, deadline)
             parsed = _parse_hello(buf)
-        role, theirs, dialled, used = parsed
-        if role not in roles:
-            msg = f"expected a dialer among {sorted(roles)}, received {role!r}"
-            raise AuthError(msg)
-        if dialled != identity.encode():
-            msg = f"expected a dialer of {identity}, received one for {_describe(dialled)}"
-            raise AuthError(msg)
-        nonce = secrets.token_bytes(NONCE)
-        said = transcript(role, dialled, theirs, nonce)
-        sock.sendall(MAGIC + nonce + proof(secret, b"listener", said))
-        answer = buf[used:]
+        role, said, _sealed, reply = _answer_hello(parsed, roles, identity, secret)
+        sock.sendall(reply)
+        answer = buf[parsed[3]:]
         while len(answer) < MAC:
             answer += _some(sock, deadline)
         if len(answer) > MAC:
             msg = "expected the dialer's proof alone, received more before it was accepted"
             raise AuthError(msg)
-        if not hmac.compare_digest(answer, proof(secret, b"dialer", said)):
-            msg = "wrong proof of the topology's secret"
-            raise AuthError(msg)
+        _check_dialer_proof(secret, answer, said)
         sock.sendall(OK)
     finally:
         sock.settimeout(old)
