@@ -15,25 +15,45 @@ from heronbridge.kafka.bolt import KafkaBolt
 Count = namedtuple("Count", "word count")
 
 
+class Record:
+    """What librdkafka hands a delivery report: the record as it was produced."""
+
+    def __init__(self, topic, key, value):
+        self._content = (topic, key, value)
+
+    def topic(self):
+        return self._content[0]
+
+    def key(self):
+        return self._content[1]
+
+    def value(self):
+        return self._content[2]
+
+
 class Producer:
-    """Delivery reports are served by poll() once the broker has answered."""
+    """Delivery reports are served by poll() once the broker has answered, in the order
+    `answer` sets (produce order by default), each with its error or None."""
 
     def __init__(self, conf: dict) -> None:
+        self.report = conf["on_delivery"]
         self.records: list[tuple] = []
         self.answered = 0  # records the broker has answered
-        self.callbacks: list = []
+        self.unreported: list[int] = []  # indexes into records
+        self.errors: dict[int, str] = {}
         self.polls = 0
 
-    def produce(self, topic, value, key, on_delivery):
+    def produce(self, topic, value, key):
+        self.unreported.append(len(self.records))
         self.records.append((topic, key, value))
-        self.callbacks.append(on_delivery)
 
     def poll(self, timeout):
         self.polls += 1
-        ready, self.callbacks = self.callbacks[:self.answered], self.callbacks[self.answered:]
+        ready, self.unreported = (self.unreported[:self.answered],
+                                  self.unreported[self.answered:])
         self.answered -= len(ready)
-        for report in ready:
-            report(None, None)
+        for i in ready:
+            self.report(self.errors.get(i), Record(*self.records[i]))
         return len(ready)
 
 
@@ -44,6 +64,7 @@ def kafka_bolt_task(monkeypatch) -> tuple[KafkaBolt, list]:
     b.logger = logging.getLogger("test.kafka.bolt")
     acked: list = []
     b.ack = acked.append
+    b.fail = lambda tup: acked.append(("failed", tup))
     b.initialize({"kafka.bootstrap.servers": "127.0.0.1:1", "kafka.bolt.topic": "counts",
                   "kafka.bolt.key.field": "word", "kafka.bolt.message.field": "count"},
                  {"task->component": {"3": "sink", "4": "sink"}})
@@ -91,3 +112,34 @@ def test_records_poll_as_they_go_until_the_host_wakes_the_bolt(monkeypatch):
     assert b.producer.polls == 2  # the wake's only
     b.producer.answered = 3
     assert b.wake() is None and len(acked) == 3
+
+
+def test_each_report_settles_the_tuple_whose_record_it_is_in_any_order(monkeypatch):
+    """Reports of records in different partitions come in any order."""
+    b, acked = kafka_bolt_task(monkeypatch)
+    tups = [SimpleNamespace(values=Count(w, n)) for w, n in (("a", 1), ("b", 1), ("c", 7))]
+    for t in tups:
+        b.process(t)
+    b.producer.unreported = [2, 0, 1]
+    b.producer.errors = {0: "refused"}
+    b.producer.answered = 3
+    assert b.wake() is None
+    assert acked == [tups[2], ("failed", tups[0]), tups[1]]
+    assert b.awaiting == {} and b.alike == {} and b.in_flight == 0
+
+
+def test_tuples_whose_records_are_alike_are_each_settled_once(monkeypatch):
+    """Alike records (topic, key and value) may be told apart in any order: one refused
+    fails one of their tuples, one written acks another, and none is settled twice."""
+    b, acked = kafka_bolt_task(monkeypatch)
+    tups = [SimpleNamespace(values=Count("a", 1)) for _ in range(3)]
+    for t in tups:
+        b.process(t)
+    b.producer.errors = {1: "refused"}
+    b.producer.answered = 2
+    b.wake()
+    assert acked == [tups[0], ("failed", tups[1])]
+    b.producer.answered = 1
+    assert b.wake() is None
+    assert acked == [tups[0], ("failed", tups[1]), tups[2]]
+    assert b.awaiting == {} and b.alike == {}
