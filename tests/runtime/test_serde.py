@@ -31,6 +31,12 @@ BATCHES = [
     [[{1: "int key", None: "none key", True: "bool key"}]],
     [["é ü 中文 \u2028"]],
     [],
+    # What the emitters send: each tuple's values, then its root and edge (or none).
+    [(["word", 3], 2**62 + 5, 7), (["w", 1.5],), ((None, True), 1, 2)],
+    [(["x", math.nan], 1, 2)],
+    [([[1, 2], "deeper"], 1, 2)],
+    [([{"a": 1}], 1, 2)],
+    [([math.inf],)],
 ]
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import pickle
-from itertools import chain
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
@@ -53,20 +52,29 @@ _json_text = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _json_fast = msgspec.json.Encoder().encode
 _SEQUENCES = frozenset({list, tuple})
 _PLAIN = frozenset({str, int, bool, type(None)})
-_PLAIN_OR_FLOAT = _PLAIN | {float}
 
 
 def _json_dumps(records: list) -> bytes:
-    """Python's JSON semantics at msgspec's speed. Records of plain values (finite floats
-    included) go through msgspec, checked with one pass in C; anything else (a container,
-    a NaN, a value JSON refuses) goes through Python's encoder: msgspec would write a NaN
-    as null, and takes bytes, sets and dataclasses, which Python's encoder refuses."""
-    if set(map(type, records)) <= _SEQUENCES:
-        values = set(map(type, chain.from_iterable(records)))
-        if values <= _PLAIN or (values <= _PLAIN_OR_FLOAT and all(
-                v - v == 0.0 for r in records for v in r if v.__class__ is float)):
-            return _json_fast(records)
-    return _json_text(records).encode()
+    """Python's JSON semantics at msgspec's speed. A record is a sequence of plain values
+    and sequences of them (a tuple's values, then its root and edge): such a batch, its
+    floats finite, goes through msgspec; anything else (deeper containers, a dict, a NaN,
+    what JSON refuses) through Python's encoder. msgspec would write a NaN as null, and
+    take bytes, sets and dataclasses, which Python's encoder refuses."""
+    sequences, plain = _SEQUENCES, _PLAIN
+    for record in records:
+        if record.__class__ not in sequences:
+            return _json_text(records).encode()
+        for value in record:
+            cls = value.__class__
+            if cls in plain or (cls is float and value - value == 0.0):  # not NaN nor inf
+                continue
+            if cls not in sequences:
+                return _json_text(records).encode()
+            for item in value:
+                kind = item.__class__
+                if kind not in plain and (kind is not float or item - item != 0.0):
+                    return _json_text(records).encode()
+    return _json_fast(records)
 
 
 def _json_typed(cls: type) -> Callable[[bytes | memoryview], list]:
