@@ -28,7 +28,7 @@ BATCHES = [
     [[{"a": [1, 2.5, "x"], "b": {"c": None}}, [1, [2, [3]]]]],
     [[math.nan, 1.0], [math.inf], [-math.inf, "x"]],
     [[Colour.RED, Name("n"), Point(1, 2), OrderedDict(a=1)]],
-    [[{1: "int key", None: "none key", True: "bool key"}]],
+    [[{1: "int key", None: "none key", False: "bool key", 2.5: "float key"}]],
     [["é ü 中文 \u2028"]],
     [],
     # What the emitters send: each tuple's values, then its root and edge (or none).
