@@ -32,6 +32,7 @@ from pathlib import Path
 
 import psutil
 import yaml
+from measure import warn_if_tasks_run_another_heronbridge
 
 from heronbridge.compat.streamparse import load_project
 from heronbridge.conformance.storm import fetch
@@ -247,6 +248,7 @@ def main() -> int:
     parser.add_argument("--saturated-only", action="store_true",
                         help="throughput only: skip the fixed-load p99 phase")
     args = parser.parse_args()
+    warn_if_tasks_run_another_heronbridge()
     args.workload = args.workload or list(WORKLOADS)
     with tempfile.TemporaryDirectory(prefix="hb-java-bench-") as tmp_name:
         tmp = Path(tmp_name)

@@ -40,6 +40,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from measure import warn_if_tasks_run_another_heronbridge
 
 from heronbridge.compat.streamparse import load_project, topology_name
 
@@ -332,6 +333,8 @@ def main() -> int:
 
     def say(text: str) -> None:
         print(f"  .. {text}", file=sys.stderr, flush=True)
+
+    warn_if_tasks_run_another_heronbridge()
 
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="hb-kafka-bench-") as tmp:

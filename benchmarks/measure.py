@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 
 def steady_rate(samples: dict[float, float], words: float) -> float:
     """Sink tuples/s between 10% and 90% of the run's words, from the count task's
@@ -27,3 +31,18 @@ def cpu_by_process() -> dict[str, float]:
             key = f"task {proc.cmd[proc.cmd.index('--task') + 1]}"
         out[key] = out.get(key, 0.0) + proc.cpu
     return out
+
+
+def warn_if_tasks_run_another_heronbridge() -> None:
+    """Tasks start without PYTHONPATH: under `PYTHONPATH=src python benchmarks/...` they
+    run the installed package's code, not this checkout's. Say so before measuring."""
+    import heronbridge
+
+    here = str(Path(heronbridge.__file__).resolve().parent)
+    found = subprocess.run([sys.executable, "-I", "-c",
+                            "import heronbridge, pathlib; "
+                            "print(pathlib.Path(heronbridge.__file__).resolve().parent)"],
+                           capture_output=True, text=True, check=False).stdout.strip()
+    if found != here:
+        print(f"warning: the tasks will run heronbridge from {found or '(not installed)'}, "
+              f"not {here}: `pip install -e .` to measure this checkout", file=sys.stderr)

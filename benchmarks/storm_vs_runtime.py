@@ -17,6 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from measure import warn_if_tasks_run_another_heronbridge
+
 from heronbridge.conformance.bench.bench import Settings, run_bench
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "storm_topologies"
@@ -41,6 +43,7 @@ def main() -> int:
     parser.add_argument("--par", type=int, action="append", help="default: 1 and 2")
     parser.add_argument("--json", help="write every result here")
     args = parser.parse_args()
+    warn_if_tasks_run_another_heronbridge()
     results = []
     with tempfile.TemporaryDirectory(prefix="hb-bench-") as tmp:
         for name in args.only or list(WORKLOADS):

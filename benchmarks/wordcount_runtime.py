@@ -25,7 +25,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "runtime"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import cpu_by_process, steady_rate  # noqa: E402
+from measure import (  # noqa: E402
+    cpu_by_process,
+    steady_rate,
+    warn_if_tasks_run_another_heronbridge,
+)
 from wordcount import SENTENCES, CountBolt, SentenceSpout, SplitBolt  # noqa: E402
 
 from heronbridge.runtime import Grouping, TopologyBuilder  # noqa: E402
@@ -178,6 +182,7 @@ def main() -> int:
                         help="sample PCT%% of the split bolt's words (event sampling's cost)")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
+    warn_if_tasks_run_another_heronbridge()
     # The host is shared and its speed drifts by tens of percent over minutes: each
     # runtime round is paired with fused runs right before and after it, and the ratio
     # reported is the median of the rounds' ratios.
