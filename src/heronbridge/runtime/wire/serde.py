@@ -54,27 +54,32 @@ _SEQUENCES = frozenset({list, tuple})
 _PLAIN = frozenset({str, int, bool, type(None)})
 
 
-def _json_dumps(records: list) -> bytes:
-    """Python's JSON semantics at msgspec's speed. A record is a sequence of plain values
-    and sequences of them (a tuple's values, then its root and edge): such a batch, its
-    floats finite, goes through msgspec; anything else (deeper containers, a dict, a NaN,
-    what JSON refuses) through Python's encoder. msgspec would write a NaN as null, and
-    take bytes, sets and dataclasses, which Python's encoder refuses."""
+def _plain(records: list) -> bool:
+    """Whether every record is a sequence of plain values and sequences of them (a
+    tuple's values, then its root and edge), its floats finite: what msgspec writes as
+    Python's encoder does. msgspec would write a NaN as null, and take bytes, sets and
+    dataclasses, which Python's encoder refuses."""
     sequences, plain = _SEQUENCES, _PLAIN
     for record in records:
         if record.__class__ not in sequences:
-            return _json_text(records).encode()
+            return False
         for value in record:
             cls = value.__class__
             if cls in plain or (cls is float and value - value == 0.0):  # not NaN nor inf
                 continue
             if cls not in sequences:
-                return _json_text(records).encode()
+                return False
             for item in value:
                 kind = item.__class__
                 if kind not in plain and (kind is not float or item - item != 0.0):
-                    return _json_text(records).encode()
-    return _json_fast(records)
+                    return False
+    return True
+
+
+def _json_dumps(records: list) -> bytes:
+    """Python's JSON semantics at msgspec's speed: a plain batch through msgspec, anything
+    else (deeper containers, a dict, a NaN, what JSON refuses) through Python's encoder."""
+    return _json_fast(records) if _plain(records) else _json_text(records).encode()
 
 
 def _json_typed(cls: type) -> Callable[[bytes | memoryview], list]:
