@@ -7,7 +7,7 @@ from pathlib import Path
 
 from heronbridge.conformance.trace import schema, tracefile
 from heronbridge.conformance.trace.hook import TraceHook
-from heronbridge.conformance.trace.progress import Progress
+from heronbridge.conformance.trace.progress import STARTING_SECS, Progress
 
 TASKS = {"counter": [2, 3], "spout": [4, 5]}
 
@@ -79,11 +79,35 @@ def test_a_crash_looping_spout_is_one_task_restarted_and_injected_exits_are_no_c
 
 
 def test_quiet_follows_the_latest_activity_and_ends_the_run_with_nothing_pending(tmp_path):
-    w = writer(tmp_path, "counter", 2, 1, t=time.time() - 20)
+    block(writer(tmp_path, "spout", 4, 1, t=time.time() - 20, spout=True), {"emit": 1},
+          active=time.time() - 15)
+    w = writer(tmp_path, "counter", 2, 2, t=time.time() - 20)
     block(w, {"recv": 1}, active=time.time() - 10)
     snap = Progress(tmp_path).poll()
     assert 9.5 < snap.quiet_for < 30
     assert snap.done(5) and not snap.done(60)
+
+
+def test_a_run_whose_spouts_have_not_emitted_yet_is_not_over_after_the_quiet_time(tmp_path):
+    """An effectively-once run's first rollback took 5 s on a loaded machine, longer than
+    its scenario's quiet time: it was judged over with its tasks started and no emit."""
+    spout = writer(tmp_path, "spout", 4, 1, t=time.time() - 20, spout=True)
+    block(spout, {"start": 1}, active=time.time() - 10)
+    block(writer(tmp_path, "counter", 2, 2, t=time.time() - 20), {"start": 1},
+          active=time.time() - 10)
+    progress = Progress(tmp_path)
+    snap = progress.poll()
+    assert snap.quiet_for > 9.5 and not snap.done(5)
+    block(spout, {"start": 1}, active=time.time() - 40, stopped={"emits": 0})
+    assert progress.poll().done(5)  # a spout the run's bound stopped before it emitted
+    block(writer(tmp_path, "spout", 5, 3, t=time.time() - 60, spout=True), {"start": 1},
+          active=time.time() - 40)
+    assert not progress.poll().done(5)  # ... but not every spout was stopped
+
+    idle = tmp_path / "idle"
+    block(writer(idle, "spout", 4, 1, t=time.time() - 60, spout=True), {"start": 1},
+          active=time.time() - STARTING_SECS - 5)
+    assert Progress(idle).poll().done(5)  # so long quiet after the start: nothing to come
 
 
 def test_a_task_an_exit_ended_holds_the_run_until_it_is_started_again(tmp_path):

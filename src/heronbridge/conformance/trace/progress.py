@@ -2,7 +2,7 @@
 
 A runner polls `Progress(traces_dir).poll()` and stops when the snapshot is `done`:
 something was traced, no reliable spout message is waiting for its ack or fail, and
-nothing has happened for the scenario's quiet time. Tick tuples (and the acks of them)
+nothing has happened for the scenario's quiet time (longer before any spout emitted). Tick tuples (and the acks of them)
 are not activity: a bolt ticked every second would otherwise never be quiet.
 
 Only the block heads are read (see `tracefile`): each sums its task up so far, so a
@@ -18,6 +18,10 @@ from pathlib import Path
 from . import schema, tracefile
 
 EMITTING_SECS = 2.0  # a spout that emitted this recently is still emitting
+# The quiet that ends a run before any spout emitted: starting can take longer than a
+# scenario's quiet time (an effectively-once topology's first rollback took 5 s on a
+# loaded machine), and a run judged over then has nothing to compare.
+STARTING_SECS = 30.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,8 @@ class Snapshot:
     taken: float = field(default_factory=time.time)  # when the snapshot was read
 
     def done(self, quiet: float) -> bool:
+        if not self.spout_emits and not 0 < self.spout_tasks == self.stopped:
+            quiet = max(quiet, STARTING_SECS)
         return self.records > 0 and self.pending == 0 and self.awaiting == 0 and \
             self.quiet_for >= quiet
 
