@@ -2,8 +2,9 @@
 
 A runner polls `Progress(traces_dir).poll()` and stops when the snapshot is `done`:
 something was traced, no reliable spout message is waiting for its ack or fail, and
-nothing has happened for the scenario's quiet time (longer before any spout emitted). Tick tuples (and the acks of them)
-are not activity: a bolt ticked every second would otherwise never be quiet.
+nothing has happened for the scenario's quiet time (longer before any spout emitted).
+Tick tuples (and the acks of them) are not activity: a bolt ticked every second would
+otherwise never be quiet.
 
 Only the block heads are read (see `tracefile`): each sums its task up so far, so a
 poll costs a few small reads per file however many records the run has traced.
