@@ -32,7 +32,7 @@ def test_alignment_holds_inputs_past_their_marker_then_releases_them():
     aligner = Aligner(frozenset({1, 2}), 1 << 20, "here")
     assert aligner.marker(1, "c1") == (None, [])
     assert aligner.holding and aligner.arrived == {1}
-    assert aligner.hold(b"after-1") == []
+    assert aligner.hold(b"after-1") == (None, [])
     done, release = aligner.marker(2, "c1")
     assert done == "c1" and release == [b"after-1"]
     assert not aligner.holding
@@ -45,7 +45,8 @@ def test_a_newer_marker_or_too_much_held_gives_the_checkpoint_up():
     aligner.hold(b"12345")
     done, release = aligner.marker(1, "c2")  # c1 never completed
     assert done is None and release == [b"12345"] and aligner.checkpoint == "c2"
-    assert aligner.hold(b"123456789012") == [b"123456789012"]  # past 10 bytes: given up
+    # past 10 bytes: given up
+    assert aligner.hold(b"123456789012") == ("c2", [b"123456789012"])
     assert aligner.marker(2, "c2") == (None, [])  # c2 is over
 
 
@@ -163,3 +164,13 @@ def test_a_checkpoint_slower_than_the_interval_completes_before_the_next_starts(
     assert started()[1:] == second
     at(3.0 + module.ROUND_TIMEOUT_SECS + 0.5)  # never completed: given up, another starts
     assert len(started()) == 3 and coordinator.counts["checkpoints-given-up"] == 1
+    third = started()[2]
+    at(3.0 + module.ROUND_TIMEOUT_SECS + 1.0)
+    coordinator.state_stored(control_pb2.InstanceStateStored(  # its alignment overflowed
+        checkpoint_id=third, task_id=2, given_up=True))
+    assert coordinator.counts["checkpoints-given-up"] == 2
+    coordinator.state_stored(control_pb2.InstanceStateStored(  # too late to complete it
+        checkpoint_id=third, task_id=1, state_bytes=1))
+    assert coordinator.consistent == first
+    at(3.0 + module.ROUND_TIMEOUT_SECS + 1.6)  # the next at its interval, not in a minute
+    assert len(started()) == 4

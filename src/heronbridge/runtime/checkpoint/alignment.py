@@ -47,18 +47,19 @@ class Aligner:
         self.holding = True
         return None, released
 
-    def hold(self, frame: bytes) -> list[bytes]:
-        """Keep a frame from an input past its marker; returns frames to run now if the
-        limit was passed (the checkpoint is then given up)."""
+    def hold(self, frame: bytes) -> tuple[str | None, list[bytes]]:
+        """Keep a frame from an input past its marker; past the limit the checkpoint is
+        given up: returns (the checkpoint given up or None, frames to run now)."""
         self.held.append(frame)
         self.held_bytes += len(frame)
         if self.held_bytes <= self.limit:
-            return []
+            return None, []
         log.warning("%s: checkpoint %s given up: %d bytes held while markers aligned, more "
                     "than heronbridge.checkpoint.buffer.bytes (%d)", self.where,
                     self.checkpoint, self.held_bytes, self.limit)
-        self.last = self.checkpoint or self.last
-        return self._release()
+        given_up = self.checkpoint
+        self.last = given_up or self.last
+        return given_up, self._release()
 
     def reset(self) -> None:
         """A rollback: what was held is from before it, and is dropped."""

@@ -38,11 +38,12 @@ log = logging.getLogger("heronbridge.runtime.checkpoint")
 
 COMPONENT = "__checkpoints__"  # the coordinator's own metrics, beside the tasks'
 SETTLE_SECS = 0.2  # losses reported together (a container's tasks, its links) roll back once
-# A checkpoint in progress is given up only after this long (or the interval, if longer):
-# one that takes longer than a short interval under load (markers queue behind data, big
-# state takes time to save) would else be replaced by the next for ever, and state that
-# grows until a checkpoint completes (a transactional sink's records) would never stop
-# growing. The next one starts once it completes.
+# A checkpoint in progress is given up only after this long (or the interval, if longer),
+# unless a task gives it up first (its alignment passed its buffer): one that takes longer
+# than a short interval under load (markers queue behind data, big state takes time to
+# save) would else be replaced by the next for ever, and state that grows until a
+# checkpoint completes (a transactional sink's records) would never stop growing. The
+# next one starts once it completes.
 ROUND_TIMEOUT_SECS = 60.0
 
 WAITING, RESTORING, RUNNING = "waiting", "restoring", "running"
@@ -119,6 +120,13 @@ class CheckpointCoordinator:
 
     def state_stored(self, msg: Any) -> None:
         if msg.checkpoint_id != self.round or self.phase != RUNNING:
+            return
+        if msg.given_up:
+            self.counts["checkpoints-given-up"] += 1
+            log.warning("topology %r: checkpoint %s given up by task %d (its markers did "
+                        "not align within heronbridge.checkpoint.buffer.bytes); the next "
+                        "starts at its interval", self.topology, self.round, msg.task_id)
+            self.round, self.stored = None, {}
             return
         self.stored[msg.task_id] = msg.state_bytes
         if self.tasks <= set(self.stored):

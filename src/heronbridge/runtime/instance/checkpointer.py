@@ -168,7 +168,11 @@ class Checkpointer:
         """While markers align: keep a frame from an input whose marker came (True)."""
         if frames.DATA_HEADER.unpack_from(data, start)[3] not in self.aligner.arrived:
             return False
-        self._run_held(self.aligner.hold(bytes(data[start:end])), execute)
+        given_up, release = self.aligner.hold(bytes(data[start:end]))
+        if given_up is not None:  # else the master would wait out its round's timeout
+            self.task.send([frames.control_frame(control_pb2.InstanceStateStored(
+                checkpoint_id=given_up, task_id=self.task.task, given_up=True))])
+        self._run_held(release, execute)
         return True
 
     def _run_held(self, held: list[bytes], execute: FrameRunner) -> None:

@@ -387,16 +387,18 @@ class StartCheckpoint(_message.Message):
     def __init__(self, checkpoint_id: _Optional[str] = ...) -> None: ...
 
 class InstanceStateStored(_message.Message):
-    __slots__ = ("checkpoint_id", "task_id", "state_bytes", "save_secs")
+    __slots__ = ("checkpoint_id", "task_id", "state_bytes", "save_secs", "given_up")
     CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_BYTES_FIELD_NUMBER: _ClassVar[int]
     SAVE_SECS_FIELD_NUMBER: _ClassVar[int]
+    GIVEN_UP_FIELD_NUMBER: _ClassVar[int]
     checkpoint_id: str
     task_id: int
     state_bytes: int
     save_secs: float
-    def __init__(self, checkpoint_id: _Optional[str] = ..., task_id: _Optional[int] = ..., state_bytes: _Optional[int] = ..., save_secs: _Optional[float] = ...) -> None: ...
+    given_up: bool
+    def __init__(self, checkpoint_id: _Optional[str] = ..., task_id: _Optional[int] = ..., state_bytes: _Optional[int] = ..., save_secs: _Optional[float] = ..., given_up: _Optional[bool] = ...) -> None: ...
 
 class RestoreState(_message.Message):
     __slots__ = ("checkpoint_id", "txid")
