@@ -5,7 +5,8 @@ As Storm's ShellBolt does, a writer thread feeds a bolt's stdin, and no new tupl
 taken while `topology.shellbolt.max.pending` of them wait to be written; the main thread
 reads the child's stdout through the runtime's poll, so neither side can block the
 other. Bolts get a heartbeat every second and must answer within
-`topology.subprocess.timeout.secs`; with `heronbridge.multilang.wake.secs`, a bolt that
+`topology.subprocess.timeout.secs`, counted from the child's answer to the handshake (as
+Storm's ShellProcess.launch, which waits for it however long its imports take); with `heronbridge.multilang.wake.secs`, a bolt that
 holds unsettled input gets ticks, one at a time, until it holds none. A spout's child
 has at most one command to read at a time (the next waits for its `sync`), so, as in
 Storm's ShellSpout, it is written to directly: no thread hand-off per command.
@@ -211,9 +212,10 @@ class ShellComponent(LoopOwner):
         while self.peer.replies:
             self._send(self.peer.replies.popleft())
 
-    def _wait_child(self, done: Any, until: float | None = None) -> None:
+    def _wait_child(self, done: Any, until: float | None = None, timed: bool = True) -> None:
         """Pump the runtime and read the child until `done()` holds; while the task
-        stops, no longer, unless `until` (a time.monotonic()) gives the child a grace."""
+        stops, no longer, unless `until` (a time.monotonic()) gives the child a grace;
+        `timed`: a child silent for the timeout is killed."""
         while not done():
             if until is None and self.host.stopping or \
                     until is not None and time.monotonic() >= until:
@@ -221,7 +223,8 @@ class ShellComponent(LoopOwner):
             if self.host.pump(0.1) == self.out:
                 self._read_child()
                 self._deliver()
-            self._check_alive()
+            if timed:
+                self._check_alive()
 
     def _check_alive(self) -> None:
         silent = time.monotonic() - self.last_heard
@@ -235,8 +238,9 @@ class ShellComponent(LoopOwner):
         os.makedirs(pid_dir, exist_ok=True)
         self.last_heard = time.monotonic()
         self._send(self.peer.handshake(pid_dir))
-        self._wait_child(lambda: self.peer.pid is not None or bool(self.inbox))
+        self._wait_child(lambda: self.peer.pid is not None or bool(self.inbox), timed=False)
         self._deliver()
+        self.last_heard = time.monotonic()
         if self.peer.pid is None and not self.host.stopping:
             msg = f"{self.where}: expected {{\"pid\": ...}} after the handshake"
             raise ShimError(msg)
