@@ -6,8 +6,9 @@ taken while `topology.shellbolt.max.pending` of them wait to be written; the mai
 reads the child's stdout through the runtime's poll, so neither side can block the
 other. Bolts get a heartbeat every second and must answer within
 `topology.subprocess.timeout.secs`, counted from the child's answer to the handshake (as
-Storm's ShellProcess.launch, which waits for it however long its imports take); with `heronbridge.multilang.wake.secs`, a bolt that
-holds unsettled input gets ticks, one at a time, until it holds none. A spout's child
+Storm's ShellProcess.launch, which waits for it however long its imports take); with
+`heronbridge.multilang.wake.secs`, a bolt that holds unsettled input gets ticks, one at a
+time, until it holds none. A spout's child
 has at most one command to read at a time (the next waits for its `sync`), so, as in
 Storm's ShellSpout, it is written to directly: no thread hand-off per command.
 """
