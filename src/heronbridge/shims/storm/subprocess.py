@@ -8,9 +8,9 @@ other. Bolts get a heartbeat every second and must answer within
 `topology.subprocess.timeout.secs`, counted from the child's answer to the handshake (as
 Storm's ShellProcess.launch, which waits for it however long its imports take); with
 `heronbridge.multilang.wake.secs`, a bolt that holds unsettled input gets ticks, one at a
-time, until it holds none. A spout's child
-has at most one command to read at a time (the next waits for its `sync`), so, as in
-Storm's ShellSpout, it is written to directly: no thread hand-off per command.
+time, until it holds none. A spout's child has at most one command to read at a time (the
+next waits for its `sync`), so, as in Storm's ShellSpout, it is written to directly: no
+thread hand-off per command.
 """
 
 from __future__ import annotations
