@@ -170,23 +170,3 @@ def test_the_command_line_loads_a_migrated_project_and_a_heronpy_file(tmp_path):
     args = build_parser().parse_args(["run", str(wordcount), "-o", "topology.stmgrs=2"])
     plan = load_plan(args, home).plan
     assert plan.name == "WordCount" and plan.reserved == {"__acker": 2}
-
-
-def test_a_project_s_modules_are_its_own_whatever_this_process_imported_before(tmp_path,
-                                                                                monkeypatch):
-    """Two projects with a package `parts` each: one imported outside the loader (a test
-    module's import) stood for the other's, whose topology then failed to load."""
-    import importlib
-    import sys
-
-    from heronbridge.compat.streamparse import project_imports
-
-    for project in ("first", "second"):
-        (tmp_path / project / "parts").mkdir(parents=True)
-        (tmp_path / project / "parts" / "__init__.py").write_text(f"WHO = {project!r}\n")
-    monkeypatch.syspath_prepend(str(tmp_path / "first"))
-    monkeypatch.delitem(sys.modules, "parts", raising=False)
-    first = importlib.import_module("parts")
-    with project_imports(tmp_path / "second"):
-        assert importlib.import_module("parts").WHO == "second"
-    assert sys.modules["parts"] is first and first.WHO == "first"

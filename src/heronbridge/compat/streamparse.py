@@ -379,13 +379,8 @@ def project_imports(*folders: Path, python: str | None = None) -> Iterator[None]
     then the tasks' own path (task_path, of `python` when they run with a virtualenv's),
     never what this process added; and forget them afterwards: projects share module
     names (`bolts`, `spouts`), and one process may load several. A module of the same
-    name imported before is out of sight meanwhile (else another project's `parts`
-    would stand for this one's), and comes back."""
+    name imported before comes back."""
     path, modules = list(sys.path), dict(sys.modules)
-    own = _module_names(folders)
-    for name in modules:
-        if name.partition(".")[0] in own:
-            del sys.modules[name]
     sys.path[:] = [*(str(f) for f in folders), *task_path(python)]
     importlib.invalidate_caches()
     try:
@@ -395,20 +390,6 @@ def project_imports(*folders: Path, python: str | None = None) -> Iterator[None]
         for name in set(sys.modules) - set(modules):
             del sys.modules[name]
         sys.modules.update(modules)
-
-
-def _module_names(folders: tuple[Path, ...]) -> set[str]:
-    """The top-level modules and packages these folders hold."""
-    names = set()
-    for folder in folders:
-        if not folder.is_dir():
-            continue
-        for entry in folder.iterdir():
-            name = entry.stem if entry.suffix == ".py" else entry.name
-            if name.isidentifier() and not name.startswith("__") and \
-                    (entry.suffix == ".py" or entry.is_dir()):
-                names.add(name)
-    return names
 
 
 def _import_topology(topology_file: Path, name: str) -> Any:
