@@ -237,11 +237,10 @@ class ShellComponent(LoopOwner):
     def _handshake(self, resources: str) -> None:
         pid_dir = os.path.join(resources, ".pids")
         os.makedirs(pid_dir, exist_ok=True)
-        self.last_heard = time.monotonic()
         self._send(self.peer.handshake(pid_dir))
         self._wait_child(lambda: self.peer.pid is not None or bool(self.inbox), timed=False)
         self._deliver()
-        self.last_heard = time.monotonic()
+        self.last_heard = time.monotonic()  # the timeout counts from here
         if self.peer.pid is None and not self.host.stopping:
             msg = f"{self.where}: expected {{\"pid\": ...}} after the handshake"
             raise ShimError(msg)
