@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from hot_path import feed, receiver  # noqa: E402  (it imports examples/runtime/wordcount.py)
+from hot_path import feed, hosted, receiver  # noqa: E402  (it imports examples/runtime/wordcount.py)
 from measure import steady_rate  # noqa: E402
 
 # Both examples are wordcount.py: in this process the heronpy one takes the name, as its
@@ -44,6 +44,7 @@ from heronbridge.compat.heronpy.loader import load_file  # noqa: E402
 from heronbridge.runtime import Grouping, TopologyBuilder  # noqa: E402
 from heronbridge.runtime.api.context import TopologyContext  # noqa: E402
 from heronbridge.runtime.instance.emitter import BoltEmitter, SpoutEmitter  # noqa: E402
+from heronbridge.runtime.instance.spout_step import SpoutStep  # noqa: E402
 from heronbridge.runtime.plan.tasks import TaskLayout  # noqa: E402
 from heronbridge.runtime.wire import frames  # noqa: E402
 from heronbridge.runtime.wire.serde import make_serializer  # noqa: E402
@@ -96,7 +97,8 @@ def run_once(kind: str, sentences: int, batch: int, acking: bool) -> tuple[int, 
     mode = "ATLEAST_ONCE" if acking else "ATMOST_ONCE"
     plan, classes = (runtime_plan if kind == "runtime" else heronpy_plan)(mode)
     parts = build(plan, classes, acking)
-    _, spout, spout_em = parts["sentences"]
+    spout_task, spout, spout_em = parts["sentences"]
+    spout_step = SpoutStep(hosted(plan, spout_task, spout, spout_em), time.perf_counter)
     split_task, split, split_em = parts["split"]
     count_task, count, count_em = parts["count"]
     split_rx = receiver(plan, split_task, split, split_em)
@@ -107,10 +109,7 @@ def run_once(kind: str, sentences: int, batch: int, acking: bool) -> tuple[int, 
         next_tuple = spout.next_tuple
         for _ in range(batch):
             next_tuple()
-        if spout_em.ack_now:  # at most once: the runner acks at once
-            acked, spout_em.ack_now = spout_em.ack_now, []
-            for msg_id in acked:
-                spout.ack(msg_id)
+        spout_step.ack_emitted()  # at most once: acked at once, as the step does
         return spout_em.flush()
 
     def split_stage(received: list[bytes]) -> list[bytes]:

@@ -22,10 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "ru
 from wordcount import CountBolt, SentenceSpout, SplitBolt  # noqa: E402
 
 from heronbridge.runtime import Grouping, TopologyBuilder  # noqa: E402
+from heronbridge.runtime.api.context import TopologyContext  # noqa: E402
 from heronbridge.runtime.config import EXECUTE_BATCH_MS, TopologyConfig  # noqa: E402
-from heronbridge.runtime.instance.bolt_driver import BoltDriver  # noqa: E402
-from heronbridge.runtime.instance.emitter import BoltEmitter, SpoutEmitter  # noqa: E402
-from heronbridge.runtime.instance.task import Task  # noqa: E402
+from heronbridge.runtime.instance.bolt_step import BoltStep  # noqa: E402
+from heronbridge.runtime.instance.emitter import BoltEmitter, SpoutEmitter, stream_table  # noqa: E402
+from heronbridge.runtime.instance.task import Attached, Task  # noqa: E402
 from heronbridge.runtime.plan.tasks import TaskLayout  # noqa: E402
 from heronbridge.runtime.stream_manager.acking import XorTracker  # noqa: E402
 from heronbridge.runtime.wire import frames  # noqa: E402
@@ -41,22 +42,26 @@ def plan(acking: bool = True, count_tasks: int = 1):
     return builder.build()
 
 
-def receiver(plan, task, user, emitter):
-    """A task's bolt driver wired to a component, without process or socket."""
+def hosted(plan, task, user, emitter) -> Task:
+    """A task hosting `user` on `emitter`, without process or socket."""
     runner = Task("hot-path-id", task, 0, "", "", secret=b"")
     layout = TaskLayout.of(plan)
-    runner.user = user
+    component = layout.task_component[task]
     # One flush per fed batch, as measured here: no flushes inside a long batch.
-    conf = {**plan.component_config(layout.task_component[task]), EXECUTE_BATCH_MS: 1e9}
-    runner.conf = TopologyConfig.read(conf, plan.name)
-    runner.serializer = make_serializer("msgpack")
-    runner.task_component = layout.task_component
-    from heronbridge.runtime.instance.emitter import stream_table
-
-    runner.streams = stream_table(plan)
-    runner.decoders = {}
+    conf = {**plan.component_config(component), EXECUTE_BATCH_MS: 1e9}
+    runner.topology, runner.component = plan.name, component
+    runner.attached = Attached(plan, layout, plan.components[component], conf,
+                               TopologyConfig.read(conf, plan.name),
+                               TopologyContext.build(plan, "hot-path-id", task),
+                               make_serializer("msgpack"), stream_table(plan), frozenset(), task)
+    runner.user, runner.emitter = user, emitter
     user.collector = emitter
-    return BoltDriver(runner)
+    return runner
+
+
+def receiver(plan, task, user, emitter) -> BoltStep:
+    """A bolt task's step wired to a component: feed() runs frames through it."""
+    return BoltStep(hosted(plan, task, user, emitter))
 
 
 def feed(runner, out_frames, kinds=(frames.DATA,)):
@@ -106,8 +111,6 @@ def run_once(sentences: int, batch: int, acking: bool,
             mine = [f for f in wframes if f[0] and frames.HEADER.unpack_from(f)[2] == task]
             feed(rx, mine)
             acks += em.flush()
-            words += rx.task.counts["execute-count"]
-            rx.task.counts["execute-count"] = 0
         stage["count"] += clock() - t
         t = clock()
         done: list[int] = []
@@ -117,6 +120,7 @@ def run_once(sentences: int, batch: int, acking: bool,
                 body = frames.ints_from(memoryview(frame)[frames.HEADER_SIZE:]).tolist()
                 (tracker.init if kind == frames.INIT else tracker.ack)(body, done)
         stage["acking"] += clock() - t
+    words = sum(rx.counts["execute-count"] for _, rx, _ in counts)
     if len(tracker):
         msg = f"error: {len(tracker)} trees did not complete"
         raise SystemExit(msg)

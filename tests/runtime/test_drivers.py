@@ -1,4 +1,5 @@
-"""A task's drivers without sockets: the bolt driver, the spout driver and its pacer."""
+"""A task's drivers without sockets: the bolt driver and the spout driver around their
+steps, and the spout's pacer. (The steps' own policy, on a fake clock: test_step.py.)"""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 from heronbridge.runtime import Bolt, Grouping, Spout, TopologyBuilder
 from heronbridge.runtime.config import TopologyConfig
 from heronbridge.runtime.instance.bolt_driver import BoltDriver
+from heronbridge.runtime.instance.bolt_step import BoltStep
 from heronbridge.runtime.instance.pacing import EAGER_SECS, MAX_ACK_WAIT, SpoutPacer
-from heronbridge.runtime.instance.spout_driver import SpoutDriver, settle
+from heronbridge.runtime.instance.spout_driver import SpoutDriver
+from heronbridge.runtime.instance.spout_step import SpoutStep
 from heronbridge.runtime.instance.task import RolledBack, Task
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.runtime.proto import control_pb2, topology_pb2
@@ -59,14 +62,20 @@ class Doubler(Bolt):
 
 
 class Conn:
-    """What the drivers read, without a socket: reads come from a script; after it, a
-    few empty polls, then the task is told to stop."""
+    """What the drivers read and write, without a socket: reads come from a script; after
+    it, a few empty polls, then the task is told to stop. What is sent goes to `sent`,
+    one list per flush."""
 
-    def __init__(self, task: Task, reads: list[bytes], empty_polls: int = 20) -> None:
+    def __init__(self, task: Task, reads: list[bytes], empty_polls: int = 20,
+                 sent: list[list[bytes]] | None = None) -> None:
         self.task = task
         self.reads = [(data, frames.split_frames(data)[0]) for data in reads]
         self.empty_polls = empty_polls
         self.out_bytes = 0
+        self.sent = sent if sent is not None else []
+
+    def send(self, out: list[bytes]) -> None:
+        self.sent.append(out)
 
     def poll(self, timeout, read=True):
         if self.reads:
@@ -77,14 +86,22 @@ class Conn:
         return b"", []
 
 
+def connect(task: Task, reads: list[bytes], empty_polls: int = 20,
+            cls: type[Conn] = Conn) -> Conn:
+    """A new script of reads for the task, keeping what it sent so far."""
+    old = task.link
+    conn = task.link = cls(task, reads, empty_polls, old.sent if isinstance(old, Conn) else None)
+    task.stopping = False
+    return conn
+
+
 class Metrics:
     def publish(self, metrics):
         pass
 
 
 def task_of(component: str, max_pending: int | None = 100, bolt: type = Doubler,
-            **config: object
-            ) -> tuple[Task, Conn, list[list[bytes]]]:
+            **config: object) -> tuple[Task, list[list[bytes]]]:
     """A task of the drivers' topology; `max_pending` None: the latency-led window."""
     pending = {} if max_pending is None else {"topology.max.spout.pending": max_pending}
     b = TopologyBuilder("drivers", {"topology.reliability.mode": "ATLEAST_ONCE", **pending,
@@ -95,12 +112,24 @@ def task_of(component: str, max_pending: int | None = 100, bolt: type = Doubler,
     task = Task("drivers-1", TaskLayout.of(plan).component_tasks[component][0], 0, "", "",
                 secret=b"")
     task.attach(plan, frozenset(TaskLayout.of(plan).task_component), seed=1)
-    sent: list[list[bytes]] = []  # one list per flush
-    task.send = sent.append
-    task.metrics = Metrics()
+    task.telemetry.publisher = Metrics()
     task.start_component()
-    task.conn = Conn(task, [])
-    return task, task.conn, sent
+    conn = connect(task, [])
+    return task, conn.sent
+
+
+def running_spout(max_pending: int | None = 100, **config: object
+                  ) -> tuple[Task, SpoutStep, list[list[bytes]]]:
+    spout, sent = task_of("numbers", max_pending, **config)
+    step = SpoutStep(spout)
+    step.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
+    assert step.active
+    return spout, step, sent
+
+
+def settle(step: SpoutStep, kind: int, roots: list[int]) -> None:
+    frame = frames.int_frame(kind, step.task.task, roots)
+    step.received(frame, frames.split_frames(frame)[0])
 
 
 def data_frame(task: Task, values: list[int], src: int) -> bytes:
@@ -110,13 +139,13 @@ def data_frame(task: Task, values: list[int], src: int) -> bytes:
 
 
 def test_the_bolt_driver_runs_each_frame_as_a_batch_and_sends_its_output_after_it():
-    bolt, _, sent = task_of("doubler")
-    spout_task = TaskLayout.of(bolt.plan).component_tasks["numbers"][0]
-    bolt.conn = Conn(bolt, [data_frame(bolt, [1, 2], spout_task) +
-                            data_frame(bolt, [3], spout_task)])
-    BoltDriver(bolt).run()
+    bolt, sent = task_of("doubler")
+    spout_task = TaskLayout.of(bolt.attachment.plan).component_tasks["numbers"][0]
+    connect(bolt, [data_frame(bolt, [1, 2], spout_task) + data_frame(bolt, [3], spout_task)])
+    step = BoltStep(bolt)
+    BoltDriver(step).run()
     assert bolt.user.seen == [1, 2, 3]
-    assert bolt.counts[EXECUTE_COUNT] == 3
+    assert step.counts[EXECUTE_COUNT] == 3
     # One flush per input frame: the first frame's output went before the second ran.
     assert [[f[4] for f in flush] for flush in sent] == [[frames.ACK], [frames.ACK]]
 
@@ -142,8 +171,8 @@ class Awaiting(Bolt):
 class SleepingConn(Conn):
     """Each empty poll waits as long as it was asked to (up to 10 ms), and says so."""
 
-    def __init__(self, task: Task, reads: list[bytes], empty_polls: int = 20) -> None:
-        super().__init__(task, reads, empty_polls)
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
         self.waits: list[float] = []
 
     def poll(self, timeout, read=True):
@@ -154,47 +183,41 @@ class SleepingConn(Conn):
 
 
 def test_the_bolt_driver_wakes_a_bolt_when_it_asks_without_waiting_for_input():
-    bolt, _, sent = task_of("doubler", bolt=Awaiting)
-    spout_task = TaskLayout.of(bolt.plan).component_tasks["numbers"][0]
-    conn = bolt.conn = SleepingConn(bolt, [data_frame(bolt, [1, 2], spout_task)])
-    BoltDriver(bolt).run()
+    bolt, sent = task_of("doubler", bolt=Awaiting)
+    spout_task = TaskLayout.of(bolt.attachment.plan).component_tasks["numbers"][0]
+    conn = connect(bolt, [data_frame(bolt, [1, 2], spout_task)], cls=SleepingConn)
+    BoltDriver(BoltStep(bolt)).run()
     # Woken after the frame, again when it asked (acking then), and not after.
     assert bolt.user.wakes == 2 and not bolt.user.held and not bolt.user.called_back
     assert [[f[4] for f in flush] for flush in sent] == [[frames.ACK]]
+    assert isinstance(conn, SleepingConn)
     assert conn.waits[0] <= 0.005 < min(conn.waits[1:])
 
 
 def test_the_spout_driver_emits_up_to_its_window_and_hands_acks_to_the_spout():
-    spout, _, _ = task_of("numbers", max_pending=5)
-    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
-    assert spout.active
-    SpoutDriver(spout).run()
+    spout, step, _ = running_spout(max_pending=5)
+    SpoutDriver(step).run()
     assert spout.user.n == 5 and len(spout.emitter.pending) == 5  # the window is full
-    roots = list(spout.emitter.pending)
-    acked = frames.int_frame(frames.ACKED, spout.task, roots[:2])
-    settle(spout, acked, frames.split_frames(acked)[0])
-    assert sorted(spout.user.acked) == [0, 1] and spout.counts[ACK_COUNT] == 2
+    settle(step, frames.ACKED, list(spout.emitter.pending)[:2])
+    assert sorted(spout.user.acked) == [0, 1] and step.counts[ACK_COUNT] == 2
 
 
 def test_a_latency_led_window_of_one_grows_when_its_tree_comes_back_quickly():
     # The window starts at one tree; its ack leaves none in flight, yet the window was
     # full with one: under the latency target it must grow, or the spout emits one tree
     # per round trip for ever, whatever the parallelism downstream.
-    spout, _, _ = task_of("numbers", max_pending=None)
-    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
+    spout, step, _ = running_spout(max_pending=None)
     limits = []
     for _ in range(4):
-        spout.conn = Conn(spout, [], empty_polls=20)
-        spout.stopping = False
-        SpoutDriver(spout).run()
+        connect(spout, [], empty_polls=20)
+        SpoutDriver(step).run()
         roots = list(spout.emitter.pending)
-        assert len(roots) == spout.window.limit  # it emitted up to its window
-        acked = frames.int_frame(frames.ACKED, spout.task, roots)
-        settle(spout, acked, frames.split_frames(acked)[0])
-        limits.append(spout.window.limit)
+        assert len(roots) == step.window.limit  # it emitted up to its window
+        settle(step, frames.ACKED, roots)
+        limits.append(step.window.limit)
     assert limits == [2, 4, 8, 16]
-    spout.metrics = published = Published()
-    spout.publish()
+    spout.telemetry.publisher = published = Published()
+    step.publish()
     assert published.samples[-1].gauges[WINDOW_LIMIT] == 16
 
 
@@ -216,43 +239,39 @@ class Published:
 
 
 def test_a_spout_counts_the_time_its_window_held_it_and_publishes_its_source_lag():
-    spout, _, _ = task_of("numbers", max_pending=5)
-    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
-    spout.conn = WaitingConn(spout, [], empty_polls=20)
+    spout, step, _ = running_spout(max_pending=5)
+    connect(spout, [], empty_polls=20, cls=WaitingConn)
     began = time.monotonic()
-    SpoutDriver(spout).run()
+    SpoutDriver(step).run()
     took = (time.monotonic() - began) * 1000
     # Full after its first emits (one a turn, just after activation), then the rest of
     # its 20 polls of at least 10 ms each with no acks.
-    assert 10 * 10 <= spout.held_ms <= took
-    spout.metrics = published = Published()
-    spout.publish()
+    assert 10 * 10 <= step.held_ms <= took
+    spout.telemetry.publisher = published = Published()
+    step.publish()
     assert SOURCE_LAG not in published.samples[-1].gauges  # Spout.source_lag: None
     spout.user.source_lag = lambda: 1234
-    spout.publish()
+    step.publish()
     assert published.samples[-1].gauges[SOURCE_LAG] == 1234
-    assert published.samples[-1].counters[WINDOW_HELD_MS] == spout.held_ms
+    assert published.samples[-1].counters[WINDOW_HELD_MS] == step.held_ms
 
 
 def test_expired_trees_go_to_fail_and_are_counted_as_timeouts():
-    spout, _, _ = task_of("numbers")
-    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
-    SpoutDriver(spout).run()
-    root = next(iter(spout.emitter.pending))
-    expired = frames.int_frame(frames.EXPIRED, spout.task, [root])
-    settle(spout, expired, frames.split_frames(expired)[0])
-    assert spout.user.failed == [0] and spout.counts[TIMEOUT_COUNT] == 1
+    spout, step, _ = running_spout()
+    SpoutDriver(step).run()
+    settle(step, frames.EXPIRED, [next(iter(spout.emitter.pending))])
+    assert spout.user.failed == [0] and step.counts[TIMEOUT_COUNT] == 1
 
 
 def test_a_rollback_unwinds_the_driver_and_keeps_what_came_after_it():
-    spout, _, _ = task_of("numbers")
+    spout, step, _ = running_spout()
     restore = frames.control_frame(control_pb2.RestoreState(checkpoint_id="c1", txid=3))
     later = frames.control_frame(control_pb2.StartProcessing(txid=3))
-    spout.conn = Conn(spout, [restore + later])
+    connect(spout, [restore + later])
     with pytest.raises(RolledBack) as rolled:
-        SpoutDriver(spout).run()
+        SpoutDriver(step).run()
     assert rolled.value.message.txid == 3
-    data, found = spout.backlog
+    data, found = step.backlog()
     assert [k for k, *_ in found] == [frames.CONTROL]
     assert frames.parse_control(memoryview(data)[found[0][2]:found[0][3]]).txid == 3
 
@@ -274,13 +293,12 @@ def spout_bursts(max_pending: int | None = 30, polls: int = 1000, **config: obje
                  ) -> list[int]:
     """The spout's emits between two flushes, over one run of its driver (it stops after
     `polls` empty polls of its connection)."""
-    spout, _, _ = task_of("numbers", max_pending, **config)
-    spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
-    spout.pacer.eager_until = 0.0  # not the bursts of one emit just after activation
-    spout.conn = Conn(spout, [], empty_polls=polls)
+    spout, step, _ = running_spout(max_pending, **config)
+    step.pacer.eager_until = 0.0  # not the bursts of one emit just after activation
+    conn = connect(spout, [], empty_polls=polls)
     at_flush: list[int] = []
-    spout.send = lambda data: at_flush.append(spout.user.n)
-    SpoutDriver(spout).run()
+    conn.send = lambda data: at_flush.append(spout.user.n)  # type: ignore[method-assign]
+    SpoutDriver(step).run()
     return [b - a for a, b in zip([0, *at_flush], at_flush, strict=False) if b > a]
 
 
@@ -304,10 +322,10 @@ def test_a_latency_target_of_zero_leaves_the_window_open():
 @pytest.mark.compat("config/heronbridge.execute.batch.time.ms")
 def test_a_long_input_batch_sends_its_output_every_execute_batch_time():
     def flushes(**config: object) -> int:
-        bolt, _, sent = task_of("doubler", **config)
-        spout_task = TaskLayout.of(bolt.plan).component_tasks["numbers"][0]
-        bolt.conn = Conn(bolt, [data_frame(bolt, list(range(128)), spout_task)])
-        BoltDriver(bolt).run()
+        bolt, sent = task_of("doubler", **config)
+        spout_task = TaskLayout.of(bolt.attachment.plan).component_tasks["numbers"][0]
+        connect(bolt, [data_frame(bolt, list(range(128)), spout_task)])
+        BoltDriver(BoltStep(bolt)).run()
         assert bolt.user.seen == list(range(128))
         return len(sent)
 
@@ -318,12 +336,9 @@ def test_a_long_input_batch_sends_its_output_every_execute_batch_time():
 @pytest.mark.compat("config/heronbridge.serializer")
 def test_tuple_values_travel_as_the_serializer_key_says():
     def first_data_frame(**config: object) -> bytes:
-        spout, _, _ = task_of("numbers", 1, **config)
-        spout.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
-        sent: list[bytes] = []
-        spout.send = lambda data: sent.extend(bytes(f) for f in data)
-        SpoutDriver(spout).run()
-        return next(f for f in sent if f[4] == frames.DATA)
+        spout, step, sent = running_spout(1, **config)
+        SpoutDriver(step).run()
+        return next(bytes(f) for flush in sent for f in flush if f[4] == frames.DATA)
 
     assert b"[[[0]," in first_data_frame(**{"heronbridge.serializer": "json"})
     assert b"\x91\x93\x91\x00" in first_data_frame()  # msgpack: [[[0], root, edge]]
@@ -332,14 +347,14 @@ def test_tuple_values_travel_as_the_serializer_key_says():
 def test_a_python_task_sent_storms_kryo_bytes_names_what_it_expected(caplog):
     """Storm's Kryo bytes (msgpack extension 75) go only from a Java task to a Java task; a
     Python task that receives them anyway skips the frame, saying where and what came."""
-    bolt, _, _ = task_of("doubler")
-    spout_task = TaskLayout.of(bolt.plan).component_tasks["numbers"][0]
+    bolt, _ = task_of("doubler")
+    spout_task = TaskLayout.of(bolt.attachment.plan).component_tasks["numbers"][0]
     kryo = msgspec.msgpack.Ext(KRYO_EXT, b"\x01\x02\x03")
     records = msgspec.msgpack.encode([[[kryo], (spout_task << frames.ROOT_TASK_SHIFT) | 1, 1]])
-    bolt.conn = Conn(bolt, [frames.data_frame(bolt.task, spout_task, 0, records),
-                            data_frame(bolt, [5], spout_task)])
+    connect(bolt, [frames.data_frame(bolt.task, spout_task, 0, records),
+                   data_frame(bolt, [5], spout_task)])
     with caplog.at_level(logging.ERROR):
-        BoltDriver(bolt).run()
+        BoltDriver(BoltStep(bolt)).run()
     assert bolt.user.seen == [5]  # the next frame ran
     assert (f"topology 'drivers', component 'doubler', task {bolt.task}: skipped a malformed data "
             f"frame (from task {spout_task}, stream #0) from the stream manager (ValueError: "

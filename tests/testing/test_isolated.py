@@ -28,7 +28,7 @@ def test_a_batching_bolt_processes_its_batch_on_the_tick(tmp_path):
 
 def test_a_reliable_spout_replays_what_fails_then_gives_up(tmp_path):
     with isolate(EXAMPLES / "reliable", "numbers", workdir=tmp_path,
-                 config={"reliable.count": 2}) as spout:
+                 config={"reliable.count": 2, "topology.max.spout.pending": 3}) as spout:
         spout.next_tuple(3)  # the third call finds nothing to emit
         assert spout.emitted() == [[0], [1]]
         assert sorted(spout.pending) == [0, 1]
@@ -41,6 +41,20 @@ def test_a_reliable_spout_replays_what_fails_then_gives_up(tmp_path):
         assert spout.pending == []
         assert spout.acked == [0]  # what the runtime told it
         assert spout.failed == [1, 1, 1, 1]
+
+
+def test_a_spout_is_held_by_its_in_flight_window_as_in_its_task(tmp_path):
+    with isolate(EXAMPLES / "reliable", "numbers", workdir=tmp_path,
+                 config={"reliable.count": 5}) as spout:
+        spout.next_tuple()  # the latency-led window starts at one tree
+        with pytest.raises(TestingError, match=r"task \d+: next_tuple call 1 of 1 is held by "
+                           r"its in-flight window: 1 trees pending, limit 1; expected room"):
+            spout.next_tuple()
+        spout.ack(0)  # back at once: the window doubles
+        spout.next_tuple(2)
+        assert spout.emitted() == [[0], [1], [2]]
+        with pytest.raises(TestingError, match="2 trees pending, limit 2"):
+            spout.next_tuple()
 
 
 def test_a_spouts_trees_time_out_in_simulated_time(tmp_path):

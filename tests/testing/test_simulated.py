@@ -198,8 +198,10 @@ def test_a_spout_that_never_runs_out_is_refused():
 
 def test_a_streamparse_batching_bolt_batches_on_simulated_ticks(tmp_path):
     records = [["a", 1], ["b", 2], ["a", 3], ["c", 4]]
+    # A window of ten trees: the spout emits them all at once (see the next test).
     with SimulatedTopology(EXAMPLES / "storm_topologies" / "batching",
-                           mocked_sources={"records": records}, workdir=tmp_path) as topo:
+                           mocked_sources={"records": records}, workdir=tmp_path,
+                           config={"topology.max.spout.pending": 10}) as topo:
         topo.advance(0)
         assert topo.result().emitted("totals") == []  # before the first tick: held
         result = topo.complete()
@@ -209,6 +211,19 @@ def test_a_streamparse_batching_bolt_batches_on_simulated_ticks(tmp_path):
     # ticks_between_batches (1), at the second tick
     assert result.seconds == 2
     assert result.record("totals").ticks == 4  # two tasks
+
+
+def test_the_latency_led_window_holds_a_spout_whose_trees_wait_for_a_batch(tmp_path):
+    """As in its process: without topology.max.spout.pending the window starts at one
+    tree and doubles each second nothing comes back; the first batch's acks (2 s, far
+    over the latency target) set it to its floor of 16."""
+    records = [["a", 1], ["b", 2], ["a", 3], ["c", 4]]
+    result = complete_topology(EXAMPLES / "storm_topologies" / "batching",
+                               mocked_sources={"records": records}, workdir=tmp_path)
+    # a1 at 0 s, b2 at 1 s (the window doubled), a3 and c4 once a1's batch was acked
+    assert result.emitted("totals") == [["a", 1, 1], ["b", 1, 2], ["a", 1, 3], ["c", 1, 4]]
+    assert sorted(result.acked("records")) == [0, 1, 2, 3]
+    assert result.seconds == 4
 
 
 def test_a_streamparse_project_leaves_the_process_as_it_found_it(tmp_path):

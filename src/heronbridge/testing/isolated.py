@@ -4,9 +4,11 @@ next_tuple and settles its trees) and reads what it emitted, acked, failed and l
 The component is one task of its topology, hosted as the runtime hosts it, so its API's
 semantics hold: a streamparse component runs under pystorm's own logic (auto-ack,
 auto-anchor, auto-fail, BatchingBolt's batches on ticks, ReliableSpout's replays on
-fail). Nothing downstream runs: what it sends is noted and dropped. Time is simulated
-as in SimulatedTopology: `advance` fires the bolt's tick tuples, and fails a spout's
-trees older than the message timeout.
+fail), and the task's step (runtime/instance/step.py) calls it under the policy its
+process would: the in-flight window, acks and fails as the stream manager sends them.
+Nothing downstream runs: what it sends is noted and dropped. Time is simulated as in
+SimulatedTopology: `advance` fires the bolt's tick tuples, and times out a spout's trees
+older than the message timeout.
 """
 
 from __future__ import annotations
@@ -17,17 +19,28 @@ from pathlib import Path
 from typing import Any, cast
 
 from heronbridge.runtime.api.tuple import Tuple, tick_tuple
-from heronbridge.runtime.config import TopologyConfig
 from heronbridge.runtime.errors import where
-from heronbridge.runtime.instance.bolt_driver import BoltDriver
+from heronbridge.runtime.instance.bolt_step import BoltStep
 from heronbridge.runtime.instance.emitter import SpoutEmitter
+from heronbridge.runtime.instance.spout_step import SpoutStep
 from heronbridge.runtime.instance.task import Task
 from heronbridge.runtime.plan.tasks import TaskLayout
+from heronbridge.runtime.proto import control_pb2, topology_pb2
+from heronbridge.runtime.wire import frames
 
 from .errors import TestingError
 from .loading import load_sandboxed
 from .recorder import Recorder
 from .result import ComponentRecord
+
+
+class _Dropped:
+    """The link of a component on its own: nothing downstream runs."""
+
+    out_bytes = 0
+
+    def send(self, out: list[bytes]) -> None:
+        pass
 
 
 class Isolated:
@@ -55,29 +68,30 @@ class Isolated:
             task = self.task = Task(f"{plan.name}-isolated", tasks[task_index], 0, "", "",
                                     secret=b"")
             task.attach(plan, frozenset(layout.task_component), seed=task.task)
-            task.send = lambda frames: None  # nothing downstream runs
+            task.link = _Dropped()
             self.recorder.watch(task)
             with self._calling("starting"):
                 task.start_component()
             self.recorder.reattach()
             self._stack.callback(self._stop)
-            self.tick_every: float | None = None
-            if task.is_spout:
+            clock = self._now
+            self.step: SpoutStep | BoltStep = SpoutStep(task, clock) if task.is_spout \
+                else BoltStep(task, clock)
+            self.step.resume()  # a bolt's tick period, as its prepare left it
+            if isinstance(self.step, SpoutStep):
                 self.recorder.watch_spout(task)
                 conf = task.conf
                 self.timeout = conf.message_timeout_secs \
                     if conf.acking and conf.message_timeouts else None
                 with self._calling("activating"):
-                    task.active = True
-                    task.user.activate()
-            else:
-                self._driver = BoltDriver(task)
-                self.tick_every = TopologyConfig.read(task.user.config, plan.name,
-                                                      component).tick_freq_secs
-                self.next_tick = self.tick_every or 0.0
+                    self.step.control(control_pb2.TopologyStateChange(
+                        state=topology_pb2.RUNNING))
         except BaseException:
             self._stack.close()
             raise
+
+    def _now(self) -> float:
+        return self.clock
 
     @contextmanager
     def _calling(self, doing: str) -> Iterator[None]:
@@ -92,7 +106,7 @@ class Isolated:
         """Hand the bolt one input tuple from `source` (default: its only input
         component) on `stream`, with the values as the topology's serializer carries
         them."""
-        self._need(spout=False, what="execute")
+        step = self._bolt("execute")
         plan, spec = self.plan, self.plan.components[self.component]
         sources = sorted({i.component for i in spec.inputs})
         source = source or (sources[0] if len(sources) == 1 else None)
@@ -107,61 +121,67 @@ class Isolated:
             msg = (f"{self._where()}: expected {len(fields)} values for {source}:{stream}'s "
                    f"fields {list(fields)}, received {values!r}")
             raise TestingError(msg)
-        serializer = self.task.serializer
+        serializer = self.task.attachment.serializer
         carried = serializer.decode(serializer.encode([(list(values),)]))[0][0]
         src_task = TaskLayout.of(plan).component_tasks[source][0]
         tup = Tuple.make(source, stream, src_task, list(carried), fields)
         with self._calling(f"executing {list(values)!r}"):
-            self._driver.run_tuples([tup])
+            step.run_tuples([tup])
 
     def tick(self) -> None:
         """One tick tuple, now (whatever the bolt's tick frequency)."""
-        self._need(spout=False, what="tick")
+        step = self._bolt("tick")
         with self._calling("executing a tick tuple"):
-            self._driver.run_tuples([tick_tuple(self.tick_every or 1)])
+            step.run_tuples([tick_tuple(step.freq or 1)])
         self.recorder.of(self.component).ticks += 1
 
     # -- a spout --------------------------------------------------------------------
 
     def next_tuple(self, calls: int = 1) -> None:
-        """Call the spout's next_tuple `calls` times."""
-        self._need(spout=True, what="next_tuple")
+        """Let the runtime call the spout's next_tuple `calls` times, as its task would:
+        not while its in-flight window is full (topology.max.spout.pending, or without
+        it a window that starts at one tree and grows as trees are acked)."""
+        step = self._spout("next_tuple")
         em = cast("SpoutEmitter", self.task.emitter)
-        em.now = self.clock
         with self._calling("in next_tuple"):
-            for _ in range(calls):
+            for i in range(calls):
+                step.wait(self.clock)
+                if not step.begin(self.clock):
+                    msg = (f"{self._where()}: next_tuple call {i + 1} of {calls} is held by "
+                           f"its in-flight window: {len(em.pending)} trees pending, limit "
+                           f"{step.window.limit:g}; expected room in it (ack or fail "
+                           "trees, let them time out with advance, or set "
+                           "topology.max.spout.pending)")
+                    raise TestingError(msg)
                 self.task.user.next_tuple()
-            if em.ack_now:  # at-most-once: acked as soon as emitted
-                acked, em.ack_now = em.ack_now, []
-                for msg_id in acked:
-                    self.task.user.ack(msg_id)
+                step.returned(self.clock)
 
     def ack(self, msg_id: Any) -> None:
         """Tell the spout the tree of `msg_id` completed."""
-        self._settle(msg_id, "ack")
+        self._settle(msg_id, frames.ACKED, "ack")
 
     def fail(self, msg_id: Any) -> None:
         """Tell the spout the tree of `msg_id` failed (a ReliableSpout replays it)."""
-        self._settle(msg_id, "fail")
+        self._settle(msg_id, frames.FAILED, "fail")
 
     @property
     def pending(self) -> list[Any]:
         """A spout's message ids whose trees are neither acked nor failed yet."""
-        self._need(spout=True, what="pending")
+        self._spout("pending")
         return [msg_id for msg_id, _ in cast("SpoutEmitter", self.task.emitter).pending.values()]
 
-    def _settle(self, msg_id: Any, how: str) -> None:
-        self._need(spout=True, what=how)
+    def _settle(self, msg_id: Any, kind: int, how: str) -> None:
+        """What the stream manager says of the tree of `msg_id`, to the spout's step."""
+        step = self._spout(how)
         pending = cast("SpoutEmitter", self.task.emitter).pending
         root = next((r for r, (m, _) in pending.items() if m == msg_id), None)
         if root is None:
             msg = (f"{self._where()}: {how} of message id {msg_id!r}, which has no pending "
                    f"tree; pending: {self.pending}")
             raise TestingError(msg)
-        del pending[root]
-        cast("SpoutEmitter", self.task.emitter).now = self.clock  # for what it replays
+        frame = frames.int_frame(kind, self.task.task, [root])
         with self._calling(f"in {how}({msg_id!r})"):
-            getattr(self.task.user, how)(msg_id)
+            step.received(frame, frames.split_frames(frame)[0])
 
     # -- both -----------------------------------------------------------------------
 
@@ -169,18 +189,22 @@ class Isolated:
         """Let `seconds` simulated seconds pass: a bolt's ticks fire on time; a spout's
         trees older than the message timeout fail."""
         end = self.clock + seconds
-        if self.task.is_spout:
+        step = self.step
+        if isinstance(step, SpoutStep):
             self.clock = end
             if self.timeout is not None:
                 pending = cast("SpoutEmitter", self.task.emitter).pending
                 for root, (msg_id, at) in sorted(pending.items(), key=lambda kv: kv[1][1]):
                     if at + self.timeout <= end and root in pending:
-                        self._settle(msg_id, "fail")
+                        frame = frames.int_frame(frames.EXPIRED, self.task.task, [root])
+                        with self._calling(f"in fail({msg_id!r}) (timed out)"):
+                            step.received(frame, frames.split_frames(frame)[0])
             return
-        while self.tick_every and self.next_tick <= end:
-            self.clock = self.next_tick
-            self.tick()
-            self.next_tick += self.tick_every
+        while step.next_tick <= end:
+            self.clock = step.next_tick
+            with self._calling("executing a tick tuple"):
+                step.done(self.clock)
+            self.recorder.of(self.component).ticks += 1
         self.clock = end
 
     @property
@@ -206,12 +230,17 @@ class Isolated:
     def logs(self) -> list[str]:
         return list(self.record.logs)
 
-    def _need(self, spout: bool, what: str) -> None:
-        if self.task.is_spout != spout:
-            kind = "a spout" if self.task.is_spout else "a bolt"
-            msg = f"{self._where()}: {what} applies to {'spouts' if spout else 'bolts'}; " \
-                  f"this is {kind}"
+    def _spout(self, what: str) -> SpoutStep:
+        if not isinstance(self.step, SpoutStep):
+            msg = f"{self._where()}: {what} applies to spouts; this is a bolt"
             raise TestingError(msg)
+        return self.step
+
+    def _bolt(self, what: str) -> BoltStep:
+        if not isinstance(self.step, BoltStep):
+            msg = f"{self._where()}: {what} applies to bolts; this is a spout"
+            raise TestingError(msg)
+        return self.step
 
     def _where(self) -> str:
         return where(self.task.topology, self.task.component, self.task.task)

@@ -136,7 +136,7 @@ class Recorder(logging.Handler):
 
 def _carrier(task: Task) -> Callable[[Any], list[Any]]:
     """Values as the task's serializer carries them to the next component."""
-    serializer = task.serializer
+    serializer = task.attachment.serializer
 
     def carried(values: Any) -> list[Any]:
         try:

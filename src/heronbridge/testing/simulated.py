@@ -1,23 +1,24 @@
 """A whole topology in this process under simulated time, to completion.
 
 Every task runs as the runtime's in-memory topology runs it (runtime/testing.py: the real
-collectors, decoders and stream manager router, XOR acking included). Time is the
-harness's: it starts at 0 and moves only to the next event (a bolt's tick tuple, or the
-rotation of the router's timeout buckets, which fails trees older than the message
-timeout), so ticks and timeouts come in order and a test of a 60 s window takes
-milliseconds. Components that read the wall clock themselves still read it.
+collectors, decoders and stream manager router, XOR acking included), driven by the step
+its process would run: the same in-flight window, bursts, ticks and wake-ups. Time is the
+harness's: it starts at 0 and moves only to the next event (a bolt's tick tuple or
+wake-up, a spout's full window that heard nothing back for a second, or the rotation of
+the router's timeout buckets, which fails trees older than the message timeout), so
+ticks and timeouts come in order and a test of a 60 s window takes milliseconds.
+Components that read the wall clock themselves still read it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from contextlib import ExitStack
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, cast
 
-from heronbridge.runtime.api.tuple import tick_tuple
-from heronbridge.runtime.config import TopologyConfig
+from heronbridge.runtime.instance.bolt_step import BoltStep
 from heronbridge.runtime.instance.emitter import SpoutEmitter
 from heronbridge.runtime.instance.task import Task
 from heronbridge.runtime.plan.logical import LogicalPlan
@@ -29,23 +30,18 @@ from .mocked import MockedSpout, mocked_input, with_mocked_sources
 from .recorder import Recorder
 from .result import Result
 
-BURST = 100  # next_tuple calls per spout between deliveries
+BURST = 100  # next_tuple calls per spout between deliveries, at most
 MAX_CALLS = 100_000  # next_tuple calls a spout task may take to run out of input
 MAX_SECONDS = 3600.0  # simulated seconds a run may take to settle its trees
 
 
 class _Run(InMemoryTopology):
-    """The in-memory topology, recorded, with simulated ticks and timeouts."""
+    """The in-memory topology, recorded, on simulated time."""
 
     def __init__(self, plan: LogicalPlan, recorder: Recorder) -> None:
         self.recorder = recorder
-        self.clock = 0.0
-        self.ticks: dict[int, list[float]] = {}  # bolt task -> [period, next tick]
-        super().__init__(plan)
-        conf = TopologyConfig.read(plan.config, plan.name)
-        self.rotate_every = (conf.message_timeout_secs / (conf.xor_buckets - 1)
-                             if conf.acking and conf.message_timeouts else math.inf)
-        self.next_rotation = self.rotate_every
+        self.now = 0.0
+        super().__init__(plan, clock=lambda: self.now)
         self.calls = dict.fromkeys((s.task for s in self.spouts), 0)
 
     # -- InMemoryTopology's hooks -----------------------------------------------------
@@ -59,29 +55,35 @@ class _Run(InMemoryTopology):
         self.recorder.reattach()
         if task.is_spout:
             self.recorder.watch_spout(task)
-            cast("SpoutEmitter", task.emitter).now = 0.0
-            return
-        freq = TopologyConfig.read(task.user.config, task.topology,
-                                   task.component).tick_freq_secs
-        if freq:
-            self.ticks[task.task] = [freq, freq]
 
     def _deliver(self, task: int, data: bytes) -> None:
         one = self.tasks[task]
-        with self._calling(one, "taking what it was sent"):
+        with self._turn(one, "taking what it was sent"):
             super()._deliver(task, data)
+
+    def timer(self, step: BoltStep, now: float) -> None:
+        with self._turn(step.task, "executing a tick tuple"):
+            super().timer(step, now)
 
     # -- running ----------------------------------------------------------------------
 
-    def _calling(self, task: Task, doing: str) -> Any:
-        return self.recorder.running(task, f"{doing} at simulated second {self.clock:g}")
+    @contextmanager
+    def _turn(self, task: Task, doing: str) -> Iterator[None]:
+        """Calling `task`'s component; the tick tuples it ran meanwhile are recorded."""
+        step = self.steps[task.task]
+        ticks = step.ticks if isinstance(step, BoltStep) else 0
+        with self.recorder.running(task, f"{doing} at simulated second {self.now:g}"):
+            yield
+        if isinstance(step, BoltStep):
+            self.recorder.of(task.component).ticks += step.ticks - ticks
 
     def pending(self) -> int:
         return sum(len(cast("SpoutEmitter", s.emitter).pending) for s in self.spouts)
 
     def pump(self) -> None:
-        """Call the spouts until none emits any more (or each waits for its window of
-        pending trees), delivering everything that follows."""
+        """Let the spouts' steps call them until none emits any more (each stops when it
+        runs out of input, or its in-flight window holds it), delivering everything
+        that follows."""
         while True:
             emitted = False
             for spout in self.spouts:
@@ -92,23 +94,9 @@ class _Run(InMemoryTopology):
 
     def _burst(self, spout: Task) -> bool:
         em = cast("SpoutEmitter", spout.emitter)
-        limit = spout.conf.max_spout_pending if spout.conf.acking else None
         start = em.emitted
-        em.now = self.clock
-        with self._calling(spout, "in next_tuple"):
-            for _ in range(BURST):
-                if limit and len(em.pending) >= limit:
-                    break
-                before = em.emitted
-                spout.user.next_tuple()
-                self.calls[spout.task] += 1
-                if em.emitted == before:
-                    break
-            if em.ack_now:  # at-most-once: acked as soon as emitted
-                acked, em.ack_now = em.ack_now, []
-                for msg_id in acked:
-                    spout.user.ack(msg_id)
-            spout.flush()
+        with self._turn(spout, "in next_tuple"):
+            self.calls[spout.task] += self.burst(spout, BURST)
         if self.calls[spout.task] > MAX_CALLS:
             msg = (f"{spout.loc()}: still emitting after {MAX_CALLS:,} next_tuple calls; "
                    "expected a spout that runs out of input (mock it with mocked_sources, "
@@ -116,33 +104,13 @@ class _Run(InMemoryTopology):
             raise TestingError(msg)
         return em.emitted != start
 
-    def next_event(self) -> float:
-        ticks = min((nxt for _, nxt in self.ticks.values()), default=math.inf)
-        return min(ticks, self.next_rotation)
-
     def advance_to(self, when: float) -> None:
-        """Move the clock to `when`, firing each tick and timeout due on the way."""
-        while self.next_event() <= when:
-            self.clock = self.next_event()
-            self._fire()
-        self.clock = max(self.clock, when)
-
-    def _fire(self) -> None:
-        now = self.clock
-        for task, due in sorted(self.ticks.items()):
-            if due[1] <= now:
-                one = self.tasks[task]
-                with self._calling(one, "executing a tick tuple"):
-                    self._bolts[task].run_tuples([tick_tuple(due[0])])
-                    one.flush()
-                self.recorder.of(one.component).ticks += 1
-                due[1] += due[0]
-        if self.next_rotation <= now:
-            self.next_rotation += self.rotate_every
-            for end, chunks in self.router.expire().items():
-                self._deliver(cast("Any", end).task, b"".join(chunks))
-        self.drain()
-        self.pump()
+        """Move the clock to `when`, firing each tick, timeout and timer due on the way."""
+        while (due := self.next_timer()) <= when:
+            self.now = due
+            self.fire(due)
+            self.pump()
+        self.now = max(self.now, when)
 
 
 class SimulatedTopology:
@@ -178,13 +146,13 @@ class SimulatedTopology:
 
     def _close_run(self) -> None:
         for one in self._run.tasks.values():
-            with self._run._calling(one, "closing"):
+            with self.recorder.running(one, "closing"):
                 one.stop_component()
 
     @property
     def clock(self) -> float:
         """Simulated seconds since the topology started."""
-        return self._run.clock
+        return self._run.now
 
     def complete(self, seconds: float = 0.0) -> Result:
         """Run the spouts until they have no more input and every tuple tree is acked or
@@ -192,10 +160,10 @@ class SimulatedTopology:
         timeouts for trees nobody acks), and at least `seconds` more simulated seconds."""
         run = self._run
         run.pump()
-        end = run.clock + seconds
-        limit = run.clock + max(seconds, MAX_SECONDS)
-        while run.pending() or run.clock < end:
-            nxt = run.next_event()
+        end = run.now + seconds
+        limit = run.now + max(seconds, MAX_SECONDS)
+        while run.pending() or run.now < end:
+            nxt = run.next_timer()
             if not run.pending():
                 run.advance_to(min(nxt, end))
                 continue
@@ -203,7 +171,7 @@ class SimulatedTopology:
                 why = ("no tick or timeout is due to settle them (message timeouts are off)"
                        if nxt == math.inf else f"within {MAX_SECONDS:g} simulated seconds")
                 msg = (f"topology {self.plan.name!r}: {run.pending()} tuple trees still "
-                       f"pending at simulated second {run.clock:g}, {why}")
+                       f"pending at simulated second {run.now:g}, {why}")
                 raise TestingError(msg)
             run.advance_to(nxt)
         return self.result()
@@ -213,7 +181,7 @@ class SimulatedTopology:
         what they cause is delivered."""
         run = self._run
         run.pump()
-        run.advance_to(run.clock + seconds)
+        run.advance_to(run.now + seconds)
         return self.result()
 
     def feed(self, spout: str, tuples: Any) -> None:

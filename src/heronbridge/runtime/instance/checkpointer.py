@@ -17,9 +17,11 @@ from ..checkpoint import Aligner, CheckpointStorage
 from ..checkpoint.partitions import restored_state
 from ..errors import CheckpointError
 from ..plan.logical import FIELDS
-from ..proto import control_pb2, topology_pb2
+from ..proto import control_pb2
 from ..wire import frames
+from .connection import Connection
 from .emitter import BoltEmitter, SpoutEmitter
+from .step import TaskStep
 from .task import Task
 
 log = logging.getLogger("heronbridge.runtime.instance")
@@ -30,8 +32,8 @@ FrameRunner = Callable[[bytes, int, int], None]  # runs one data frame: (data, s
 class Checkpointer:
     def __init__(self, task: Task) -> None:
         self.task = task
-        plan, tasks = task.plan, task.layout.component_tasks
-        spec = task.spec
+        plan, tasks = task.attachment.plan, task.attachment.layout.component_tasks
+        spec = task.attachment.spec
         # Where this task's markers go, and whose it waits for.
         self.downstream = sorted({t for stream in spec.outputs
                                   for bolt, _ in plan.subscribers(task.component, stream)
@@ -39,50 +41,55 @@ class Checkpointer:
         inputs = frozenset(t for inp in spec.inputs for t in tasks[inp.component])
         self.aligner = Aligner(inputs, task.conf.checkpoint_buffer_bytes, task.loc())
         self.storage = CheckpointStorage(task.conf.checkpoint_root, task.topology,
-                                         task.checkpoint_key)
-        task.checkpointer = self
+                                         task.links.checkpoint_key)
+        self.state: dict | None = None  # the component's, saved at checkpoints
+        self.opened = False  # a component was restored and opened or prepared
 
-    def await_restore(self) -> None:
+    @property
+    def holding(self) -> bool:
+        """Markers are aligning: the inputs whose marker came wait."""
+        return self.aligner.holding
+
+    def await_restore(self, step: TaskStep) -> None:
         """Before the first rollback names a checkpoint there is no component to run:
         wait for it, keeping the topology's state."""
         task = self.task
-        data, found = task.backlog
+        data, found = step.backlog()
         while not task.stopping:
             for i, (kind, _dest, start, end) in enumerate(found):
                 if kind != frames.CONTROL:
                     continue  # sent before the rollback: dropped
                 msg = task.parse_control(data, start, end)
                 if isinstance(msg, control_pb2.RestoreState):
-                    task.backlog = (data, found[i + 1:])
-                    self.restore(msg)
+                    step.keep(data, found[i + 1:])
+                    self.restore(msg, step)
                     return
                 if isinstance(msg, control_pb2.TopologyStateChange):
-                    task.running = msg.state == topology_pb2.RUNNING
-            if task.conn is None:
+                    step.control(msg)  # kept: nothing runs before the rollback ends
+            if not isinstance(task.link, Connection):
                 break
-            data, found = task.conn.poll(0.1)
+            data, found = task.link.poll(0.1)
         raise SystemExit(0)
 
-    def restore(self, msg: control_pb2.RestoreState) -> None:
+    def restore(self, msg: control_pb2.RestoreState, step: TaskStep) -> None:
         """Roll back: drop everything, build the component anew, give it the state it
         had at the checkpoint, and tell the stream manager."""
         task = self.task
         began = time.monotonic()
-        task.txid = msg.txid
-        task.processing = False
+        step.rolling_back(msg.txid)
         self.aligner.reset()
-        if task.component_open:
+        if self.opened:
             self._close_component()
         ok, why = True, ""
         old = task.emitter
         try:
             task.build_component()
             self._carry_counts(old)
-            task.state = self._load_state(msg.checkpoint_id)
+            self.state = self._load_state(msg.checkpoint_id)
             if hasattr(task.user, "init_state"):
-                task.user.init_state(task.state)
-            task.active = False
+                task.user.init_state(self.state)
             task.start_component()
+            self.opened = True
         except Exception as exc:
             ok, why = False, f"{type(exc).__name__}: {exc}"
             task.send([frames.control_frame(control_pb2.InstanceRestored(
@@ -93,7 +100,7 @@ class Checkpointer:
             # for an older one, which this task, still here, waits for.
             log.error("%s: cannot restore from checkpoint %s: %s", task.loc(),
                       msg.checkpoint_id, exc)
-            self.await_restore()
+            self.await_restore(step)
             return
         task.send([frames.control_frame(control_pb2.InstanceRestored(
             txid=msg.txid, task_id=task.task, ok=ok, message=why))])
@@ -113,9 +120,9 @@ class Checkpointer:
 
     def _load_state(self, checkpoint_id: str) -> dict:
         task = self.task
-        tasks = task.layout.component_tasks[task.component]
-        keyed = all(inp.grouping.kind == FIELDS for inp in task.spec.inputs) \
-            and bool(task.spec.inputs)
+        spec = task.attachment.spec
+        tasks = task.attachment.layout.component_tasks[task.component]
+        keyed = all(inp.grouping.kind == FIELDS for inp in spec.inputs) and bool(spec.inputs)
         state = restored_state(self.storage, checkpoint_id, task.component,
                                tasks.index(task.task), len(tasks), keyed) \
             if checkpoint_id else None
@@ -135,10 +142,10 @@ class Checkpointer:
         began = time.monotonic()
         task.flush()
         size = 0
-        if task.state is not None and hasattr(task.user, "init_state"):
+        if self.state is not None and hasattr(task.user, "init_state"):
             if hasattr(task.user, "pre_save"):
                 task.user.pre_save(checkpoint_id)
-            blob = pickle.dumps(task.state, protocol=pickle.HIGHEST_PROTOCOL)
+            blob = pickle.dumps(self.state, protocol=pickle.HIGHEST_PROTOCOL)
             self.storage.save(checkpoint_id, task.component, task.task, blob)
             size = len(blob)
         out = [frames.marker_frame(t, task.task, checkpoint_id) for t in self.downstream]
@@ -151,7 +158,7 @@ class Checkpointer:
         """Every task saved `checkpoint_id`: the component's post_save (the second
         phase of a two-phase commit), before the loop goes on."""
         task = self.task
-        if task.component_open and hasattr(task.user, "post_save"):
+        if self.opened and hasattr(task.user, "post_save"):
             task.flush()
             task.user.post_save(checkpoint_id)
 

@@ -1,4 +1,5 @@
-"""Publishing a task's metrics to its container's metrics manager."""
+"""What a task tells its operators and what they set: its metrics, published to its
+container's metrics manager, the exceptions it reports, log levels and event sampling."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import socket
 import time
 
 from ..addresses import METRICS
+from ..log_levels import LogLevels
 from ..proto import control_pb2
+from ..sampling import Sampler
+from ..telemetry import ExceptionLog
 from ..wire import auth
 from ..wire.frames import control_frame
 
@@ -56,3 +60,20 @@ class MetricsPublisher:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
+
+
+class TaskTelemetry:
+    """A task's publisher (once registered), exception log, log levels set at run time
+    (until their timeout), event sampling (while it is on), and what it died of."""
+
+    __slots__ = ("crashes", "errors", "exceptions", "log_levels", "publisher", "sampler",
+                 "started_at")
+
+    def __init__(self) -> None:
+        self.publisher: MetricsPublisher | None = None
+        self.exceptions = ExceptionLog()
+        self.log_levels = LogLevels()
+        self.sampler: Sampler | None = None
+        self.started_at: float | None = None  # when the component was opened or prepared
+        self.crashes = 0  # the component's code ended the task
+        self.errors = 0  # errors the task died of (those the component reported: its collector's)

@@ -51,9 +51,13 @@ class InFlightWindow:
             return
         if self.heard is None:
             self.heard = now
-        elif now - self.heard > STALL_SECS:
+        elif now - self.heard >= STALL_SECS:
             self.heard = now
             self.limit *= 2
+
+    def stalls_at(self) -> float | None:
+        """When a full window that hears nothing back next doubles (None: it does not)."""
+        return self.heard + STALL_SECS if self.adaptive and self.heard is not None else None
 
     def acked(self, latency: float, in_flight: int, now: float) -> None:
         """One ack (or bolt fail) batch's mean latency: adjust the limit (it grows only

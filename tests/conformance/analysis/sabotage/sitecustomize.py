@@ -41,7 +41,8 @@ def _drop_one(component: str, nth: int) -> None:
         batch = decode(self, data, start, end)
         if self.component != component:
             return batch
-        lowest = min(t for t, c in self.task_component.items() if c == component)
+        lowest = min(t for t, c in self.attachment.layout.task_component.items()
+                     if c == component)
         if self.task != lowest or seen >= nth:
             return batch
         if nth <= seen + len(batch):
