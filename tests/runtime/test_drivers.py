@@ -118,10 +118,10 @@ def task_of(component: str, max_pending: int | None = 100, bolt: type = Doubler,
     return task, conn.sent
 
 
-def running_spout(max_pending: int | None = 100, **config: object
+def running_spout(max_pending: int | None = 100, clock=time.monotonic, **config: object
                   ) -> tuple[Task, SpoutStep, list[list[bytes]]]:
     spout, sent = task_of("numbers", max_pending, **config)
-    step = SpoutStep(spout)
+    step = SpoutStep(spout, clock)
     step.control(control_pb2.TopologyStateChange(state=topology_pb2.RUNNING))
     assert step.active
     return spout, step, sent
@@ -206,7 +206,9 @@ def test_a_latency_led_window_of_one_grows_when_its_tree_comes_back_quickly():
     # The window starts at one tree; its ack leaves none in flight, yet the window was
     # full with one: under the latency target it must grow, or the spout emits one tree
     # per round trip for ever, whatever the parallelism downstream.
-    spout, step, _ = running_spout(max_pending=None)
+    now = [0.0]  # a clock of its own: trees come back at once, however loaded the host
+    spout, step, _ = running_spout(max_pending=None, clock=lambda: now[0])
+    now[0] += EAGER_SECS
     limits = []
     for _ in range(4):
         connect(spout, [], empty_polls=20)

@@ -215,12 +215,13 @@ def test_a_streamparse_batching_bolt_batches_on_simulated_ticks(tmp_path):
 
 def test_the_latency_led_window_holds_a_spout_whose_trees_wait_for_a_batch(tmp_path):
     """As in its process: without topology.max.spout.pending the window starts at one
-    tree and doubles each second nothing comes back; the first batch's acks (2 s, far
-    over the latency target) set it to its floor of 16."""
+    tree (at 1 s, hearing nothing, it doubles to two: still full by its hysteresis). The
+    first batch runs at the second tick, 2 s; its ack, far over the latency target, sets
+    the window to its floor of 16, and the other three records go then, to be batched at
+    4 s."""
     records = [["a", 1], ["b", 2], ["a", 3], ["c", 4]]
     result = complete_topology(EXAMPLES / "storm_topologies" / "batching",
                                mocked_sources={"records": records}, workdir=tmp_path)
-    # a1 at 0 s, b2 at 1 s (the window doubled), a3 and c4 once a1's batch was acked
     assert result.emitted("totals") == [["a", 1, 1], ["b", 1, 2], ["a", 1, 3], ["c", 1, 4]]
     assert sorted(result.acked("records")) == [0, 1, 2, 3]
     assert result.seconds == 4

@@ -93,7 +93,7 @@ class BoltStep(TaskStep):
                 for tup in batch:
                     execute(tup)
             else:
-                self._execute_long(batch, execute, t0)
+                self._execute_long(batch, execute)
         except BaseException as exc:
             # The component died on a tuple: those before it and that one (pystorm
             # failed it) were executed, as a multilang child's answered ones are.
@@ -102,12 +102,12 @@ class BoltStep(TaskStep):
         self.counts[EXECUTE_TIME_NS] += time.perf_counter_ns() - t0
         self.counts[EXECUTE_COUNT] += len(batch)
 
-    def _execute_long(self, batch: list[Tuple], execute: Callable, t0: int) -> None:
+    def _execute_long(self, batch: list[Tuple], execute: Callable) -> None:
         """A long batch sends what it produced (acks, emits) every execute.batch.time, so
         the tuples at its head are not held back until its tail is done."""
-        clock = time.perf_counter_ns
-        limit = int(self.task.conf.execute_batch_secs * 1e9)
-        mark = t0
+        clock = self.clock
+        limit = self.task.conf.execute_batch_secs
+        mark = clock()
         for i in range(0, len(batch), EXECUTE_CHECK):
             tup = None
             try:

@@ -70,12 +70,11 @@ class Emitter:
                  local_tasks: frozenset[int], context: Any = None, seed: int | None = None,
                  java_groupings: JavaGroupings | None = None) -> None:
         layout = TaskLayout.of(plan)
-        self.topology = plan.name
         self.task = task
-        self.component = layout.task_component[task]
+        component = layout.task_component[task]
+        self.where = where(plan.name, component, task)  # for errors
         self.acking = acking
-        self._encode = serializer.encode
-        self._serializer = serializer.name
+        self._serializer = serializer
         self._rand = random.Random(seed).getrandbits
         self.emitted = 0
         # Bytes on the wire per emit, from the last flush that had any: what a spout's
@@ -87,12 +86,12 @@ class Emitter:
         self._streams: dict[str, _StreamOut] = {}
         self._buffers: list[OutBuffer] = []
         index = {(c, s): i for i, (c, s, _) in enumerate(stream_table(plan))}
-        spec = plan.components[self.component]
+        spec = plan.components[component]
         rng = random.Random(seed)
         for name, stream in sorted(spec.outputs.items()):
-            out = _StreamOut(name, index[(self.component, name)], stream.fields, stream.direct)
+            out = _StreamOut(name, index[(component, name)], stream.fields, stream.direct)
             routers = []
-            for bolt, grouping in plan.subscribers(self.component, name):
+            for bolt, grouping in plan.subscribers(component, name):
                 buffers = [OutBuffer(out.index, t) for t in layout.component_tasks[bolt]]
                 self._buffers.extend(buffers)
                 if grouping.kind == DIRECT:
@@ -121,27 +120,24 @@ class Emitter:
         """Storm's reportError: the task goes on; the error is logged and counted."""
         self.errors_reported += 1
         self.exceptions.add(error)
-        log.error("%s: reported error: %s: %s", self._loc(), type(error).__name__, error,
+        log.error("%s: reported error: %s: %s", self.where, type(error).__name__, error,
                   exc_info=error if error.__traceback__ is not None else None)
-
-    def _loc(self) -> str:
-        return where(self.topology, self.component, self.task)
 
     def _bad_emit(self, values: Any, stream: str, direct_task: int | None) -> ComponentError:
         out = self._streams.get(stream)
         if out is None:
-            msg = (f"{self._loc()}: emit on undeclared stream {stream!r}; "
+            msg = (f"{self.where}: emit on undeclared stream {stream!r}; "
                    f"declared streams are {sorted(self._streams)}")
         elif not isinstance(values, _SEQUENCES):
-            msg = (f"{self._loc()}: emit on stream {stream!r} expects a list of values, "
+            msg = (f"{self.where}: emit on stream {stream!r} expects a list of values, "
                    f"received {type(values).__name__} {values!r}")
         elif len(values) != out.nfields:
-            msg = (f"{self._loc()}: emit on stream {stream!r} expects {out.nfields} values "
+            msg = (f"{self.where}: emit on stream {stream!r} expects {out.nfields} values "
                    f"for fields {list(out.fields)}, received {len(values)}: {values!r}")
         elif direct_task is None:
-            msg = f"{self._loc()}: stream {stream!r} is direct; emit on it needs direct_task"
+            msg = f"{self.where}: stream {stream!r} is direct; emit on it needs direct_task"
         else:
-            msg = (f"{self._loc()}: direct emit to task {direct_task} on stream {stream!r}, "
+            msg = (f"{self.where}: direct emit to task {direct_task} on stream {stream!r}, "
                    "which is not a direct stream; declare it direct or drop direct_task")
         return ComponentError(msg)
 
@@ -153,7 +149,7 @@ class Emitter:
             try:
                 return NOWHERE if out.route is None else out.route(values)
             except (TypeError, ValueError) as exc:  # a key Storm's hashing cannot take
-                msg = (f"{self._loc()}: emit on stream {out.name!r} cannot be routed: "
+                msg = (f"{self.where}: emit on stream {out.name!r} cannot be routed: "
                        f"{values!r} ({exc})")
                 raise ComponentError(msg) from exc
         if direct_task is None or not out.is_direct:
@@ -169,7 +165,7 @@ class Emitter:
         A buffer the serializer refuses is re-encoded record by record, so every tuple it
         accepts is still sent: nothing already accepted is lost to one bad emit.
         """
-        encode = self._encode
+        encode = self._serializer.encode
         error = None
         size = 0
         if self.sampler is not None:
@@ -200,17 +196,19 @@ class Emitter:
         good, bad = [], None
         for record in records:
             try:
-                self._encode([record])
+                self._serializer.encode([record])
             except Exception as refusal:  # noqa: BLE001
                 bad = bad or (record[0], refusal)
             else:
                 good.append(record)
         if good:
-            out.append(frames.data_frame(buf.task, self.task, buf.stream, self._encode(good)))
+            out.append(frames.data_frame(buf.task, self.task, buf.stream,
+                                         self._serializer.encode(good)))
         values, cause = bad or (records, exc)
-        expected = ("picklable values" if self._serializer == "pickle" else
+        name = self._serializer.name
+        expected = ("picklable values" if name == "pickle" else
                     "JSON-like values (None, bool, int, float, str, list, dict)")
-        msg = (f"{self._loc()}: emitted values the {self._serializer} serializer cannot encode "
+        msg = (f"{self.where}: emitted values the {name} serializer cannot encode "
                f"(for task {buf.task}): {values!r} ({cause}); expected {expected}")
         return SerializationError(msg)
 

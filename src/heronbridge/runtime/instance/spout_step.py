@@ -69,8 +69,7 @@ class SpoutStep(TaskStep):
         self.latency = Histogram()
         self.active = False  # it runs: its topology is RUNNING and processing
         self.held_ms = 0.0  # with its in-flight window full
-        self._held_at = 0.0  # when the window was last seen full (0: it was not)
-        self._full = False
+        self._held_at: float | None = None  # when the window was last seen full, if it was
         self.burst = Burst()
 
     def _spout(self) -> Any:
@@ -159,16 +158,16 @@ class SpoutStep(TaskStep):
             self.ack_emitted()
         pending = len(em.pending)
         window, burst = self.window, self.burst
-        full = self._full = pending >= (window.resume_below(self.pacer.burst) if self._full
-                                        else window.limit)
+        limit = window.limit
+        held_at = self._held_at
+        full = pending >= (limit if held_at is None else window.resume_below(self.pacer.burst))
         if full:
             window.stalled(now)
-            if self._held_at:
-                self.held_ms += (now - self._held_at) * 1000
-            self._held_at = now
-        elif self._held_at:
-            self.held_ms += (now - self._held_at) * 1000
-            self._held_at = 0.0
+            if window.limit != limit:  # it doubled: room now, perhaps
+                full = pending >= window.resume_below(self.pacer.burst)
+        if held_at is not None:
+            self.held_ms += (now - held_at) * 1000
+        self._held_at = now if full else None
         pacer = self.pacer
         if not self.active or full or self.backpressured(now):
             burst.ready = False
@@ -264,7 +263,7 @@ class SpoutStep(TaskStep):
         """Besides metrics: a full latency-led window doubles when nothing came back for
         a while; a spout that slept when idle waits for its trees' acks until then."""
         at = super().due(now)
-        stalls_at = self.window.stalls_at() if self._full else None
+        stalls_at = self.window.stalls_at() if self._held_at is not None else None
         if stalls_at is not None:
             at = min(at, stalls_at)
         acks_until = self.pacer.acks_until
