@@ -1,5 +1,5 @@
-"""The frames and records the JVM task host's tests check byte for byte are the ones the
-Python runtime writes today."""
+"""The vectors the JVM task host's tests check are the ones the Python runtime writes
+today: frames and records byte for byte, and the task step's policy."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "jvm_vectors.py"
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 
-def test_jvm_frame_vectors_are_current() -> None:
-    done = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True,
-                          check=False)
-    assert done.returncode == 0, (done.stdout + done.stderr +
-                                  "\nrun: python scripts/jvm_vectors.py")
+@pytest.mark.parametrize("script", ["jvm_vectors.py", "step_vectors.py"])
+def test_jvm_vectors_are_current(script: str) -> None:
+    done = subprocess.run([sys.executable, str(SCRIPTS / script), "--check"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, (done.stdout + done.stderr + f"\nrun: python scripts/{script}")

@@ -361,6 +361,11 @@ public class Emitter {
         return out;
     }
 
+    /** Bytes on the wire per emit so far (64 before the first flush): what bounds a spout's burst. */
+    synchronized double bytesPerEmit() {
+        return emitsAtFlush > 0 && bytesFlushed > 0 ? (double) bytesFlushed / emitsAtFlush : 64.0;
+    }
+
     synchronized boolean unflushed() {
         return emitted != emitsAtFlush;
     }

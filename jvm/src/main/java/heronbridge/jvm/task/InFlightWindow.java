@@ -45,7 +45,7 @@ final class InFlightWindow {
         }
         if (heard < 0) {
             heard = now;
-        } else if (now - heard > STALL_SECS) {
+        } else if (now - heard >= STALL_SECS) {
             heard = now;
             limit *= 2;
         }

@@ -15,6 +15,8 @@ final class Settings {
     final long emitBatchBytes;
     final double executeBatchSecs;
     final double latencyTargetSecs;
+    final long bpHighBytes;
+    final long bpLowBytes;
 
     Settings(Map<String, Object> conf, String where) {
         reliability = String.valueOf(conf.getOrDefault("topology.reliability.mode", "ATMOST_ONCE"));
@@ -28,6 +30,8 @@ final class Settings {
         emitBatchBytes = integer(conf, "heronbridge.emit.batch.size.bytes", 32 << 10, where);
         executeBatchSecs = number(conf, "heronbridge.execute.batch.time.ms", 5.0, where) / 1000;
         latencyTargetSecs = number(conf, "heronbridge.spout.latency.target.ms", 20.0, where) / 1000;
+        bpHighBytes = integer(conf, "heronbridge.backpressure.high.watermark.bytes", 4 << 20, where);
+        bpLowBytes = integer(conf, "heronbridge.backpressure.low.watermark.bytes", 1 << 20, where);
     }
 
     boolean acking() {

@@ -18,6 +18,7 @@ import heronbridge.runtime.Plans;
 import heronbridge.runtime.TopologyOuterClass;
 import heronbridge.runtime.TopologyOuterClass.ComponentDecl;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -47,17 +48,14 @@ import org.apache.storm.topology.WindowedBoltExecutor;
 
 /**
  * One task of a topology, a Storm 2 Java spout or bolt, on the runtime: registered with its
- * stream manager, hosting its component in this thread, driven by the spout loop or the
- * bolt loop (runtime/instance/spout_loop.py and bolt_loop.py, in Java).
+ * stream manager, hosting its component in this thread. Its loops move the bytes and keep
+ * the time; when to call the component and what to tell it is its step's (SpoutStep,
+ * BoltStep: runtime/instance/spout_step.py and bolt_step.py in Java, checked against the
+ * vectors the Python step writes).
  */
 public final class Task {
     public static final int EXIT_COMPONENT_ERROR = 1;
     public static final int EXIT_LOST_STREAM_MANAGER = 3;
-    static final long IDLE_WAIT_NANOS = 1_000_000;
-    static final double SLOW_IDLE = 0.001;
-    static final double EAGER_SECS = 0.05;
-    static final double MAX_ACK_WAIT = 0.01;
-    static final int LATENCY_SAMPLES = 64;
 
     final String topologyId;
     final int task;
@@ -84,20 +82,10 @@ public final class Task {
     ISpout spout;
     IBolt bolt;
     MetricsPublisher metrics;
-    InFlightWindow window;
+    SpoutStep spoutStep;
+    BoltStep boltStep;
     final List<Link.Batch> backlog = new ArrayList<>();
-    boolean running;
-    boolean active;
-    double eagerUntil;
-    double acksUntil;
-    long nextTupleCount;
-    long executeCount;
-    long executeNanos;
-    long ackCount;
-    long failCount;
-    long timeoutCount;
     long errorCount;
-    final Histogram latency = new Histogram();
 
     public Task(String topologyId, int task, int container, Identity stmgr, String metricsPath, byte[] secret,
                 int incarnation, String codeDir) {
@@ -286,7 +274,7 @@ public final class Task {
         if (isSpout) {
             emitter = spoutOut = new SpoutCollector(plan, task, codec, settings.acking(), view.workerContext(conf), conf,
                 loader);
-            window = new InFlightWindow(settings.maxSpoutPending, settings.acking(), settings.latencyTargetSecs);
+            spoutStep = new SpoutStep(spoutCalls(), settings, seconds());
         } else {
             emitter = boltOut = new BoltCollector(plan, task, codec, settings.acking(), view.workerContext(conf), conf,
                 loader);
@@ -389,32 +377,55 @@ public final class Task {
 
     // -- the spout loop ---------------------------------------------------------------
 
+    /** The spout as its step calls it, with Storm's task hooks. */
+    private SpoutStep.Calls spoutCalls() {
+        return new SpoutStep.Calls() {
+            @Override
+            public void ack(Object msgId, Long latencyMs) {
+                spout.ack(msgId);
+                if (emitter.hooked != null) {
+                    new SpoutAckInfo(msgId, task, latencyMs).applyOn(context);
+                }
+            }
+
+            @Override
+            public void fail(Object msgId, Long latencyMs) {
+                spout.fail(msgId);
+                if (emitter.hooked != null) {
+                    new SpoutFailInfo(msgId, task, latencyMs).applyOn(context);
+                }
+            }
+
+            @Override
+            public void activate() {
+                spout.activate();
+            }
+
+            @Override
+            public void deactivate() {
+                spout.deactivate();
+            }
+        };
+    }
+
+    private int pending() {
+        synchronized (spoutOut) {
+            return spoutOut.pending.size();
+        }
+    }
+
     void spoutLoop() throws IOException, InterruptedException {
         SpoutCollector em = spoutOut;
-        Map<Long, SpoutCollector.Pending> pending = em.pending;
-        int burst = settings.spoutBurst;
-        boolean windowFull = false;
-        double nextMetrics = seconds() + settings.metricsIntervalSecs;
+        SpoutStep step = spoutStep;
         for (Link.Batch b : backlog) {
             spoutFrames(b);
         }
         backlog.clear();
         while (!stopping) {
             double now = seconds();
-            double maxPending = window.limit;
-            windowFull = pending.size() >= (windowFull ? window.resumeBelow(burst) : maxPending);
-            if (windowFull) {
-                window.stalled(now);
-            }
-            boolean canEmit = active && !windowFull;
-            double wait = 0;
-            if (!canEmit) {
-                wait = Math.min(0.1, nextMetrics - now);
-            } else if (now < acksUntil && !pending.isEmpty()) {
-                canEmit = false;
-                wait = acksUntil - now;
-            }
-            Link.Batch batch = link.poll((long) Math.max(0, wait * 1000));
+            // Writes block while the stream manager does not read: nothing is left unsent.
+            double wait = step.waitFor(now, pending(), em.ackNow, 0);
+            Link.Batch batch = link.poll((long) (wait * 1000));
             while (batch != null) {
                 spoutFrames(batch);
                 batch = link.poll(0);
@@ -422,61 +433,16 @@ public final class Task {
             if (em.unflushed()) {  // replays from fail(): out before nextTuple runs
                 flush();
             }
-            canEmit = canEmit && active && pending.size() < maxPending;
-            if (canEmit) {
-                long start = em.emitted;
-                long emitted = start;
-                double began = seconds();
-                double before = began;
+            if (step.begin(seconds(), pending(), em.emitted, em.bytesPerEmit())) {
                 em.now = System.nanoTime();
-                double bytesPerEmit = em.emitsAtFlush > 0 && em.bytesFlushed > 0
-                    ? (double) em.bytesFlushed / em.emitsAtFlush : 64.0;
-                long most = start + Math.max(1, (long) (settings.emitBatchBytes / bytesPerEmit));
-                int calls = 0;
-                while (calls < burst) {
-                    calls++;
+                do {
                     spout.nextTuple();
-                    double after = seconds();
-                    long nowEmitted = em.emitted;
-                    if (nowEmitted == emitted) {
-                        if (after - before > SLOW_IDLE) {
-                            eagerUntil = after + EAGER_SECS;
-                            acksUntil = after + Math.min(after - before, MAX_ACK_WAIT);
-                        }
-                        break;
-                    }
-                    if (nowEmitted >= most || pending.size() >= maxPending || after - began > settings.emitBatchSecs
-                            || after < eagerUntil) {
-                        break;
-                    }
-                    emitted = nowEmitted;
-                    before = after;
-                }
-                nextTupleCount += calls;
-                if (!em.ackNow.isEmpty()) {
-                    List<Object> acked = new ArrayList<>(em.ackNow);
-                    em.ackNow.clear();
-                    for (Object id : acked) {
-                        spout.ack(id);
-                        if (emitter.hooked != null) {
-                            new SpoutAckInfo(id, task, null).applyOn(context);
-                        }
-                    }
-                    ackCount += acked.size();
-                }
-                if (em.emitted == start) {
-                    flush();
-                    Link.Batch more = link.poll(1);
-                    while (more != null) {
-                        spoutFrames(more);
-                        more = link.poll(0);
-                    }
-                }
+                    em.now = System.nanoTime();
+                } while (step.returned(em.now / 1e9, pending(), em.emitted, em.ackNow));
             }
             flush();
-            if (now >= nextMetrics) {
+            if (step.metricsDue(now)) {
                 publish();
-                nextMetrics = now + settings.metricsIntervalSecs;
             }
         }
     }
@@ -486,7 +452,7 @@ public final class Task {
             throw new Lost(batch.lost);
         }
         SpoutCollector em = spoutOut;
-        long nowNanos = System.nanoTime();
+        double now = seconds();
         for (int i = 0; i < batch.count; i++) {
             int start = batch.offsets[2 * i];
             int end = batch.offsets[2 * i + 1];
@@ -502,67 +468,31 @@ public final class Task {
                 malformed(Frames.kindName(kind) + " frame", "not a whole number of roots");
                 continue;
             }
-            List<SpoutCollector.Pending> entries = new ArrayList<>();
+            List<SpoutStep.Settled> entries = new ArrayList<>();
+            int left;
             synchronized (em) {
                 for (int at = start + Frames.HEADER_SIZE; at < end; at += 8) {
                     SpoutCollector.Pending p = em.pending.remove(Frames.i64(batch.data, at));
                     if (p != null) {
-                        entries.add(p);
+                        entries.add(new SpoutStep.Settled(p.msgId, p.emittedAt / 1e9));
                     }
                 }
+                left = em.pending.size();
             }
-            if (kind == Frames.ACKED) {
-                ackCount += entries.size();
-                for (SpoutCollector.Pending p : entries) {
-                    spout.ack(p.msgId);
-                    if (em.hooked != null) {
-                        new SpoutAckInfo(p.msgId, task, (nowNanos - p.emittedAt) / 1_000_000).applyOn(context);
-                    }
-                }
-                int step = Math.max(1, entries.size() / LATENCY_SAMPLES);
-                double sum = 0;
-                int n = 0;
-                for (int j = 0; j < entries.size(); j += step) {
-                    double secs = (nowNanos - entries.get(j).emittedAt) / 1e9;
-                    latency.add(secs);
-                    sum += secs;
-                    n++;
-                }
-                if (n > 0) {
-                    window.acked(sum / n, em.pending.size(), seconds());
-                }
-            } else {
-                if (kind == Frames.FAILED) {
-                    failCount += entries.size();
-                    if (!entries.isEmpty()) {
-                        window.acked((nowNanos - entries.get(entries.size() - 1).emittedAt) / 1e9, em.pending.size(),
-                            seconds());
-                    }
-                } else {
-                    timeoutCount += entries.size();
-                }
-                for (SpoutCollector.Pending p : entries) {
-                    spout.fail(p.msgId);
-                    if (em.hooked != null) {
-                        new SpoutFailInfo(p.msgId, task, (nowNanos - p.emittedAt) / 1_000_000).applyOn(context);
-                    }
-                }
-            }
+            spoutStep.settled(kind, now, entries, left);
         }
     }
 
     // -- the bolt loop ----------------------------------------------------------------
 
     void boltLoop() throws IOException, InterruptedException {
-        Double freq = new Settings(conf, loc()).tickFreqSecs;
-        double nextTick = freq != null ? seconds() + freq : Double.POSITIVE_INFINITY;
-        double nextMetrics = seconds() + settings.metricsIntervalSecs;
+        BoltStep step = boltStep = new BoltStep(new Settings(conf, loc()), Task::seconds);
         List<Link.Batch> batches = new ArrayList<>(backlog);
         backlog.clear();
         while (!stopping) {
             double now = seconds();
             if (batches.isEmpty()) {
-                double wait = Math.max(0, Math.min(0.1, Math.min(nextTick - now, nextMetrics - now)));
+                double wait = step.waitFor(now, 0);  // writes block: nothing is left unsent
                 Link.Batch b = link.poll((long) (wait * 1000));
                 if (b != null) {
                     batches.add(b);
@@ -578,7 +508,6 @@ public final class Task {
                     int kind = Frames.kind(batch.data, start);
                     if (kind == Frames.DATA) {
                         executeFrame(batch.data, start, end);
-                        flush();
                     } else if (kind == Frames.CONTROL) {
                         control(batch.data, start, end);
                     }
@@ -586,28 +515,23 @@ public final class Task {
             }
             batches.clear();
             now = seconds();
-            if (now >= nextTick) {
+            if (step.tickDue(now)) {
                 List<Object> values = new ArrayList<>();
-                values.add(freq == Math.rint(freq) ? (Object) freq.intValue() : (Object) freq);
+                double freq = step.freq;
+                values.add(freq == Math.rint(freq) ? (Object) (int) freq : (Object) freq);
                 long t0 = System.nanoTime();
                 HbTuple tick = new HbTuple(context, values, StormView.SYSTEM, (int) Constants.SYSTEM_TASK_ID,
                     Constants.SYSTEM_TICK_STREAM_ID, 0, 0, null);
                 bolt.execute(tick);
                 long took = System.nanoTime() - t0;
-                executeNanos += took;
+                step.ran(1, took);
                 if (boltOut.hooked != null) {
                     new BoltExecuteInfo(tick, task, took / 1_000_000).applyOn(context);
                 }
-                executeCount++;
-                nextTick += freq;
-                if (nextTick < now) {
-                    nextTick = now + freq;
-                }
             }
             flush();
-            if (now >= nextMetrics) {
+            if (step.metricsDue(now)) {
                 publish();
-                nextMetrics = now + settings.metricsIntervalSecs;
             }
         }
     }
@@ -628,34 +552,28 @@ public final class Task {
             malformed("data frame (from task " + src + ", stream #" + stream + ")", e.toString());
             return;
         }
-        long t0 = System.nanoTime();
-        long limit = (long) (settings.executeBatchSecs * 1e9);
-        long mark = t0;
-        int n = 0;
         boolean hooked = boltOut.hooked != null;
-        for (Record r : records) {
+        boltStep.runFrame(records, r -> {
             HbTuple input = new HbTuple(context, r.values, source, src, streamName, r.root, r.edge, r.pairs);
             if (r.unreadable != null) {
                 unreadable(input, r.unreadable);
-                continue;
-            }
-            if (hooked) {
+            } else if (hooked) {
                 long began = System.nanoTime();
                 bolt.execute(input);
                 new BoltExecuteInfo(input, task, (System.nanoTime() - began) / 1_000_000).applyOn(context);
             } else {
                 bolt.execute(input);
             }
-            if (++n % 16 == 0) {  // a long batch sends what it produced every execute.batch.time
-                long now = System.nanoTime();
-                if (now - mark >= limit) {
-                    flush();
-                    mark = now;
-                }
-            }
+        }, this::flushNow);
+    }
+
+    /** flush(), for a step's Runnable: a lost link ends the task as it would from the loop. */
+    private void flushNow() {
+        try {
+            flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
-        executeNanos += System.nanoTime() - t0;
-        executeCount += records.size();
     }
 
     /**
@@ -685,15 +603,8 @@ public final class Task {
             return;
         }
         if (msg instanceof Control.TopologyStateChange && spout != null) {
-            running = ((Control.TopologyStateChange) msg).getState() == TopologyOuterClass.TopologyState.RUNNING;
-            if (running && !active) {
-                active = true;
-                eagerUntil = seconds() + EAGER_SECS;
-                spout.activate();
-            } else if (!running && active) {
-                active = false;
-                spout.deactivate();
-            }
+            spoutStep.state(((Control.TopologyStateChange) msg).getState() == TopologyOuterClass.TopologyState.RUNNING,
+                seconds());
         }
     }
 
@@ -741,33 +652,43 @@ public final class Task {
             return;
         }
         Map<String, Double> counters = new HashMap<>();
-        counters.put("next-tuple-count", (double) nextTupleCount);
-        counters.put("execute-count", (double) executeCount);
-        counters.put("execute-time-ns", (double) executeNanos);
-        counters.put("timeout-count", (double) timeoutCount);
+        for (String zero : new String[] {"next-tuple-count", "execute-count", "execute-time-ns", "timeout-count"}) {
+            counters.put(zero, 0.0);  // every task says each, as the Python step's counters do
+        }
         counters.put("error-count", (double) (errorCount + emitter.errorsReported));
         counters.put("emit-count", (double) emitter.emitted);
-        counters.put("backpressure-ms", link.blockedNanos / 1e6);
-        if (spout != null) {
-            counters.put("ack-count", (double) ackCount);
-            counters.put("fail-count", (double) (failCount));
-        } else {
-            counters.put("ack-count", (double) boltOut.acked);
-            counters.put("fail-count", (double) boltOut.failed);
-        }
         Control.TaskMetrics.Builder m = Control.TaskMetrics.newBuilder().setComponent(component).setTaskId(task)
             .setContainer(container).setTimestampMs(System.currentTimeMillis()).setIncarnation(incarnation)
-            .putAllCounters(counters).putGauges("out-queue-bytes", 0).putGauges("rss-bytes", rssBytes());
-        if (spout != null) {
-            synchronized (spoutOut) {
-                m.putGauges("pending", spoutOut.pending.size());
+            .putGauges("out-queue-bytes", 0).putGauges("rss-bytes", rssBytes());
+        double blockedMs = link.blockedNanos / 1e6;
+        if (spoutStep != null) {
+            SpoutStep step = spoutStep;
+            counters.put("next-tuple-count", (double) step.nextTupleCount);
+            counters.put("ack-count", (double) step.ackCount);
+            counters.put("fail-count", (double) step.failCount);
+            counters.put("timeout-count", (double) step.timeoutCount);
+            counters.put("window-held-ms", step.heldMs);
+            blockedMs += step.blockedMs;
+            m.putGauges("pending", pending());
+            if (step.window.limit != Double.POSITIVE_INFINITY) {
+                m.putGauges("window-limit", step.window.limit);
             }
             Control.Histogram.Builder h = Control.Histogram.newBuilder();
-            for (long c : latency.counts) {
+            for (long c : step.latency.counts) {
                 h.addCounts(c);
             }
             m.putHistograms("complete-latency", h.build());
+        } else if (boltOut != null) {
+            counters.put("ack-count", (double) boltOut.acked);
+            counters.put("fail-count", (double) boltOut.failed);
+            if (boltStep != null) {
+                counters.put("execute-count", (double) boltStep.executeCount);
+                counters.put("execute-time-ns", (double) boltStep.executeNanos);
+                blockedMs += boltStep.blockedMs;
+            }
         }
+        counters.put("backpressure-ms", blockedMs);
+        m.putAllCounters(counters);
         m.addAllExceptions(emitter.exceptions.all());
         metrics.publish(m.build());
     }
