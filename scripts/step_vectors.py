@@ -17,7 +17,6 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -377,8 +376,8 @@ class BoltScenario:
         step flushed what they produced."""
         self.user.per_tuple, self.flushes[:] = per_tuple, []
         src = TaskLayout.of(self.task.attachment.plan).component_tasks["numbers"][0]
-        records = [[[v]] for v in range(n)]
-        frame = frames.data_frame(self.task.task, src, 0, make_serializer("msgpack").encode(records))
+        blob = make_serializer("msgpack").encode([[[v]] for v in range(n)])
+        frame = frames.data_frame(self.task.task, src, 0, blob)
         op = {"op": "batch", "now": self.clock.now, "tuples": n, "per_tuple": per_tuple}
         executed = self.user.executed
         self.step.received(frame, frames.split_frames(frame)[0])
@@ -420,7 +419,7 @@ def text() -> str:
     return json.dumps(vectors(), indent=1) + "\n"
 
 
-def main(argv: list[str] | None = None, write: Callable[[str], None] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report a stale file")
     if parser.parse_args(argv).check:
@@ -429,7 +428,7 @@ def main(argv: list[str] | None = None, write: Callable[[str], None] | None = No
             return 1
         return 0
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    (write or OUT.write_text)(text())
+    OUT.write_text(text())
     return 0
 
 
