@@ -1,5 +1,5 @@
 """When a spout's task calls it, and how long it waits: one SpoutPacer per spout task,
-asked by the runtime's spout driver (spout_driver.py) and by the pulled host (pull.py).
+asked by its step (spout_step.py), whichever host drives it.
 
 A burst of next_tuple calls ends after emit.batch.time or about emit.batch.size.bytes of
 tuples. A next_tuple that emits nothing and takes SLOW_IDLE or more is a spout that

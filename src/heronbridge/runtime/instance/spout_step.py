@@ -3,8 +3,8 @@ in-flight window, between reads of what the stream manager sent (acks, fails, co
 
 A host's turn: `wait(now)` (how long it may wait for input: 0 when a burst may begin),
 its read, `received(...)` for what came, then a burst: `begin(now)` and, after each
-next_tuple, `returned(now)`, which says whether the burst goes on (`burst` runs the
-whole of it for a host that calls the spout itself), then `done(now)`.
+next_tuple, `returned(now)`, which says whether the burst goes on (`run_burst` runs
+the whole of it for a host that calls the spout itself), then `done(now)`.
 """
 
 from __future__ import annotations
