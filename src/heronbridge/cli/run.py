@@ -124,6 +124,7 @@ def _watch(statemgr: StateManager, name: str, launch: Launch, since: float,
             except RuntimeKernelError:
                 continue
             crashes.see(report)
+            launch.refuse_start_failure(report)  # as while it started: a failed run
             totals = totals_from_report(report)
             if not totals or now < next_print:
                 continue  # no task has published yet, or not the status line's time

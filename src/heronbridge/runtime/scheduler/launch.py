@@ -123,6 +123,12 @@ class Launch:
         self.last_report = report
         if on_report is not None:
             on_report(report)
+        self.refuse_start_failure(report)
+
+    def refuse_start_failure(self, report: Any) -> None:
+        """Raise when a task keeps dying before its component ever started: while the
+        topology starts, and after it (a multilang spout's subprocess is up only once
+        it answers its first command, which comes when every task has started)."""
         failure = failures.start_failure(self.name, report)
         if failure is not None:
             msg = (f"{failure.where}: died {failure.restarts} times before it started; "
