@@ -142,15 +142,13 @@ def _load_jar(args: argparse.Namespace, home: Home, options: dict[str, Any]) -> 
 
 def task_python(project_dir: str, name: str, args: argparse.Namespace,
                 options: dict[str, Any], home: Home) -> str | None:
-    """The interpreter of a streamparse topology's own virtualenv (built or reused here,
-    saying so), or None: its tasks run with heronbridge's."""
+    """The interpreter of a project's own virtualenv (built or reused here, saying so),
+    or None: its tasks run with heronbridge's. A project migrated to heronpy keeps its
+    virtualenvs/NAME.txt, and its tasks their dependencies."""
     from heronbridge.compat import virtualenvs
-    from heronbridge.compat.heronpy.loader import imports_heronpy
     from heronbridge.compat.streamparse import read_project
 
     files = read_project(project_dir, name, args.environment)
-    if imports_heronpy(files.topology_file):
-        return None
     home.ensure()
     return virtualenvs.prepare(files, home.root, options, _progress,
                                getattr(args, "rebuild_virtualenv", False)).python
