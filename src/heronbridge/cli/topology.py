@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from heronbridge.compat.java import has_java, project_jars
+from heronbridge.compat.java import check_classes, has_java, project_jars
 from heronbridge.runtime.loader import load_topology_file
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home
@@ -74,9 +74,11 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
     if has_java(prepared.plan):
         from heronbridge.conformance.storm.jvm_host import give_classpath
 
+        given = Path(args.java_jars) if getattr(args, "java_jars", None) else None
         jars = prepared.project.java_jars if prepared.project is not None else \
-            project_jars(None, Path(args.java_jars) if args.java_jars else None)
+            project_jars(None, given)
         give_classpath(prepared.plan, jars, home.root)
+        check_classes(prepared.plan, jars, getattr(prepared.project, "root", None), given)
     if args.containers:
         prepared.plan.config["topology.stmgrs"] = args.containers
     apply_health_option(args, prepared.plan)
