@@ -358,8 +358,9 @@ def _refuse_conflicts(spec: Spec, root: Path) -> None:
 
 def _refuse(spec: Spec, found: list[str]) -> None:
     msg = (f"{spec.where}: {spec.source} installs what would break its tasks: "
-           f"{'; '.join(found)}; expected versions heronbridge accepts (or no pin: "
-           "heronbridge's own are importable in the virtualenv)" + _without(spec))
+           f"{'; '.join(found)}; expected versions heronbridge accepts: change the pin or "
+           "the requirement that asks for it, or drop it (heronbridge's own are importable "
+           "in the virtualenv)" + _without(spec))
     raise EnvironmentBuildError(msg)
 
 
