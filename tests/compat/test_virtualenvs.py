@@ -313,6 +313,7 @@ def test_the_spark_package_ships_the_environment_as_wheels_a_host_installs_offli
     "git+https://github.com/Parsely/pystorm.git@master",
     "streamparse @ git+https://github.com/Parsely/streamparse.git",
     "https://files.example.invalid/packages/streamparse-3.16.0.tar.gz",
+    "https://github.com/Parsely/streamparse/archive/refs/tags/v3.16.0.zip",
     "./vendor/pystorm",
     "-e ../streamparse",
     "/opt/wheels/pystorm-3.1.4-py3-none-any.whl",

@@ -91,7 +91,12 @@ def name_of(line: str) -> str | None:
         except InvalidRequirement:
             pass
     path = re.sub(r"^[A-Za-z0-9+.-]+://", "", text).split("#", 1)[0].split("?", 1)[0]
-    last = re.split(r"[/\\]", path.rstrip("/\\"))[-1]
+    parts = re.split(r"[/\\]", path.rstrip("/\\"))
+    for marker in ("archive", "tarball", "zipball"):  # a forge's archive of a revision
+        if marker in parts[1:]:
+            parts = parts[:parts.index(marker, 1)]
+            break
+    last = parts[-1]
     last = last.split("@", 1)[0]  # a VCS revision
     for suffix in (".git", *_ARCHIVES):
         if last.lower().endswith(suffix):
