@@ -158,3 +158,10 @@ def test_a_task_that_keeps_dying_before_it_starts_is_a_failed_start():
     # It started once: a crash loop after the start, not a failed start.
     assert failures.start_failure("t", report({"incarnation": 3, "crashes": 3,
                                                "longest": 0.4})) is None
+    # A run that ends before the third death (a multilang spout's child dies after the
+    # topology runs): once is enough then, counted as it died, before its restart.
+    assert failures.start_failure("t", report({"crashes": 1}), deaths=1).task == 1
+    assert failures.start_failure("t", report({"crashes": 1, "incarnation": 1,
+                                               "longest": 5.0}), deaths=1) is None
+    assert failures.start_failure("t", report({"longest": 5.0, "uptime": 5.0}),
+                                  deaths=1) is None

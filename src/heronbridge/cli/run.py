@@ -95,6 +95,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         # are no fault of the run's.
         with contextlib.suppress(RuntimeKernelError):
             at_stop = control.metrics(statemgr, plan.name)
+        if at_stop is not None:  # a run that ended (-t) before the task died three times
+            launch.refuse_start_failure(at_stop, deaths=1)
     finally:
         elapsed = time.monotonic() - running_since if running_since is not None else 0.0
         with console.status(f"stopping {plan.name}"):

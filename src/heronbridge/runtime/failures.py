@@ -152,11 +152,13 @@ def _up_again(task: Any) -> bool:
         task.incarnation >= int(task.counters.get(CRASH_COUNT, 0))
 
 
-def start_failure(topology: str, report: Any) -> TaskFailure | None:
-    """A task restarted START_RESTARTS times before its component ever started, with
-    the exception it died of (if it said)."""
+def start_failure(topology: str, report: Any, deaths: int = START_RESTARTS
+                  ) -> TaskFailure | None:
+    """A task that died (was restarted, or crashed) `deaths` times before its component
+    ever started, with the exception it died of (if it said)."""
     for task in report.tasks:
-        if task.task_id >= 0 and task.incarnation >= START_RESTARTS:
+        if task.task_id >= 0 and max(task.incarnation,
+                                     int(task.counters.get(CRASH_COUNT, 0))) >= deaths:
             failure = _failure(topology, task)
             if failure.longest_up == 0:
                 return failure
