@@ -138,23 +138,26 @@ def _interpreter(files: ProjectFiles, flags: str) -> tuple[envs.Interpreter, tup
     return found, tuple(passed)
 
 
-def spec_of(files: ProjectFiles, flags: str) -> tuple[envs.Spec | None, list[str]]:
+def spec_of(files: ProjectFiles, flags: str
+            ) -> tuple[envs.Spec | None, list[str], list[str]]:
     """The environment `virtualenvs/NAME.txt` asks for (None when heronbridge's own
-    environment meets all of it), and the requirements it meets (`line (version)`)."""
+    environment meets all of it), the requirements that environment meets (`line
+    (version)`), and among them those heronbridge provides itself (PROVIDED)."""
     path = requirements_file(files)
     if not path.is_file():
-        return None, []
+        return None, [], []
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         msg = f"{where(files.name)}: cannot read {str(path)!r}: {exc}"
         raise VirtualenvError(msg) from exc
     needed: list[tuple[int, str]] = []
-    met = []
+    met, own = [], []
     for number, line in reqs.lines(text):
         name = reqs.name_of(line)
         if name in PROVIDED:
-            met.append(f"{line} (line {number}: heronbridge's own {name} {_version(name)})")
+            own.append(f"{line} (line {number}: heronbridge's own {name} {_version(name)})")
+            met.append(own[-1])
             continue
         version = reqs.provided(line)
         if version is None:
@@ -163,10 +166,10 @@ def spec_of(files: ProjectFiles, flags: str) -> tuple[envs.Spec | None, list[str
             met.append(f"{line} ({version})")
     interpreter, passed = _interpreter(files, flags)
     if not needed and interpreter.path == envs.this_interpreter().path and not passed:
-        return None, met
+        return None, met, own
     return envs.Spec(where(files.name), str(path), tuple(line for _, line in needed),
                      interpreter, passed, str(path.parent),
-                     tuple(number for number, _ in needed), WITHOUT), met
+                     tuple(number for number, _ in needed), WITHOUT), met, own
 
 
 def _version(name: str) -> str:
@@ -187,7 +190,7 @@ def prepare(files: ProjectFiles, home: Path, options: dict[str, Any],
     cache = envs.Cache(home / "virtualenvs")
     if not conf["install"]:
         return TaskEnvironment(_existing(files, conf, cache, progress))
-    spec, met = spec_of(files, conf["flags"])
+    spec, met, own = spec_of(files, conf["flags"])
     path = requirements_file(files)
     if spec is None:
         if path.is_file():
@@ -195,7 +198,6 @@ def prepare(files: ProjectFiles, home: Path, options: dict[str, Any],
                      f"heronbridge's environment lacks ({', '.join(met) or 'no requirements'}"
                      "); its tasks run there")
         return TaskEnvironment(None)
-    own = [m for m in met if ": heronbridge's own " in m]
     if own:
         progress(f"{where(files.name)}: {path.relative_to(files.root)} asks for what "
                  f"heronbridge provides its tasks itself, so it is not installed: "
