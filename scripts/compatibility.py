@@ -39,7 +39,7 @@ def storm_api() -> list[str]:
     return ["spouts", "bolts", "named streams", "direct emits", "task ids (need_task_ids)",
             "anchoring", "ack", "fail", "message timeouts", "max spout pending",
             "tick tuples", "BatchingBolt", "ReliableSpout", "ShellBolt (a non-Python bolt)",
-            "component logs", "stateful bolts"]
+            "component logs", "stateful bolts", "bytes values (as UTF-8 text)"]
 
 
 def groupings() -> list[str]:

@@ -45,5 +45,5 @@ class CrashWatch:
             parts.append(f"component {f.component!r} (task {f.task}: crashed {crashes} "
                          f"time{'s' if crashes != 1 else ''}, longest run {f.longest_up:.1f}s; "
                          f"{f.exception}{f.at(self.launch.source_of)})")
-        return (f"topology {self.launch.name!r}: never stayed up (a task crashed and none of "
-                f"its runs lasted {failures.STAYED_UP_SECS:.0f}s): " + "; ".join(parts))
+        return (f"topology {self.launch.name!r}: never stayed up (a task kept crashing and "
+                f"none of its runs lasted {failures.STAYED_UP_SECS:.0f}s): " + "; ".join(parts))

@@ -19,6 +19,7 @@ from heronbridge.runtime.statemgr import StateManager
 
 from .crash_watch import CrashWatch
 from .options import Parents, spark_of
+from .starting import StartProgress
 from .status import (
     RateLine,
     drops_before,
@@ -71,8 +72,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     running_since = None
     at_stop = None
     try:
-        with console.status(f"starting {plan.name} ({launch.containers} containers)"):
-            took = launch.start(keep_waiting=lambda: not stop, on_report=crashes.see)
+        with console.status(f"starting {plan.name} ({launch.containers} containers)") as status:
+            progress = StartProgress(plan, status, console.is_terminal)
+
+            def keep_waiting() -> bool:
+                progress.tick()
+                return not stop
+
+            def starting(report: Any) -> None:
+                crashes.see(report)
+                progress.see(report)
+
+            took = launch.start(keep_waiting=keep_waiting, on_report=starting)
         for s in old:  # the Spark scheduler's SparkContext installs a SIGINT handler of its own
             signal.signal(s, on_signal)
         running_since = time.monotonic()
@@ -84,6 +95,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         # are no fault of the run's.
         with contextlib.suppress(RuntimeKernelError):
             at_stop = control.metrics(statemgr, plan.name)
+        if at_stop is not None:  # a run that ended (-t) before the task died three times
+            launch.refuse_start_failure(at_stop, deaths=1)
     finally:
         elapsed = time.monotonic() - running_since if running_since is not None else 0.0
         with console.status(f"stopping {plan.name}"):
@@ -124,6 +137,7 @@ def _watch(statemgr: StateManager, name: str, launch: Launch, since: float,
             except RuntimeKernelError:
                 continue
             crashes.see(report)
+            launch.refuse_start_failure(report)  # as while it started: a failed run
             totals = totals_from_report(report)
             if not totals or now < next_print:
                 continue  # no task has published yet, or not the status line's time

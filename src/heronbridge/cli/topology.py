@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from heronbridge.compat.java import has_java, project_jars
+from heronbridge.compat.java import check_classes, has_java, project_jars
 from heronbridge.runtime.loader import load_topology_file
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home
@@ -74,9 +74,11 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
     if has_java(prepared.plan):
         from heronbridge.conformance.storm.jvm_host import give_classpath
 
+        given = Path(args.java_jars) if getattr(args, "java_jars", None) else None
         jars = prepared.project.java_jars if prepared.project is not None else \
-            project_jars(None, Path(args.java_jars) if args.java_jars else None)
+            project_jars(None, given)
         give_classpath(prepared.plan, jars, home.root)
+        check_classes(prepared.plan, jars, getattr(prepared.project, "root", None), given)
     if args.containers:
         prepared.plan.config["topology.stmgrs"] = args.containers
     apply_health_option(args, prepared.plan)
@@ -142,15 +144,13 @@ def _load_jar(args: argparse.Namespace, home: Home, options: dict[str, Any]) -> 
 
 def task_python(project_dir: str, name: str, args: argparse.Namespace,
                 options: dict[str, Any], home: Home) -> str | None:
-    """The interpreter of a streamparse topology's own virtualenv (built or reused here,
-    saying so), or None: its tasks run with heronbridge's."""
+    """The interpreter of a project's own virtualenv (built or reused here, saying so),
+    or None: its tasks run with heronbridge's. A project migrated to heronpy keeps its
+    virtualenvs/NAME.txt, and its tasks their dependencies."""
     from heronbridge.compat import virtualenvs
-    from heronbridge.compat.heronpy.loader import imports_heronpy
     from heronbridge.compat.streamparse import read_project
 
     files = read_project(project_dir, name, args.environment)
-    if imports_heronpy(files.topology_file):
-        return None
     home.ensure()
     return virtualenvs.prepare(files, home.root, options, _progress,
                                getattr(args, "rebuild_virtualenv", False)).python
