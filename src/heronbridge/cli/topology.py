@@ -72,11 +72,11 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
                                Path(args.java_jars) if args.java_jars else None)
         prepared = Prepared(project.plan, project)
     if has_java(prepared.plan):
-        from heronbridge.conformance.storm.jvm_host import give_classpath
+        from heronbridge.jvm.storm import give_classpath
 
         jars = prepared.project.java_jars if prepared.project is not None else \
             project_jars(None, Path(args.java_jars) if args.java_jars else None)
-        give_classpath(prepared.plan, jars, home.root)
+        give_classpath(prepared.plan, jars, home.root, _progress)
     if args.containers:
         prepared.plan.config["topology.stmgrs"] = args.containers
     apply_health_option(args, prepared.plan)
@@ -105,8 +105,7 @@ def _load_jar(args: argparse.Namespace, home: Home, options: dict[str, Any]) -> 
         msg = ("--jar takes --class (its main class) and --arg, --flux takes --jar (optional) "
                "and --arg, and neither takes FILE, --project, -e, --multilang or --java-jars")
         raise HeronbridgeError(msg)
-    from heronbridge.conformance.storm.install import find_java
-    from heronbridge.conformance.storm.jvm_host import flux_jar, give_classpath, storm_jars
+    from heronbridge.jvm.storm import find_java, flux_jar, give_classpath, storm_jars
     from heronbridge.nimbus.main_class import FLUX_MAIN, empty_jar, submission_of_main
     from heronbridge.nimbus.topology import plan_of_upload
 
@@ -131,7 +130,7 @@ def _load_jar(args: argparse.Namespace, home: Home, options: dict[str, Any]) -> 
             plan = plan_of_upload(submission.name, jar, {**submission.conf, **options},
                                   submission.topology, home.workdir(submission.name), staging,
                                   lambda plan, jars: give_classpath(plan, [*jars, *extra],
-                                                                    home.root))
+                                                                    home.root, _progress))
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
