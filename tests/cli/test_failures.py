@@ -275,13 +275,13 @@ def test_a_file_topology_component_raising_at_start(tmp_path, source, name, expe
 @pytest.mark.parametrize("multilang", [False, True], ids=["in-process", "multilang"])
 def test_a_crash_after_start_is_told_while_running_and_counted_once(tmp_path, multilang):
     folder = project(tmp_path, "py2", "Python2Spout, Sink, ThirdTupleFails, Words",
-                     "    lines = Python2Spout.spec()\n    sink = Sink.spec(inputs=[lines])\n"
+                     "    lines = Python2Spout.spec(par=2)\n    sink = Sink.spec(inputs=[lines])\n"
                      "    words = Words.spec()\n    third = ThirdTupleFails.spec(inputs=[words])",
                      {"test.words": 40})
     watched = Watched(tmp_path, "--project", str(folder), "-n", "py2", "-t", "14",
                       *(["--multilang"] if multilang else []))
     code, out, err = watched.finish()
-    assert code == 0, err[-4000:]
+    assert code == 3, err[-4000:]  # it ran, and user code kept it from staying up
     source = folder / "src" / "parts" / "failing.py"
     spout = first_error(err, "lines")
     assert re.search(r"component 'lines', task \d+ raised AttributeError: '_io.TextIOWrapper' "
@@ -295,7 +295,12 @@ def test_a_crash_after_start_is_told_while_running_and_counted_once(tmp_path, mu
     # Printed while it ran: before the totals.
     assert err.index(spout) < len(err) and "totals over" in out
     [end] = [line for line in err.splitlines() if "never stayed up" in line]
-    assert "component 'lines' (task" in end and "AttributeError" in end
+    # Both of the spout's tasks, each with what it raised.
+    lines = end[end.index("component 'lines' ("):]
+    assert len(re.findall(r"task \d+: crashed \d+ times?, longest run \d+\.\ds; "
+                          r"AttributeError: '_io.TextIOWrapper' object has no attribute 'next' "
+                          r"\(at " + re.escape(f"{source}:{LINES['self.emit([self.file.next()])']}"
+                                              ", in next_tuple)"), lines)) == 2, end
 
     samples = latest_samples(workdir(tmp_path, "py2"))
     for (component, _task, _c), record in samples.items():

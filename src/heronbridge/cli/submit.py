@@ -34,7 +34,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     with console.status(f"starting {plan.name}"):
         submitted = admin.submit(statemgr, home, plan, prepared.install, not args.deactivated,
                                  spark, sources=prepared.sources(home),
-                                 watch=lambda launch: CrashWatch(launch).see)
+                                 watch=lambda launch: CrashWatch(launch, prepared.files).see)
     state_name = "deactivated" if args.deactivated else "running"
     on = "" if spark is None else f" on {spark.master}"
     out.print(f"submitted {plan.name} ({submitted.topology_id}){on}: {state_name}; logs in "

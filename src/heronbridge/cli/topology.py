@@ -7,7 +7,7 @@ import argparse
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from heronbridge.compat.java import has_java, project_jars
 from heronbridge.runtime.loader import load_topology_file
@@ -19,13 +19,18 @@ from ..errors import HeronbridgeError
 from .options import apply_health_option
 from .terminal import console, parse_options
 
+if TYPE_CHECKING:
+    from heronbridge.compat.streamparse import ProjectFiles
+
 
 class Prepared:
     """A plan ready to submit, and what must be in place before its tasks start."""
 
-    def __init__(self, plan: LogicalPlan, project: Any = None) -> None:
+    def __init__(self, plan: LogicalPlan, project: Any = None,
+                 files: ProjectFiles | None = None) -> None:
         self.plan = plan
         self.project = project
+        self.files = files  # a streamparse project's config.json, topology and virtualenv
 
     def install(self, resources: Path) -> None:
         """Put the project's files in the topology's resources folder (its tasks' cwd)."""
@@ -66,11 +71,11 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
 
         project_dir = args.project or args.topology or "."
         name = topology_name(project_dir, args.name)
-        python = task_python(project_dir, name, args, options, home)
+        python, files = task_python(project_dir, name, args, options, home)
         project = load_project(project_dir, name, args.environment, options, args.multilang,
                                home.workdir(name) / "resources", python,
                                Path(args.java_jars) if args.java_jars else None)
-        prepared = Prepared(project.plan, project)
+        prepared = Prepared(project.plan, project, files)
     if has_java(prepared.plan):
         from heronbridge.jvm.storm import give_classpath
 
@@ -140,19 +145,21 @@ def _load_jar(args: argparse.Namespace, home: Home, options: dict[str, Any]) -> 
 
 
 def task_python(project_dir: str, name: str, args: argparse.Namespace,
-                options: dict[str, Any], home: Home) -> str | None:
+                options: dict[str, Any], home: Home) -> tuple[str | None, ProjectFiles | None]:
     """The interpreter of a streamparse topology's own virtualenv (built or reused here,
-    saying so), or None: its tasks run with heronbridge's."""
+    saying so), or None: its tasks run with heronbridge's; and the project's files (None
+    for a heronpy topology, which has no virtualenv)."""
     from heronbridge.compat import virtualenvs
     from heronbridge.compat.heronpy.loader import imports_heronpy
     from heronbridge.compat.streamparse import read_project
 
     files = read_project(project_dir, name, args.environment)
     if imports_heronpy(files.topology_file):
-        return None
+        return None, None
     home.ensure()
-    return virtualenvs.prepare(files, home.root, options, _progress,
-                               getattr(args, "rebuild_virtualenv", False)).python
+    python = virtualenvs.prepare(files, home.root, options, _progress,
+                                 getattr(args, "rebuild_virtualenv", False)).python
+    return python, files
 
 
 def _progress(line: str) -> None:

@@ -131,14 +131,14 @@ def restarts(report: Any) -> dict[tuple[str, int], int]:
 
 
 def never_up(topology: str, report: Any) -> list[TaskFailure]:
-    """Tasks that crashed (or were restarted) and never ran STAYED_UP_SECS: one per
-    component, the one that failed first."""
-    out: dict[str, TaskFailure] = {}
+    """Every task that crashed (or was restarted) and never ran STAYED_UP_SECS, the one
+    that failed first first."""
+    out: list[TaskFailure] = []
     tasks = [_failure(topology, t) for t in report.tasks if t.task_id >= 0]
     for failure in sorted(tasks, key=lambda f: (not f.class_name, f.first_ms, f.task)):
         if (failure.crashes or failure.restarts) and failure.longest_up < STAYED_UP_SECS:
-            out.setdefault(failure.component, failure)
-    return list(out.values())
+            out.append(failure)
+    return out
 
 
 def start_failure(topology: str, report: Any) -> TaskFailure | None:
