@@ -1,7 +1,8 @@
 """What a wheel carries beyond the package's own files (pyproject.toml has the rest):
 the JVM task host's jar, built by Maven from jvm/ while the wheel builds (with its
-tests; a checkout's jar built before from the same sources and tested is reused). An
-editable install does not carry it: it builds the jar on first use."""
+tests; a checkout's jar built before from the same sources and tested is reused), and the
+docs site's pages, which `heronbridge docs` serves. An editable install carries neither:
+it builds the jar on first use and serves the checkout's docs/."""
 
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ class BuildPy(build_py):
         package = Path(self.build_lib) / "heronbridge"
         jar = build.ensure(ROOT, tests=True, say=print)
         shutil.copyfile(jar, package / "jvm" / build.JAR)
+        docs = package / "ui" / "docs_site"
+        shutil.rmtree(docs, ignore_errors=True)
+        shutil.copytree(ROOT / "docs", docs,
+                        ignore=lambda folder, names: [n for n in names
+                                                      if n.startswith((".", "__"))])
+        shutil.copyfile(ROOT / "mkdocs.yml", docs / "mkdocs.yml")
 
 
 setup(cmdclass={"build_py": BuildPy})

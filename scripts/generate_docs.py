@@ -51,7 +51,7 @@ def _help(action: argparse.Action) -> str:
 
 
 def cli_page() -> str:
-    from heronbridge.cli import DOCS, build_parser, docs_anchor, verb_parsers
+    from heronbridge.cli import DOCS, build_parser, docs_anchor, exit_codes, verb_parsers
 
     assert DOCS == "docs/reference/cli.md"
     # Defaults as a user without these variables sees them, on any machine.
@@ -63,7 +63,8 @@ def cli_page() -> str:
         os.environ.update({k: v for k, v in saved.items() if v is not None})
     out = [HEADER.format(source="heronbridge.cli's parsers"), "# Command line\n\n",
            "Every verb of `heronbridge`, as its `--help` shows it; each verb's `--help` ends "
-           "with a link to its section here.\n\n"]
+           "with a link to its section here (`heronbridge docs reference/cli#SECTION` serves "
+           "it). What the exit codes mean: [exit codes](#exit-codes).\n\n"]
     for command, sub in verb_parsers(parser).items():
         if any(isinstance(a, argparse._SubParsersAction) for a in sub._actions) \
                 and not sub.description:
@@ -86,8 +87,11 @@ def cli_page() -> str:
                 out.append(f"| {_option(action)} | {_help(action)} |\n")
             out.append("\n")
         epilog = (sub.epilog or "").rsplit("\n\ndocs: ", 1)[0] if sub.epilog else ""
-        if epilog and not epilog.startswith("docs: "):
+        if epilog and not epilog.startswith("docs: ") and not epilog.startswith("exit codes:"):
             out.append(f"```text\n{_stable(epilog)}\n```\n\n")
+    out.append("## Exit codes {#exit-codes}\n\nWhat `heronbridge` exits with, for the "
+               "scripts and CI jobs that run it (`run --help` lists its own):\n\n"
+               + exit_codes.markdown())
     return "".join(out).rstrip() + "\n"
 
 

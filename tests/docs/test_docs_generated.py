@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from heronbridge.cli import DOCS, build_parser, docs_anchor, verb_parsers
+from heronbridge.cli import DOCS, DOCS_PAGE, build_parser, docs_anchor, verb_parsers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,7 +50,9 @@ def test_every_verb_has_a_section_and_its_help_ends_with_a_link_to_it():
     for command, parser in verbs.items():
         anchor = docs_anchor(command)
         assert anchor in found, command
-        assert parser.format_help().rstrip().endswith(f"docs: {DOCS}#{anchor}"), command
+        assert parser.format_help().rstrip().endswith(
+            f"docs: heronbridge docs {DOCS_PAGE}#{anchor}"), command
+    assert Path(ROOT, "docs", DOCS_PAGE + ".md") == ROOT / DOCS
 
 
 def test_every_config_key_has_a_row():

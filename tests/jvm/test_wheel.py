@@ -2,7 +2,7 @@
 temporary folder, far from this checkout (none of it on sys.path, no variable naming a
 jar), `heronbridge --help` answers and a streamparse project whose spout and one bolt are
 storm-client's own Java test components runs with no other step, its Python bolts
-recording their tuples. The wheel is the one tox built for every env ($TOX_PACKAGE),
+recording their tuples; the docs it carries are served. The wheel is the one tox built for every env ($TOX_PACKAGE),
 else one built here from this checkout."""
 
 from __future__ import annotations
@@ -73,7 +73,11 @@ def test_the_installed_package_is_the_wheel_s_with_its_jar_and_help(fresh):
                            capture_output=True, text=True, env=env, cwd=fresh, timeout=120,
                            check=False)
     assert shown.returncode == 0, shown.stderr
-    assert "run" in shown.stdout, shown.stdout
+    assert "run" in shown.stdout and "heronbridge docs" in shown.stdout, shown.stdout
+    page = subprocess.run([str(fresh / "venv" / "bin" / "heronbridge"), "docs", "reference/cli",
+                           "--text"], capture_output=True, text=True, env=env, cwd=fresh,
+                          timeout=120, check=False)
+    assert page.returncode == 0 and "heronbridge run" in page.stdout, page.stderr  # bundled
 
 
 def test_a_project_with_storm_s_java_test_components_runs_from_the_wheel(fresh, storm_home):

@@ -35,9 +35,10 @@ def add_verb(verbs: Any, parents: Parents) -> None:
                        help="whose input tuples count (default: bolts nothing reads)")
     bench.add_argument("--rate", type=float, help="the fixed offered load, spout tuples/s "
                                                   "(default: half Storm's saturated rate)")
-    bench.add_argument("--warmup", type=float, default=5.0, help="seconds left out first")
+    bench.add_argument("--warmup", type=float, default=5.0,
+                       help="seconds left out first (default: %(default)s)")
     bench.add_argument("--seconds", type=float, default=10.0,
-                       help="length of each measured window")
+                       help="length of each measured window (default: %(default)s)")
     bench.add_argument("--systems", default="storm,runtime",
                        help="which systems, in order (storm, runtime)")
     bench.add_argument("--no-fused", action="store_true", help="skip the fused ceiling")
