@@ -2,8 +2,8 @@
 temporary folder, far from this checkout (none of it on sys.path, no variable naming a
 jar), `heronbridge --help` answers and a streamparse project whose spout and one bolt are
 storm-client's own Java test components runs with no other step, its Python bolts
-recording their tuples; the docs it carries are served. The wheel is the one tox built for every env ($TOX_PACKAGE),
-else one built here from this checkout."""
+recording their tuples; the docs it carries are served. The wheel is the one tox built
+for every env ($TOX_PACKAGE), else one built here from this checkout."""
 
 from __future__ import annotations
 
