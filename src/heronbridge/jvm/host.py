@@ -5,6 +5,7 @@ first use (with a progress line), and again when those sources change."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +31,4 @@ def host_jar(log: Callable[[str], None] | None = None) -> Path:
 
 
 def _say(line: str) -> None:
-    import sys
-
     print(line, file=sys.stderr, flush=True)
