@@ -2,7 +2,9 @@
 
 - docs/reference/cli.md: every verb, from the argparse parsers of heronbridge.cli;
 - docs/reference/config.md: every topology config key, from heronbridge.runtime.config.KEYS;
-- docs/reference/codemod.md: the codemod's rules by id, from heronbridge.migrate.
+- docs/reference/codemod.md: the codemod's rules by id, from heronbridge.migrate;
+- docs/benchmarks.md's one run: its table, from docs/bench/bench.json (a `heronbridge
+  bench` run's, copied there with its plots).
 
 `python scripts/generate_docs.py` rewrites them; `--check` exits 1 when a checked-in page
 differs (tests/docs/test_generated.py runs the same comparison).
@@ -146,8 +148,27 @@ def codemod_page() -> str:
     return "".join(out)
 
 
+BENCH_RUN = ("<!-- The run below, from docs/bench/bench.json by scripts/generate_docs.py: "
+             "the one that drew these plots. -->\n", "<!-- End of the run. -->\n")
+
+
+def benchmarks_page() -> str:
+    """docs/benchmarks.md with its one run's table written from docs/bench/bench.json,
+    which `heronbridge bench` wrote with the plots beside it (bench.md is the same)."""
+    import json
+
+    from heronbridge.conformance.bench.report import markdown
+
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    start, end = BENCH_RUN
+    before, rest = text.split(start, 1)
+    after = rest.split(end, 1)[1]
+    result = json.loads((ROOT / "docs" / "bench" / "bench.json").read_text())
+    return f"{before}{start}\n{markdown(result)}\n{end}{after}"
+
+
 PAGES = {"docs/reference/cli.md": cli_page, "docs/reference/config.md": config_page,
-         "docs/reference/codemod.md": codemod_page}
+         "docs/reference/codemod.md": codemod_page, "docs/benchmarks.md": benchmarks_page}
 
 
 def stale() -> list[str]:

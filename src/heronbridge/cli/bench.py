@@ -52,7 +52,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     bench = extras.load("heronbridge.conformance.bench.bench", "conformance",
                         "heronbridge bench")
     from heronbridge.compat.projects import topology_name
-    from heronbridge.conformance.bench.report import plots, table
+    from heronbridge.conformance.bench.report import markdown, plots, table
 
     systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
     if not systems or any(s not in bench.SYSTEMS for s in systems):
@@ -72,8 +72,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out.print(table(result))
     for path in plots(result, folder):
         console.print(f"plot: {path}")
+    (folder / "bench.md").write_text(markdown(result))  # the table, beside its plots
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
-    console.print(f"results in {folder.resolve()} (bench.json, plots, each system's run)")
+    console.print(f"results in {folder.resolve()} (bench.json, its table as bench.md, plots, "
+                  "each system's run)")
     return 0
 
