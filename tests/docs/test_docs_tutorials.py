@@ -168,3 +168,19 @@ def test_migrate_it_to_heronpy(tmp_path):
 @pytest.mark.integration
 def test_exactly_once_with_checkpoints(tmp_path):
     run_tutorial("exactly-once", tmp_path)
+
+
+def test_compare_throughput_and_latency_shows_the_run_the_benchmarks_page_has():
+    """Its `bench` step needs Storm (the conformance env's); what it shows is the run
+    whose table and plots docs/benchmarks.md has: the table bench prints from that run's
+    result (docs/bench/bench.json) carries every shown line."""
+    from rich.console import Console
+
+    from heronbridge.conformance.bench.report import table
+
+    [step] = [s for s in steps(TUTORIALS / "throughput-and-latency.md") if s.output]
+    assert step.commands == ["heronbridge bench --project examples/storm_topologies/wordcount "
+                             "-o wordcount.rounds=1000000000"]
+    console = Console(width=200, record=True)
+    console.print(table(json.loads((ROOT / "docs" / "bench" / "bench.json").read_text())))
+    assert missing(step.output, console.export_text()) == []
