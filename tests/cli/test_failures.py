@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -278,8 +279,21 @@ def test_a_crash_after_start_is_told_while_running_and_counted_once(tmp_path, mu
                      "    lines = Python2Spout.spec(par=2)\n    sink = Sink.spec(inputs=[lines])\n"
                      "    words = Words.spec()\n    third = ThirdTupleFails.spec(inputs=[words])",
                      {"test.words": 40})
-    watched = Watched(tmp_path, "--project", str(folder), "-n", "py2", "-t", "14",
+    watched = Watched(tmp_path, "--project", str(folder), "-n", "py2",
                       *(["--multilang"] if multilang else []))
+    # Until both spout tasks crashed twice and the bolt failed once (however slowly a
+    # loaded machine restarts them), then Ctrl-C, as a user stops it.
+    deadline = time.monotonic() + 240
+    while watched.process.poll() is None and time.monotonic() < deadline:
+        samples = latest_samples(workdir(tmp_path, "py2"))
+        crashed = [r["counters"].get("crash-count", 0) for (c, _t, _n), r in samples.items()
+                   if c == "lines"]
+        failed = [r["counters"].get("fail-count", 0) for (c, _t, _n), r in samples.items()
+                  if c == "third"]
+        if len(crashed) == 2 and min(crashed) >= 2 and failed and max(failed) >= 1:
+            break
+        time.sleep(0.5)
+    watched.process.send_signal(signal.SIGINT)
     code, out, err = watched.finish()
     assert code == 3, err[-4000:]  # it ran, and user code kept it from staying up
     source = folder / "src" / "parts" / "failing.py"
