@@ -42,10 +42,11 @@ def storm_version(pom: Path | None = None) -> str:
     """The pom's `storm.version` property: the one place the version is written."""
     pom = pom or POM
     node = ET.parse(pom).getroot().find("m:properties/m:storm.version", NS)
-    if node is None or not (node.text or "").strip():
+    version = (node.text or "").strip() if node is not None else ""
+    if not version:
         msg = f"{str(pom)!r}: expected a storm.version property, found none"
         raise JvmError(msg)
-    return node.text.strip()
+    return version
 
 
 def single_jars(pom: Path | None = None) -> list[tuple[str, str, str]]:

@@ -158,8 +158,8 @@ class DocsServer:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/"
+        host = str(self.httpd.server_address[0])
+        return f"http://{host}:{self.httpd.server_port}/"
 
     def start(self) -> DocsServer:
         self.thread.start()
