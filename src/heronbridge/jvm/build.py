@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -121,4 +120,4 @@ def checkout_of(package: Path) -> Path | None:
     the folder that holds jvm/pom.xml beside src/, else None (an installed wheel)."""
     checkout = package.resolve().parent.parent
     return checkout if (project(checkout) / "pom.xml").is_file() and \
-        os.path.isdir(checkout / "src") else None
+        (checkout / "src").is_dir() else None
