@@ -29,17 +29,14 @@ def only_on_path(monkeypatch, folder: Path) -> None:
 
 
 @pytest.mark.integration
-def test_without_java(tmp_path, monkeypatch):
-    only_on_path(monkeypatch, tmp_path / "empty")
-    with pytest.raises(JvmError, match=r"Java 17 or later: expected `java` on PATH"):
-        fetch(tmp_path / "home")
-
-
-@pytest.mark.integration
-def test_java_too_old(tmp_path, monkeypatch):
-    fake_java(tmp_path / "bin", "1.8.0_402")
+@pytest.mark.parametrize(("java", "said"), [
+    (None, r"Java 17 or later: expected `java` on PATH"),
+    ("1.8.0_402", r"Java 17 or later: .*1\.8\.0_402")], ids=["without-java", "java-too-old"])
+def test_storm_needs_java_17(tmp_path, monkeypatch, java, said):
+    if java is not None:
+        fake_java(tmp_path / "bin", java)
     only_on_path(monkeypatch, tmp_path / "bin")
-    with pytest.raises(JvmError, match=r"Java 17 or later: .*1\.8\.0_402"):
+    with pytest.raises(JvmError, match=said):
         fetch(tmp_path / "home")
 
 
