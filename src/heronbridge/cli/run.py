@@ -17,6 +17,7 @@ from heronbridge.runtime.metrics_manager.sink import latest_samples
 from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.statemgr import StateManager
 
+from . import exit_codes
 from .crash_watch import CrashWatch
 from .options import Parents, spark_of
 from .starting import StartProgress
@@ -37,8 +38,10 @@ def add_verb(verbs: Any, parents: Parents) -> None:
                                            parents.scheduler],
                            help="run a topology in the foreground, then print totals",
                            description="Run a topology on this machine with a live status "
-                                       "line; stop after -t seconds or on Ctrl-C and print "
-                                       "per-component totals.")
+                                       "line; stop after -t seconds or on Ctrl-C and print\n"
+                                       "per-component totals.",
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           epilog=exit_codes.epilog("run"))
     run.add_argument("-t", "--time", type=float, help="seconds to run (default: until Ctrl-C)")
     run.add_argument("--jar", metavar="JAR",
                      help="a Storm topology jar: its --class main is run as `storm jar` runs "
@@ -62,7 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = prepared.plan
     launch = Launch(plan, home, statemgr, prepared.install, spark=spark)
     launch.sources.update(prepared.sources(home))
-    crashes = CrashWatch(launch)
+    crashes = CrashWatch(launch, prepared.files)
     stop = []
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -108,9 +111,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if at_stop is not None:
         drops_before(totals, totals_from_report(at_stop))
     out.print(totals_table(f"{plan.name}: totals over {elapsed:.1f}s", totals, elapsed))
-    if at_stop is not None and (line := crashes.never_up(at_stop)):
+    line = crashes.never_up(at_stop if at_stop is not None else crashes.last)
+    if line:
         console.print(f"[red]error:[/] {escape(line)}", highlight=False)
-    return 0
+        return exit_codes.TOPOLOGY_FAILED
+    return exit_codes.OK
 
 
 def _watch(statemgr: StateManager, name: str, launch: Launch, since: float,

@@ -36,7 +36,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         progress = StartProgress(plan, status, console.is_terminal)
 
         def watch(launch: Any) -> Any:
-            crashes = CrashWatch(launch)
+            crashes = CrashWatch(launch, prepared.files)
 
             def starting(report: Any) -> None:
                 crashes.see(report)

@@ -89,15 +89,6 @@ def settings(files: ProjectFiles, options: dict[str, Any]) -> dict[str, Any]:
             "root": found["virtualenv_root"] or ""}
 
 
-def requirements_file(files: ProjectFiles) -> Path:
-    specs = files.config.get("virtualenv_specs", "virtualenvs/")
-    if not isinstance(specs, str) or not specs:
-        msg = (f"{str(files.config_file)!r}: expected 'virtualenv_specs' to be the folder of "
-               f"the requirements files (e.g. \"virtualenvs/\"), received {specs!r}")
-        raise VirtualenvError(msg)
-    return files.root / specs / f"{files.name}.txt"
-
-
 def _interpreter(files: ProjectFiles, flags: str) -> tuple[envs.Interpreter, tuple[str, ...]]:
     """The interpreter the flags name (heronbridge's by default) and the flags passed on."""
     try:
@@ -143,7 +134,7 @@ def spec_of(files: ProjectFiles, flags: str
     """The environment `virtualenvs/NAME.txt` asks for (None when heronbridge's own
     environment meets all of it), the requirements that environment meets (`line
     (version)`), and among them those heronbridge provides itself (PROVIDED)."""
-    path = requirements_file(files)
+    path = files.requirements
     if not path.is_file():
         return None, [], []
     try:
@@ -191,7 +182,7 @@ def prepare(files: ProjectFiles, home: Path, options: dict[str, Any],
     if not conf["install"]:
         return TaskEnvironment(_existing(files, conf, cache, progress))
     spec, met, own = spec_of(files, conf["flags"])
-    path = requirements_file(files)
+    path = files.requirements
     if spec is None:
         if path.is_file():
             progress(f"{where(files.name)}: {path.relative_to(files.root)} asks for nothing "

@@ -131,18 +131,18 @@ def restarts(report: Any) -> dict[tuple[str, int], int]:
 
 
 def never_up(topology: str, report: Any) -> list[TaskFailure]:
-    """Tasks that crashed (or were restarted) more than once, or once and are not up again,
-    and never ran STAYED_UP_SECS; one per component, the one that failed first. One crash
+    """Every task that crashed (or was restarted) more than once, or once and is not up
+    again, and never ran STAYED_UP_SECS, the one that failed first first. One crash
     followed by a run that goes on is no crash loop (its exception was told as it came),
     however short the run after it."""
-    out: dict[str, TaskFailure] = {}
+    out: list[TaskFailure] = []
     tasks = [(_failure(topology, t), _up_again(t)) for t in report.tasks if t.task_id >= 0]
     for failure, up in sorted(tasks, key=lambda f: (not f[0].class_name, f[0].first_ms,
                                                     f[0].task)):
         times = failure.crashes or failure.restarts
         if times and failure.longest_up < STAYED_UP_SECS and (times > 1 or not up):
-            out.setdefault(failure.component, failure)
-    return list(out.values())
+            out.append(failure)
+    return out
 
 
 def _up_again(task: Any) -> bool:
