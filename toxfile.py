@@ -75,6 +75,8 @@ def _summary() -> None:
     width = max(len(name) for name in ENVS)
     lines = ["", "[times] where the suite's minutes went:"]
     for name, times in ENVS.items():
+        if times.ended is None:  # the wheel's build env: counted in the first env's install
+            continue
         total = (times.ended or time.monotonic()) - times.first_seen
         lines.append(f"[times]   {name:<{width}}  {total:7.0f} s  {total / 60:5.1f} min")
     over = "over" if wall > BUDGET_SECS else "within"

@@ -33,7 +33,7 @@ def test_the_last_line_names_every_task_that_never_stayed_up():
                                     task(3, "every", 3, 0.2), task(4, "once", 1, 42.0),
                                     task(5, "split", 2, 1.5, "KeyError")])
     line = watch().never_up(report)
-    assert line.startswith("topology 'counts': never stayed up (a task crashed and none of "
+    assert line.startswith("topology 'counts': never stayed up (a task kept crashing and none of "
                            "its runs lasted 10s): ")
     assert ("component 'every' (task 2: crashed 4 times, longest run 0.3s; ValueError: bad "
             "(at /home/u/project/src/bolts.py:9, in process); task 3: crashed 3 times, "

@@ -388,6 +388,42 @@ case("initialize-reads-an-outer-config", {"bolt.py": '''
             self.emit([self.prefix + tup.values[0]])
     '''}, todos=("HB002",))
 
+case("initialize-attributes-and-keywords-named-config", {"bolt.py": '''
+    from streamparse import Bolt
+
+
+    class Tagger(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, conf, ctx):
+            self.config = dict(conf)
+            self.tag = ctx["componentid"] + str(len(self.context))
+            self.options = dict(config=conf.get("mode"))
+
+        def process(self, tup):
+            self.emit([self.tag])
+    '''}, {"bolt.py": '''
+    from heronpy.api.bolt.bolt import Bolt
+    from heronbridge.shims.heronpy.migrated import storm_context
+
+
+    class Tagger(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, config, context):
+            self.context = storm_context(context)
+            self.config = dict(config)
+            self.tag = self.context["componentid"] + str(len(self.context))
+            self.options = dict(config=config.get("mode"))
+
+        def process(self, tup):
+            self.emit([self.tag])
+    '''})
+
 # -- HB003 auto-ack --------------------------------------------------------------------
 
 case("auto-ack-anchor-fail", {"bolt.py": '''

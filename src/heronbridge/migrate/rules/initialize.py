@@ -118,7 +118,7 @@ class InitializeRule(Rule):
         """Free the name `new` in the method for its parameter: the method's own local of
         that name is renamed to one the module does not use. None when the name is free
         now, else why it cannot be."""
-        names = {n.value for n in _names(node.body)}
+        names = {n.value for n in _variables(node.body)}
         declared = [n for n in _names(node.body, (cst.Global, cst.Nonlocal)) if n.value == new]
         if declared:
             return f"declares {new!r} global or nonlocal"
@@ -401,6 +401,23 @@ def _names(node: cst.CSTNode, within: tuple[type, ...] = ()) -> list[cst.Name]:
 
     node.visit(Names())
     return found
+
+
+def _variables(node: cst.CSTNode) -> list[cst.Name]:
+    """The Names under `node` that name a variable: not `x.attr`'s attr, not `f(kw=...)`'s
+    keyword, which a parameter of that name would not hide."""
+    skip: set[int] = set()
+
+    class Skips(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            skip.add(id(attribute.attr))
+
+        def visit_Arg(self, arg: cst.Arg) -> None:
+            if arg.keyword is not None:
+                skip.add(id(arg.keyword))
+
+    node.visit(Skips())
+    return [name for name in _names(node) if id(name) not in skip]
 
 
 def _text(statement: cst.BaseStatement) -> str:
