@@ -15,15 +15,28 @@ import os
 import threading
 import time
 from collections import deque
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..api.tuple import Tuple
 from ..errors import ProtocolError
 from .bolt_step import BoltStep
-from .connection import Connection
 from .spout_step import SpoutStep
 from .step import MAX_WAIT
 from .task import Task
+
+
+@runtime_checkable
+class Watched(Protocol):
+    """The link a pulled host waits on: the stream manager's frames and the component's
+    own descriptors (connection.py's Connection)."""
+
+    ready_fds: list[int]
+
+    def poll(self, timeout: float | None, read: bool = True) -> tuple[bytes, list]: ...
+
+    def watch(self, fd: int) -> None: ...
+
+    def unwatch(self, fd: int) -> None: ...
 
 
 class _Commands:
@@ -65,11 +78,11 @@ class PullHost:
         self.task = task.task
         self.is_spout = task.is_spout
         self.lock = threading.RLock()
-        conn = task.link
-        if not isinstance(conn, Connection):
+        conn: object = task.link
+        if not isinstance(conn, Watched):
             msg = f"{task.loc()}: a component owns its loop only in a registered task"
             raise ProtocolError(msg)
-        self._conn: Connection = conn
+        self._conn: Watched = conn
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -82,6 +95,7 @@ class PullHost:
         self._more = False  # ... and the step's burst goes on
         self._started = False
         self._holding = False
+        self._up_when_told = False
         self.step.keep(*backlog)  # what came with the registration's reply
         with self.lock:
             self.step.resume()
@@ -90,16 +104,25 @@ class PullHost:
         """The component asks for its first event: it is set up (see InstanceStarted)."""
         self._started = True
         self._task.announce_started()
+        if not self._up_when_told:
+            self._task.mark_up()
 
     def hold_start(self) -> None:
         """The component says itself when it is set up (`started`), not by asking for its
         first event: a multilang bolt is once its subprocess has initialized."""
         self._holding = True
 
+    def up_when_told(self) -> None:
+        """The component starts when it asks for its first event, as usual, but is up (its
+        uptime counts) only once it says so (`started`): a multilang spout's subprocess
+        answers its first command only once every task has started."""
+        self._up_when_told = True
+
     def started(self) -> None:
         self._holding = False
         if not self._started:
             self._announce()
+        self._task.mark_up()
 
     # -- for the component --------------------------------------------------------
 

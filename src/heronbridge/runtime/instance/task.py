@@ -273,6 +273,13 @@ class Task:
             self.user.open(self.user.config, self.context, self.emitter)
         else:
             self.user.prepare(self.user.config, self.context, self.emitter)
+        self.mark_up()
+
+    def mark_up(self) -> None:
+        """The component is set up: this incarnation's uptime counts from now (a rollback
+        that sets it up again does not restart it)."""
+        if self.telemetry.started_at is None:
+            self.telemetry.started_at = time.monotonic()
 
     def announce_started(self) -> None:
         """The component is open or prepared: the stream manager may count this task
