@@ -26,9 +26,13 @@ def test_a_forked_command_reads_its_folder_and_environment_and_answers_as_the_sc
     assert listed.returncode == 0 and (tmp_path / "home").is_dir(), listed.stderr
 
 
-def test_a_command_past_its_timeout_is_killed_and_the_next_one_runs(tmp_path):
-    with pytest.raises(subprocess.TimeoutExpired):
-        heronbridge("ui", "--home", str(tmp_path), "--port", "0", timeout=1)
+def test_a_command_past_its_timeout_is_killed_with_what_it_wrote_and_the_next_one_runs(
+        tmp_path):
+    stuck = tmp_path / "stuck.py"  # `run` imports a topology file: this one never returns
+    stuck.write_text("import time\nprint('importing', flush=True)\ntime.sleep(600)\n")
+    with pytest.raises(subprocess.TimeoutExpired) as timed_out:
+        heronbridge("run", str(stuck), "--home", str(tmp_path / "home"), timeout=10)
+    assert timed_out.value.stdout == "importing\n"
     server = psutil.Process(testkit._warm.process.pid)
     assert not [p for p in server.children() if p.status() != psutil.STATUS_ZOMBIE]
     assert heronbridge("--version").stdout.startswith("heronbridge ")

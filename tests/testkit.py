@@ -44,9 +44,13 @@ class WarmCli:
         requests, self._requests = os.pipe()
         self._replies, replies = os.pipe()
         self.startup = startup_env(os.environ)
+        # Its standard files are no terminal, as a captured command's are not: what the
+        # CLI decides on import from them (the tables' width) is what the command decides.
+        self.log = tempfile.NamedTemporaryFile(prefix="warm-cli-", suffix=".log")
         self.process = subprocess.Popen(
             [sys.executable, str(Path(__file__).with_name("warm_cli.py")), str(requests),
-             str(replies)], pass_fds=(requests, replies), stdin=subprocess.DEVNULL)
+             str(replies)], pass_fds=(requests, replies), stdin=subprocess.DEVNULL,
+            stdout=self.log, stderr=self.log)
         os.close(requests)
         os.close(replies)
         self._buffer = b""
@@ -58,6 +62,7 @@ class WarmCli:
         with contextlib.suppress(OSError):
             os.close(self._requests)
         self.process.wait(timeout=30)
+        self.log.close()
 
     def _reply(self, deadline: float | None) -> dict | None:
         """The next reply; None when the deadline passes first."""
@@ -67,16 +72,17 @@ class WarmCli:
                 return None
             chunk = os.read(self._replies, 4096)
             if not chunk:
-                msg = f"tests/warm_cli.py exited with {self.process.wait()}"
+                said = Path(self.log.name).read_text(errors="replace")[-3000:]
+                msg = f"tests/warm_cli.py exited with {self.process.wait()}: {said}"
                 raise RuntimeError(msg)
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         return json.loads(line)
 
     def run(self, args: list[str], cwd: str, env: dict[str, str], stdin: str, stdout: str,
-            stderr: str, timeout: float | None) -> int:
-        """The command's exit status; subprocess.TimeoutExpired (the command killed) when
-        it outlives `timeout`."""
+            stderr: str, timeout: float | None) -> int | None:
+        """The command's exit status; None (the command killed) when it outlives
+        `timeout`."""
         request = {"args": args, "cwd": cwd, "env": env, "stdin": stdin, "stdout": stdout,
                    "stderr": stderr}
         with self.lock:
@@ -87,7 +93,7 @@ class WarmCli:
             if done is None:
                 os.kill(pid, 9)
                 self._reply(None)
-                raise subprocess.TimeoutExpired([HERONBRIDGE, *args], timeout)
+                return None
             return done["returncode"]
 
 
@@ -117,6 +123,8 @@ def heronbridge(*args: str, cwd: str | Path | None = None, env: dict[str, str] |
         out, err = (files[n].read_bytes() for n in ("stdout", "stderr"))
     if text:  # decoded as subprocess decodes: the locale's encoding, universal newlines
         out, err = (io.TextIOWrapper(io.BytesIO(b)).read() for b in (out, err))
+    if code is None:  # what it wrote goes with the error, as subprocess.run gives it
+        raise subprocess.TimeoutExpired([HERONBRIDGE, *args], timeout, out, err)
     return subprocess.CompletedProcess([HERONBRIDGE, *args], code, out, err)
 
 

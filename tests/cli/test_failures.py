@@ -12,11 +12,10 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from testkit import HERONBRIDGE
+from testkit import heronbridge
 
 from heronbridge.runtime.metrics_manager.sink import latest_samples
 
@@ -127,30 +126,15 @@ def project(tmp_path: Path, name: str, imports: str, body: str,
     return copy
 
 
-class Watched:
-    """`heronbridge run` with its stderr read line by line, each line timed."""
-
-    def __init__(self, tmp_path: Path, *args: str, cwd: Path | None = None) -> None:
-        self.home = tmp_path / "home"
-        self.began = time.monotonic()
-        self.process = subprocess.Popen(
-            [HERONBRIDGE, "run", *args, "--home", str(self.home)], cwd=cwd,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines: list[tuple[float, str]] = []
-
-    def finish(self, timeout: float = 240) -> tuple[int, str, str]:
-        try:
-            out, err = self.process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            out, err = self.process.communicate()
-            pytest.fail(f"heronbridge run did not end within {timeout}s:\n{err[-4000:]}")
-        return self.process.returncode, out, err
-
-
 def run(tmp_path: Path, *args: str, timeout: float = 240,
         cwd: Path | None = None) -> tuple[int, str, str]:
-    return Watched(tmp_path, *args, cwd=cwd).finish(timeout)
+    """`heronbridge run ARGS` to its end: (exit code, stdout, stderr)."""
+    try:
+        done = heronbridge("run", *args, "--home", str(tmp_path / "home"), cwd=cwd,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"heronbridge run did not end within {timeout}s:\n{exc.stderr[-4000:]}")
+    return done.returncode, done.stdout, done.stderr
 
 
 def first_error(err: str, component: str) -> str:
@@ -278,9 +262,8 @@ def test_a_crash_after_start_is_told_while_running_and_counted_once(tmp_path, mu
                      "    lines = Python2Spout.spec()\n    sink = Sink.spec(inputs=[lines])\n"
                      "    words = Words.spec()\n    third = ThirdTupleFails.spec(inputs=[words])",
                      {"test.words": 40})
-    watched = Watched(tmp_path, "--project", str(folder), "-n", "py2", "-t", "14",
-                      *(["--multilang"] if multilang else []))
-    code, out, err = watched.finish()
+    code, out, err = run(tmp_path, "--project", str(folder), "-n", "py2", "-t", "14",
+                         *(["--multilang"] if multilang else []))
     assert code == 0, err[-4000:]
     source = folder / "src" / "parts" / "failing.py"
     spout = first_error(err, "lines")

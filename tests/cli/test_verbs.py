@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from testkit import HERONBRIDGE, read_jsonl, wait_until
+from testkit import HERONBRIDGE, heronbridge, read_jsonl, wait_until
 
 # One xdist worker: leftovers() counts every `cli-test` task on the machine.
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cli-test")]
@@ -20,8 +20,7 @@ WORDCOUNT = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies
 
 
 def cli(home, *args, timeout=120):
-    return subprocess.run([HERONBRIDGE, *args, "--home", str(home)],
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    return heronbridge(*args, "--home", str(home), timeout=timeout)
 
 
 def leftovers(home) -> list[str]:
@@ -134,10 +133,9 @@ def test_a_streamparse_project_submitted_from_its_folder_runs_until_killed(tmp_p
     """`heronbridge submit` inside a project, as `sparse submit`; with --multilang each
     component is a child of its task, and kill leaves none of them behind."""
     out = tmp_path / "out"
-    submitted = subprocess.run(
-        [HERONBRIDGE, "submit", "--multilang", "--home", str(tmp_path),
-         "-o", "wordcount.rounds=100000", "-o", f"example.output.dir={out}"],
-        cwd=WORDCOUNT, capture_output=True, text=True, timeout=120, check=False)
+    submitted = heronbridge("submit", "--multilang", "--home", str(tmp_path), "-o",
+                            "wordcount.rounds=100000", "-o", f"example.output.dir={out}",
+                            cwd=WORDCOUNT)
     assert submitted.returncode == 0, submitted.stderr
     try:
         assert "wordcount" in cli(tmp_path, "list").stdout
