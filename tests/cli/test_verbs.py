@@ -77,6 +77,9 @@ def test_submit_list_deactivate_activate_kill(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "submitted cli-test" in result.stdout
     try:
+        again = cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={out}")
+        assert again.returncode == 1  # two topologies with one name cannot run at once
+        assert "topology 'cli-test': already running on this machine" in again.stderr
         listing = cli(tmp_path, "list")
         assert "cli-test" in listing.stdout and "RUNNING" in listing.stdout
         wait_until(lambda: emits(out) > 100, 30, "emits")
@@ -117,16 +120,6 @@ def test_killing_the_scheduler_outright_leaves_no_orphan(tmp_path):
                on_timeout=lambda: "\n".join(leftovers(tmp_path)))
     cleaned = cli(tmp_path, "kill", "cli-test")
     assert "removed its stale state" in cleaned.stdout
-
-
-def test_two_topologies_with_one_name_cannot_run_at_once(tmp_path):
-    assert cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={tmp_path}").returncode == 0
-    try:
-        again = cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={tmp_path}")
-        assert again.returncode == 1
-        assert "topology 'cli-test': already running on this machine" in again.stderr
-    finally:
-        cli(tmp_path, "kill", "cli-test")
 
 
 def test_a_streamparse_project_submitted_from_its_folder_runs_until_killed(tmp_path):
