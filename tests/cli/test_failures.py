@@ -355,6 +355,7 @@ def test_a_crash_after_start_is_told_while_running_and_counted_once(tmp_path, mu
     assert err.index(spout) < len(err) and "totals over" in out
     [end] = [line for line in err.splitlines() if "never stayed up" in line]
     # Both of the spout's tasks, each with what it raised.
+    assert "component 'lines' (" in end, end
     lines = end[end.index("component 'lines' ("):]
     assert len(re.findall(r"task \d+: crashed \d+ times?, longest run \d+\.\ds; "
                           r"AttributeError: '_io.TextIOWrapper' object has no attribute 'next' "
