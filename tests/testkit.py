@@ -138,7 +138,11 @@ class Running(Launch):
                          spark=spark)
 
     def __enter__(self) -> Running:
-        self.start(timeout=90 if self.spark is None else None)  # Spark: its own default
+        # A deadline only for the failure case: each task process imports its component
+        # on a machine the other test workers keep busy (21 tasks took over 90 s at a load
+        # of 40); Spark keeps its own default.
+        tasks = sum(c.parallelism for c in self.plan.components.values())
+        self.start(timeout=90 + 6 * tasks if self.spark is None else None)
         return self
 
     def logs(self) -> str:
