@@ -37,9 +37,9 @@ from measure import warn_if_tasks_run_another_heronbridge
 from heronbridge.compat.streamparse import load_project
 from heronbridge.conformance.storm import fetch
 from heronbridge.conformance.storm.flux import RUN_OPTIONS, STREAMPARSE_RUN
-from heronbridge.conformance.storm.jvm_host import give_classpath
 from heronbridge.conformance.storm.local_storm import LocalStorm, storm_command
 from heronbridge.conformance.storm.resources_jar import build_resources_jar
+from heronbridge.jvm.storm import give_classpath
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.scheduler.jvm import MAIN, is_java
 from heronbridge.runtime.scheduler.launch import Launch

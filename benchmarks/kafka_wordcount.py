@@ -5,7 +5,7 @@ Storm 2.8.3 in local mode with storm-kafka-client's KafkaSpout, both acking, in 
                                          [--burst 200000] [--burst-secs 30] [--json FILE]
                                          [--systems storm,runtime] [--max-pending 1000]
 
-One KRaft broker (conformance/kafka). Each run starts each system on fresh topics (lines:
+One KRaft broker (heronbridge.jvm.kafka). Each run starts each system on fresh topics (lines:
 4 partitions, counts: 1) with examples/storm_topologies/kafka_wordcount: its Python
 split, count and sink (heronbridge.kafka's KafkaBolt, acking on delivery reports) on both
 systems (Storm runs them as multilang subprocesses, the runtime in-process); the spout is
@@ -329,7 +329,7 @@ def main() -> int:
                         help="topology.max.spout.pending on both (0: none)")
     parser.add_argument("--json", help="write every result here")
     args = parser.parse_args()
-    from heronbridge.conformance.kafka.broker import KafkaCluster
+    from heronbridge.jvm.kafka import KafkaCluster
 
     def say(text: str) -> None:
         print(f"  .. {text}", file=sys.stderr, flush=True)

@@ -39,7 +39,7 @@ def storm_api() -> list[str]:
     return ["spouts", "bolts", "named streams", "direct emits", "task ids (need_task_ids)",
             "anchoring", "ack", "fail", "message timeouts", "max spout pending",
             "tick tuples", "BatchingBolt", "ReliableSpout", "ShellBolt (a non-Python bolt)",
-            "component logs", "stateful bolts"]
+            "component logs", "stateful bolts", "bytes values (as UTF-8 text)"]
 
 
 def groupings() -> list[str]:
@@ -137,8 +137,10 @@ class Section:
 NO_SCHEDULER = "no scheduler is involved: {}"
 CLI_NOT_APPLICABLE = {
     ("heronbridge migrate", "spark"): NO_SCHEDULER.format("it rewrites source files"),
-    ("heronbridge storm", "spark"): NO_SCHEDULER.format("it manages the Apache Storm that "
-                                                        "`conform` runs"),
+    ("heronbridge storm", "spark"): NO_SCHEDULER.format("it manages Apache Storm's jars on "
+                                                        "this machine"),
+    ("heronbridge docs", "spark"): NO_SCHEDULER.format("it serves the docs this install "
+                                                       "carries"),
     ("heronbridge storm fetch", "spark"): NO_SCHEDULER.format("it resolves Storm's jars "
                                                               "with Maven"),
     ("heronbridge conform", "spark"): "it runs the runtime's side on the local scheduler "
@@ -273,6 +275,8 @@ def build(results: dict[tuple[str, str], dict[str, str]]) -> dict:
 
 
 def markdown(matrix: dict) -> str:
+    from heronbridge.ui.compatibility import hover, not_yet, summary
+
     out = ["# Compatibility matrix", "",
            "What works where, decided by heronbridge's own test suite: each test names the",
            "cells it decides (`@pytest.mark.compat(\"grouping/fields\", on=\"storm\")`), each",
@@ -280,30 +284,40 @@ def markdown(matrix: dict) -> str:
            "from them (`tox -e matrix -- --write`); CI fails when it differs from what the",
            "tests produce. **yes**: every test that decides the cell passed; **partly**: some",
            "did, or the passing tests show the feature in part; **no**: its tests fail;",
-           "**no test**: nothing decides it yet; **n/a**: the feature cannot exist there (why,",
-           "beside it). Rows come from the lists that define them",
-           "(Nimbus's Thrift IDL, the UI's routes, the config keys, the command-line parsers,",
-           "the multilang commands, heronpy's Streamlet class). The same matrix is served by",
-           "`heronbridge ui` at `/compatibility`.", ""]
+           "**no test**: nothing decides it yet; **n/a**: the feature cannot exist there.",
+           "Hover a mark for the test that decides it and why. Rows come from the lists that",
+           "define them (Nimbus's Thrift IDL, the UI's routes, the config keys, the",
+           "command-line parsers, the multilang commands, heronpy's Streamlet class). The",
+           "same matrix is served by `heronbridge ui` at `/compatibility`.", "",
+           f"**{summary(matrix)}.**", "",
+           "## What does not work yet", ""]
+    gaps = not_yet(matrix)
+    if gaps:
+        out += ["| section | feature | on | | why | decided by |", "|---|---|---|---|---|---|"]
+        out += [f"| {_escape(c['section'])} | {_escape(c['feature'])} | {c['column']} | "
+                f"**{c['verdict']}** | {_escape(c['why'])} | `{c['test']}` |" for c in gaps]
+    else:
+        out.append("Every cell that can apply is decided yes.")
+    out.append("")
     for section in matrix["sections"]:
         out += [f"## {section['title']}", "",
                 "| | " + " | ".join(section["columns"]) + " |",
                 "|---" * (len(section["columns"]) + 1) + "|"]
         for row in section["rows"]:
-            cells = [_md_cell(row["cells"][c]) for c in section["column_keys"]]
+            cells = [_md_cell(row["cells"][c], hover) for c in section["column_keys"]]
             out.append(f"| {_escape(row['name'])} | " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
 
 
-def _md_cell(cell: dict[str, str]) -> str:
-    text = f"**{cell['verdict']}**" if cell["verdict"] not in ("no test", "n/a") \
-        else cell["verdict"]
-    if cell["note"]:
-        text += f": {_escape(cell['note'])}"
-    if cell["test"]:  # the deciding test's node id (the docs site links only its own pages)
-        text += f" (`{cell['test']}`)"
-    return text
+def _md_cell(cell: dict[str, str], hover: Callable[[dict[str, str]], str]) -> str:
+    """A short mark; what decides it in its title (the docs site shows it on hover)."""
+    mark = f"**{cell['verdict']}**" if cell["verdict"] in ("no", "partly") else cell["verdict"]
+    title = hover(cell)
+    if not title:
+        return mark
+    quoted = title.replace("&", "&amp;").replace('"', "&quot;").replace("|", "&#124;")
+    return f'<abbr title="{quoted}">{mark}</abbr>'
 
 
 def _escape(text: str) -> str:

@@ -2,7 +2,9 @@
 
 - docs/reference/cli.md: every verb, from the argparse parsers of heronbridge.cli;
 - docs/reference/config.md: every topology config key, from heronbridge.runtime.config.KEYS;
-- docs/reference/codemod.md: the codemod's rules by id, from heronbridge.migrate.
+- docs/reference/codemod.md: the codemod's rules by id, from heronbridge.migrate;
+- docs/benchmarks.md's one run: its table, from docs/bench/bench.json (a `heronbridge
+  bench` run's, copied there with its plots).
 
 `python scripts/generate_docs.py` rewrites them; `--check` exits 1 when a checked-in page
 differs (tests/docs/test_generated.py runs the same comparison).
@@ -51,7 +53,7 @@ def _help(action: argparse.Action) -> str:
 
 
 def cli_page() -> str:
-    from heronbridge.cli import DOCS, build_parser, docs_anchor, verb_parsers
+    from heronbridge.cli import DOCS, build_parser, docs_anchor, exit_codes, verb_parsers
 
     assert DOCS == "docs/reference/cli.md"
     # Defaults as a user without these variables sees them, on any machine.
@@ -63,7 +65,8 @@ def cli_page() -> str:
         os.environ.update({k: v for k, v in saved.items() if v is not None})
     out = [HEADER.format(source="heronbridge.cli's parsers"), "# Command line\n\n",
            "Every verb of `heronbridge`, as its `--help` shows it; each verb's `--help` ends "
-           "with a link to its section here.\n\n"]
+           "with a link to its section here (`heronbridge docs reference/cli#SECTION` serves "
+           "it). What the exit codes mean: [exit codes](#exit-codes).\n\n"]
     for command, sub in verb_parsers(parser).items():
         if any(isinstance(a, argparse._SubParsersAction) for a in sub._actions) \
                 and not sub.description:
@@ -86,8 +89,11 @@ def cli_page() -> str:
                 out.append(f"| {_option(action)} | {_help(action)} |\n")
             out.append("\n")
         epilog = (sub.epilog or "").rsplit("\n\ndocs: ", 1)[0] if sub.epilog else ""
-        if epilog and not epilog.startswith("docs: "):
+        if epilog and not epilog.startswith("docs: ") and not epilog.startswith("exit codes:"):
             out.append(f"```text\n{_stable(epilog)}\n```\n\n")
+    out.append("## Exit codes {#exit-codes}\n\nWhat `heronbridge` exits with, for the "
+               "scripts and CI jobs that run it (`run --help` lists its own):\n\n"
+               + exit_codes.markdown())
     return "".join(out).rstrip() + "\n"
 
 
@@ -142,8 +148,27 @@ def codemod_page() -> str:
     return "".join(out)
 
 
+BENCH_RUN = ("<!-- The run below, from docs/bench/bench.json by scripts/generate_docs.py: "
+             "the one that drew these plots. -->\n", "<!-- End of the run. -->\n")
+
+
+def benchmarks_page() -> str:
+    """docs/benchmarks.md with its one run's table written from docs/bench/bench.json,
+    which `heronbridge bench` wrote with the plots beside it (bench.md is the same)."""
+    import json
+
+    from heronbridge.conformance.bench.report import markdown
+
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    start, end = BENCH_RUN
+    before, rest = text.split(start, 1)
+    after = rest.split(end, 1)[1]
+    result = json.loads((ROOT / "docs" / "bench" / "bench.json").read_text())
+    return f"{before}{start}\n{markdown(result)}\n{end}{after}"
+
+
 PAGES = {"docs/reference/cli.md": cli_page, "docs/reference/config.md": config_page,
-         "docs/reference/codemod.md": codemod_page}
+         "docs/reference/codemod.md": codemod_page, "docs/benchmarks.md": benchmarks_page}
 
 
 def stale() -> list[str]:

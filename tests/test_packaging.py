@@ -20,46 +20,63 @@ def test_every_package_folder_has_an_init():
     assert not missing, f"add __init__.py to {missing}"
 
 
-# DESIGN.md's layers: the front doors (the CLI, Nimbus, the UI) -> compat, migrate,
-# conformance, testing -> shims -> runtime. Conformance runs what compat loads and migrate
-# rewrites, so it may use both; the test harness loads what compat loads and runs it on
-# Storm through conformance; no front door is used by anything but the CLI, which starts them;
-# every layer may use the leaf `heronbridge.errors` (the root exception).
+# ARCHITECTURE.md's layers: the front doors (the CLI, Nimbus, the UI) -> compat, migrate,
+# conformance, testing -> shims, jvm -> runtime. Conformance runs what compat loads and
+# migrate rewrites, so it may use both; the test harness loads what compat loads and runs
+# it on Storm through conformance; jvm (what runs on a JVM: the task host's jar, Storm's
+# jars, Kafka brokers) sits beside the shims, on the runtime; no front door is used by
+# anything but the CLI, which starts them; every layer may use the leaf
+# `heronbridge.errors` (the root exception).
 LAYERS = {"runtime": "runtime", "shims": "shims", "compat": "compat",
           "migrate": "migrate", "conformance": "conformance", "testing": "testing", "ui": "ui",
-          "nimbus": "nimbus", "kafka": "kafka"}
+          "nimbus": "nimbus", "kafka": "kafka", "jvm": "jvm"}
 ALLOWED = {
     "runtime": set(),
     "shims": {"runtime"},
+    "jvm": {"runtime"},
     "kafka": {"shims"},  # streamparse components: the state mixin, nothing of the runtime
     "compat": {"shims", "runtime"},
     "migrate": {"shims", "runtime"},
-    "conformance": {"compat", "migrate", "shims", "runtime"},
+    "conformance": {"compat", "migrate", "shims", "jvm", "runtime"},
     "testing": {"conformance", "compat", "shims", "runtime"},
     "ui": {"runtime"},  # a tracker: it reads the state manager and asks the masters
     "nimbus": {"compat", "shims", "runtime"},  # Storm's submissions are loaded by compat
-    "cli": {"compat", "migrate", "conformance", "testing", "shims", "runtime", "ui", "nimbus",
-            "kafka"},
+    "cli": {"compat", "migrate", "conformance", "testing", "shims", "jvm", "runtime", "ui",
+            "nimbus", "kafka"},
 }
+# Running a topology never needs the conformance suite's code: only the verbs that run it
+# and the harness's --on-storm import it (ARCHITECTURE.md).
+USES_CONFORMANCE = {"conformance", "cli/conform.py", "cli/bench.py", "testing/on_storm.py"}
 
 
-def imported_layers(path: Path, root: Path = PACKAGE) -> set[tuple[str, int]]:
-    """(layer, line) for each heronbridge module the file imports, relative ones resolved."""
+def imported_modules(path: Path, root: Path = PACKAGE,
+                     texts: bool = False) -> list[tuple[str, int]]:
+    """(module, line) for each import in the file, relative ones resolved; with `texts`,
+    every string too (the module names given to importlib)."""
     package = ["heronbridge", *path.parent.relative_to(root).parts]
-    found = set()
+    found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = package[:len(package) - node.level + 1] if node.level else []
             names = [".".join([*base, node.module] if node.module else base)]
+        elif texts and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value]
         else:
             continue
-        for name in names:
-            parts = name.split(".")
-            if parts[0] != "heronbridge" or parts[1:2] == ["errors"]:
-                continue
-            found.add((LAYERS.get(parts[1], "cli") if len(parts) > 1 else "cli", node.lineno))
+        found += [(name, node.lineno) for name in names]
+    return found
+
+
+def imported_layers(path: Path, root: Path = PACKAGE) -> set[tuple[str, int]]:
+    """(layer, line) for each heronbridge module the file imports, relative ones resolved."""
+    found = set()
+    for name, line in imported_modules(path, root):
+        parts = name.split(".")
+        if parts[0] != "heronbridge" or parts[1:2] == ["errors"]:
+            continue
+        found.add((LAYERS.get(parts[1], "cli") if len(parts) > 1 else "cli", line))
     return found
 
 
@@ -81,6 +98,33 @@ def test_the_layer_check_sees_a_wrong_import(tmp_path):
                    "from ..errors import where\nfrom heronbridge.errors import HeronbridgeError\n")
     assert imported_layers(bad, tmp_path) == {("compat", 1), ("cli", 2), ("runtime", 3)}
 
+
+
+def conformance_imports(path: Path, root: Path = PACKAGE) -> list[int]:
+    """Lines of a file that import heronbridge.conformance: import statements, and the
+    module names given to importlib as text."""
+    return sorted({line for name, line in imported_modules(path, root, texts=True)
+                   if name == "heronbridge.conformance"
+                   or name.startswith("heronbridge.conformance.")})
+
+
+def test_only_the_conformance_verbs_and_on_storm_import_the_conformance_suite():
+    wrong = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.split("/")[0] in USES_CONFORMANCE or rel in USES_CONFORMANCE:
+            continue
+        wrong += [f"{path.relative_to(ROOT)}:{line}" for line in conformance_imports(path)]
+    assert not wrong, "these import heronbridge.conformance:\n" + "\n".join(sorted(wrong))
+
+
+def test_the_conformance_check_sees_every_form_of_import(tmp_path):
+    bad = tmp_path / "cli" / "probe.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("from ..conformance import storm\nimport heronbridge.conformance.report\n"
+                   "extras.load('heronbridge.conformance.bench.bench', 'conformance', 'x')\n"
+                   "from heronbridge.compat import java\ntext = 'heronbridge.conformances'\n")
+    assert conformance_imports(bad, tmp_path) == [1, 2, 3]
 
 # Inside the runtime (DESIGN.md): scheduler -> health -> instance/stream_manager -> wire,
 # state, plan. A module of a rank imports only modules of lower ranks, never one beside or

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -96,6 +97,28 @@ class ThirdTupleFails(Bolt):
         self.seen += 1
         if self.seen == 3:
             raise ValueError(f"cannot parse {tup.values[0]!r}")
+
+
+class FailsOnce(Bolt):
+    """Raises in its first initialize in the topology's life; its restart runs on."""
+
+    def initialize(self, conf, ctx):
+        if not os.path.exists("failed-once"):
+            open("failed-once", "w").close()
+            raise ValueError("a one-off")
+
+    def process(self, tup):
+        pass
+
+
+class SpoutInitFails(Spout):
+    outputs = ["word"]
+
+    def initialize(self, conf, ctx):
+        raise ConnectionError("no broker at kafka.invalid:9092")
+
+    def next_tuple(self):
+        pass
 '''
 
 TOPOLOGY = '''\
@@ -254,6 +277,24 @@ builder.bolt("bad", Bad, inputs=[words])
 '''
 
 
+@pytest.mark.parametrize("multilang", [False, True], ids=["in-process", "multilang"])
+def test_a_streamparse_spout_raising_in_initialize_ends_the_run(tmp_path, multilang):
+    """Both modes agree: in-process the spout dies in its task's start; under --multilang
+    its subprocess dies after the handshake, so the task is up only once its child
+    answers a command, which a child that died in `initialize` never does."""
+    folder = project(tmp_path, "spoutdies", "Sink, SpoutInitFails",
+                     "    bad = SpoutInitFails.spec()\n    sink = Sink.spec(inputs=[bad])",
+                     {"heronbridge.restart.backoff.secs": 0.2})
+    code, out, err = run(tmp_path, "--project", str(folder), "-n", "spoutdies", "-t", "240",
+                         *(["--multilang"] if multilang else []), timeout=280)
+    assert code == 1, err[-4000:]
+    line = first_error(err, "bad")
+    assert "raised ConnectionError: no broker at kafka.invalid:9092 (at " in line, line
+    assert re.search(r"error: topology 'spoutdies', component 'bad', task \d+: died \d+ times "
+                     r"before it started; ConnectionError: no broker", err), err[-4000:]
+    assert "totals over" not in out  # it ended there, not after its 240 s
+
+
 @pytest.mark.parametrize(("source", "name", "expected", "function"), [
     (HERONPY, "hpdies", "ValueError: missing setting 'db.url'", "initialize"),
     (RUNTIME, "rtdies", "KeyError: 'db.url'", "prepare")], ids=["heronpy", "runtime-api"])
@@ -274,14 +315,28 @@ def test_a_file_topology_component_raising_at_start(tmp_path, source, name, expe
 
 @pytest.mark.parametrize("multilang", [False, True], ids=["in-process", "multilang"])
 def test_a_crash_after_start_is_told_while_running_and_counted_once(tmp_path, multilang):
-    folder = project(tmp_path, "py2", "Python2Spout, Sink, ThirdTupleFails, Words",
-                     "    lines = Python2Spout.spec()\n    sink = Sink.spec(inputs=[lines])\n"
-                     "    words = Words.spec()\n    third = ThirdTupleFails.spec(inputs=[words])",
+    folder = project(tmp_path, "py2", "FailsOnce, Python2Spout, Sink, ThirdTupleFails, Words",
+                     "    lines = Python2Spout.spec(par=2)\n    sink = Sink.spec(inputs=[lines])\n"
+                     "    words = Words.spec()\n    third = ThirdTupleFails.spec(inputs=[words])\n"
+                     "    once = FailsOnce.spec(inputs=[words])",
                      {"test.words": 40})
-    watched = Watched(tmp_path, "--project", str(folder), "-n", "py2", "-t", "14",
+    watched = Watched(tmp_path, "--project", str(folder), "-n", "py2",
                       *(["--multilang"] if multilang else []))
+    # Until both spout tasks crashed twice and the bolt failed once (however slowly a
+    # loaded machine restarts them), then Ctrl-C, as a user stops it.
+    deadline = time.monotonic() + 240
+    while watched.process.poll() is None and time.monotonic() < deadline:
+        samples = latest_samples(workdir(tmp_path, "py2"))
+        crashed = [r["counters"].get("crash-count", 0) for (c, _t, _n), r in samples.items()
+                   if c == "lines"]
+        failed = [r["counters"].get("fail-count", 0) for (c, _t, _n), r in samples.items()
+                  if c == "third"]
+        if len(crashed) == 2 and min(crashed) >= 2 and failed and max(failed) >= 1:
+            break
+        time.sleep(0.5)
+    watched.process.send_signal(signal.SIGINT)
     code, out, err = watched.finish()
-    assert code == 0, err[-4000:]
+    assert code == 3, err[-4000:]  # it ran, and user code kept it from staying up
     source = folder / "src" / "parts" / "failing.py"
     spout = first_error(err, "lines")
     assert re.search(r"component 'lines', task \d+ raised AttributeError: '_io.TextIOWrapper' "
@@ -295,7 +350,16 @@ def test_a_crash_after_start_is_told_while_running_and_counted_once(tmp_path, mu
     # Printed while it ran: before the totals.
     assert err.index(spout) < len(err) and "totals over" in out
     [end] = [line for line in err.splitlines() if "never stayed up" in line]
-    assert "component 'lines' (task" in end and "AttributeError" in end
+    # Both of the spout's tasks, each with what it raised.
+    lines = end[end.index("component 'lines' ("):]
+    assert len(re.findall(r"task \d+: crashed \d+ times?, longest run \d+\.\ds; "
+                          r"AttributeError: '_io.TextIOWrapper' object has no attribute 'next' "
+                          r"\(at " + re.escape(f"{source}:{LINES['self.emit([self.file.next()])']}"
+                                              ", in next_tuple)"), lines)) == 2, end
+    # One crash (at its start, so its restart is up before the run, however loaded the
+    # machine), told as it came, then a run that goes on: no crash loop.
+    assert "raised ValueError: a one-off (at " in first_error(err, "once")
+    assert "component 'once'" not in end, end
 
     samples = latest_samples(workdir(tmp_path, "py2"))
     for (component, _task, _c), record in samples.items():
@@ -305,6 +369,8 @@ def test_a_crash_after_start_is_told_while_running_and_counted_once(tmp_path, mu
             assert crashes >= 2, record
             assert counters["error-count"] == crashes, record  # once per crash, both modes
             assert record["gauges"]["peak-rss-bytes"] > 10 << 20, record  # never 0 MB
+        if component == "once":
+            assert counters["crash-count"] == 1, record
         if component == "third":
             # It died on its third tuple once in each life: executed counts what it got
             # through (two acked, the third failed), never what went to a dead child.

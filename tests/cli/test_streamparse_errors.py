@@ -33,12 +33,42 @@ def test_a_folder_without_config_json(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_a_project_folder_that_does_not_exist_is_named_as_missing(tmp_path):
+    result = run(tmp_path, "--project", str(tmp_path / "wordcuont"))
+    assert result.returncode == 1
+    assert f"{str(tmp_path / 'wordcuont')!r}: no such folder; expected a streamparse project" \
+        in result.stderr
+    assert "config.json there" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_mistyped_topology_name_lists_the_project_s_topologies_and_the_nearest(tmp_path):
+    result = run(tmp_path, "--project", str(PROJECT), "-n", "groupngs")
+    assert result.returncode == 1
+    names = sorted(p.stem for p in (PROJECT / "topologies").glob("*.py"))
+    assert "topology 'groupngs': expected a definition at " in result.stderr
+    assert f"the project's topologies: {', '.join(names)} (did you mean 'groupings'?)" in \
+        " ".join(result.stderr.split())
+
+
 def test_a_topology_file_that_fails_to_import(tmp_path):
     project = project_with(tmp_path, "broken", "from parts.nothing import Nope\n")
     result = run(tmp_path, "--project", str(project), "-n", "broken")
     assert result.returncode == 1
     assert "topology 'broken'" in result.stderr and "failed to import" in result.stderr
     assert "No module named 'parts.nothing'" in result.stderr
+    assert "add a line" not in result.stderr  # parts is the project's own, under src/
+
+
+def test_a_package_nobody_installed_names_the_virtualenv_line_to_add(tmp_path):
+    project = project_with(tmp_path, "cache", "from parts.spouts import NumberSpout\n"
+                                              "import redis_not_installed_here.client\n")
+    result = run(tmp_path, "--project", str(project), "-n", "cache")
+    assert result.returncode == 1
+    said = " ".join(result.stderr.split())
+    assert "No module named 'redis_not_installed_here'" in said
+    assert (f"the packages {project / 'virtualenvs' / 'cache.txt'} names: add a line for the "
+            "package that provides 'redis_not_installed_here' there (e.g. "
+            "`redis_not_installed_here`), then run again") in said
 
 
 def test_an_error_inside_a_module_under_src_is_reported_where_it_is(tmp_path):

@@ -4,6 +4,7 @@ args_list as the JVM task host reads them, and where a project's Java code is.""
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,6 +14,7 @@ from streamparse.dsl.util import to_java_arg
 from heronbridge.compat import CompatError
 from heronbridge.compat.java import (
     SERIALIZED_DIR,
+    check_classes,
     is_java_grouping,
     java_config,
     java_object,
@@ -118,3 +120,43 @@ def test_project_jars_are_leins_standalone_jar_then_the_folders(tmp_path):
         [tmp_path / "_build" / "p-1-standalone.jar", tmp_path / "jars" / "b.jar"]
     with pytest.raises(CompatError, match="a folder of the project's Java jars"):
         project_jars(tmp_path, tmp_path / "nowhere")
+
+
+def jar(path: Path, *classes: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as z:
+        for name in classes:
+            z.writestr(name.replace(".", "/") + ".class", b"\xca\xfe\xba\xbe")
+    return path
+
+
+def test_a_java_class_on_no_jar_is_refused_before_the_start_with_where_jars_go(tmp_path):
+    """Not a 3 kB classpath from the JVM after three restarts: the project's jars by name,
+    lein's folder, --java-jars, at once."""
+    project = load_project(JAVAMIX, "javamix", None, {}, False, tmp_path / "r", None)
+    plan = project.plan
+    storm = [jar(tmp_path / "storm" / f"storm-{i}.jar", f"org.apache.storm.C{i}")
+             for i in range(80)]
+    mine = jar(tmp_path / "jars" / "words.jar", "javamix.CountBolt")
+    plan.config[jvm.CLASSPATH] = [str(p) for p in (*storm, mine)]
+    with pytest.raises(CompatError) as refused:
+        check_classes(plan, [mine], JAVAMIX, tmp_path / "jars")
+    text = str(refused.value)
+    assert text.startswith("topology 'javamix', component 'sentences', task 5: expected a "
+                           "class on the task's classpath, received 'javamix.SentenceSpout', "
+                           "which none of its jars holds (the project's: words.jar; "), text
+    assert f"--java-jars: {tmp_path / 'jars'}" in text and "--java-jars DIR" in text
+    assert f"`lein jar` writes it to {lein_target(JAVAMIX)})" in text
+    assert len(text) < 600 and "storm-1.jar" not in text, text
+    with pytest.raises(CompatError, match=r"the project's: lein's folder .*_build has none; "
+                                          r"--java-jars: not given"):
+        check_classes(plan, [], JAVAMIX, None)
+    plan.config[jvm.CLASSPATH].append(str(jar(tmp_path / "more.jar", "javamix.SentenceSpout")))
+    check_classes(plan, [mine], JAVAMIX, None)  # every class is there
+    classes = tmp_path / "classes" / "javamix"  # a folder of classes counts as well
+    classes.mkdir(parents=True)
+    (classes / "SentenceSpout.class").write_bytes(b"")
+    plan.config[jvm.CLASSPATH] = [str(p) for p in (*storm, mine, tmp_path / "classes")]
+    check_classes(plan, [mine], JAVAMIX, None)
+    plan.config[jvm.CLASSPATH] = [str(p) for p in (mine, tmp_path / "unreadable.jar")]
+    check_classes(plan, [mine], JAVAMIX, None)  # what cannot be read, the JVM decides

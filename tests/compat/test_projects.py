@@ -170,3 +170,27 @@ def test_the_command_line_loads_a_migrated_project_and_a_heronpy_file(tmp_path):
     args = build_parser().parse_args(["run", str(wordcount), "-o", "topology.stmgrs=2"])
     plan = load_plan(args, home).plan
     assert plan.name == "WordCount" and plan.reserved == {"__acker": 2}
+
+
+def test_a_migrated_project_keeps_its_virtualenv_for_its_tasks(tmp_path):
+    """Migration keeps virtualenvs/NAME.txt, and the topology its dependencies: the
+    virtualenv is built, the classes import with its packages, and the tasks run in it."""
+    from test_virtualenvs import offline, wheel
+
+    from heronbridge.cli import build_parser
+    from heronbridge.cli.topology import load_plan
+    from heronbridge.runtime.scheduler import Home
+    from heronbridge.runtime.scheduler.environments import TASK_PYTHON
+
+    path = migrated(tmp_path)
+    wheels = tmp_path / "wheels"
+    wheel(wheels, "hbtabulate", "1.0")  # a dependency heronbridge's environment lacks
+    (path / "virtualenvs" / "reliable.txt").write_text(offline(wheels, "hbtabulate==1.0"))
+    checker = path / "src" / "bolts" / "checker.py"
+    checker.write_text("import hbtabulate\n" + checker.read_text())
+    home = tmp_path / "home"
+    args = build_parser().parse_args(["run", "--project", str(path), "--home", str(home)])
+    plan = load_plan(args, Home(home, args.state)).plan
+    python = plan.config[TASK_PYTHON]
+    assert Path(python).parent.parent.parent == home / "virtualenvs"
+    assert plan.components["checker"].class_path == HOST_BOLT

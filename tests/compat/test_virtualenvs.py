@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -23,17 +24,20 @@ import pytest
 from heronbridge.compat import virtualenvs
 from heronbridge.compat.streamparse import load_project, read_project
 from heronbridge.runtime.scheduler import environments as envs
+from heronbridge.runtime.scheduler import requirements as reqs
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "virtualenvs" / "semver2"
 
 
 def wheel(folder: Path, name: str, version: str, tag: str = "py3-none-any",
-          module: str | None = None) -> Path:
+          module: str | None = None, requires: tuple[str, ...] = ()) -> Path:
     """A wheel of a one-module package whose `__version__` is `version`."""
     module = module or name.replace("-", "_")
     dist = f"{name.replace('-', '_')}-{version}.dist-info"
+    needs = "".join(f"Requires-Dist: {r}\n" for r in requires)
     files = {f"{module}/__init__.py": f"__version__ = {version!r}\n",
-             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                                 f"{needs}",
              f"{dist}/WHEEL": f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
                               f"Tag: {tag}\n"}
     record = []
@@ -296,3 +300,95 @@ def test_the_spark_package_ships_the_environment_as_wheels_a_host_installs_offli
                              r" .*expected the same Python on every host"):
         envs.install_shipped(other, copy / ENVIRONMENT, "topology 'semver2'",
                              tmp_path / "other" / "virtualenvs", said.append)
+
+
+# -- what heronbridge provides, what cannot be built, and what the tasks import ----------
+
+
+@pytest.mark.parametrize("line", [
+    "git+git://github.com/srujun/streamparse.git#egg=streamparse",  # a course's, as found
+    "streamparse==3.16.0",
+    "streamparse[all] >= 3.0 ; python_version >= '3'",
+    "-e git+https://github.com/Parsely/streamparse.git@v3.16.0#egg=streamparse",
+    "git+https://github.com/Parsely/pystorm.git@master",
+    "streamparse @ git+https://github.com/Parsely/streamparse.git",
+    "https://files.example.invalid/packages/streamparse-3.16.0.tar.gz",
+    "https://github.com/Parsely/streamparse/archive/refs/tags/v3.16.0.zip",
+    "./vendor/pystorm",
+    "-e ../streamparse",
+    "/opt/wheels/pystorm-3.1.4-py3-none-any.whl",
+    "PyStorm==3.1.0 --hash=sha256:0123456789abcdef",
+])
+def test_streamparse_and_pystorm_in_any_form_are_heronbridges_own(tmp_path, line):
+    home = tmp_path / "home"
+    root = project(tmp_path, f"# streamparse # always required for streamparse projects\n"
+                             f"{line}\n")
+    env, said = prepare(root, home)
+    assert env.python is None and entries(home) == []  # nothing built, nothing run by pip
+    [told] = said.splitlines()
+    assert f"{line} (line 2: heronbridge's own " in told, told
+    assert "asks for nothing heronbridge's environment lacks" in told, told
+
+
+def test_what_heronbridge_provides_is_not_installed_beside_what_must_be(tmp_path, wheels):
+    root = project(tmp_path, offline(wheels, "hbpin==1.0",
+                                     "git+git://github.com/srujun/streamparse.git"
+                                     "#egg=streamparse", "pystorm==3.0.0"))
+    env, said = prepare(root, tmp_path / "home")
+    told = [line for line in said.splitlines() if "heronbridge provides its tasks itself" in line]
+    assert len(told) == 1 and "line 5: heronbridge's own streamparse" in told[0] and \
+        "pystorm==3.0.0 (line 6: heronbridge's own pystorm" in told[0], said
+    assert "streamparse (line 1" in told[0]  # the quickstart's plain `streamparse` too
+    assert envs.frozen(Path(env.python).parent.parent) == ["hbpin==1.0"]
+
+
+def test_a_line_that_cannot_be_built_is_named_with_how_to_run_without_it(tmp_path, wheels):
+    home = tmp_path / "home"
+    for line, said, other in (
+            ("git+git://example.invalid/lib.git#egg=lib", "Unsupported Git URL", "hbpin==1.0"),
+            ("hbpin==7.0", "hbpin", "streamparse>=3")):
+        root = project(tmp_path / line.split(":")[0], offline(wheels, line, other))
+        with pytest.raises(envs.EnvironmentBuildError) as raised:
+            prepare(root, home)
+        text = str(raised.value)
+        assert re.search(r"topology 'semver2': .*virtualenvs/semver2\.txt cannot be installed: "
+                         rf"line 4, `{re.escape(line)}`: .*{said}", text), text
+        assert "pass -o use_virtualenv=false" in text, text
+        assert entries(home) == []
+    root = project(tmp_path / "off", offline(wheels, "git+git://example.invalid/lib.git"),
+                   use_virtualenv=False)
+    env, said = prepare(root, home)
+    assert env.python is None  # the way round it works
+
+
+def test_a_pin_of_what_the_tasks_do_not_import_is_the_projects_own(tmp_path, wheels):
+    # pykafka pins kazoo==2.5.0; heronbridge needs kazoo>=2.10, but only where the state
+    # manager runs: the stream manager and the master, never a task.
+    wheel(wheels, "kazoo", "2.5.0")
+    wheel(wheels, "pykafka", "2.8.0", requires=("kazoo==2.5.0",))
+    root = project(tmp_path, offline(wheels, "pykafka==2.8.0"))
+    env, _ = prepare(root, tmp_path / "home")
+    assert run(env.python, "import kazoo, pykafka, heronbridge.runtime.instance.__main__, "
+                           "heronbridge.shims.storm.lean; print(kazoo.__version__)") == "2.5.0"
+
+
+def test_a_pin_that_breaks_the_tasks_is_refused_before_anything_is_installed(tmp_path, wheels):
+    wheel(wheels, "msgpack", "0.6.2")  # heronbridge's frames need msgpack>=1.0
+    wheel(wheels, "oldclient", "1.0", requires=("msgpack==0.6.2",))
+    root = project(tmp_path, offline(wheels, "hbpin==1.0", "oldclient==1.0"))
+    home, said = tmp_path / "home", []
+    with pytest.raises(envs.EnvironmentBuildError) as raised:
+        virtualenvs.prepare(read_project(root), home, {}, said.append)
+    text = str(raised.value)
+    assert re.search(r"semver2\.txt installs what would break its tasks: msgpack 0\.6\.2 \(the "
+                     r"tasks run heronbridge: heronbridge needs msgpack>=1\.0; required by "
+                     r"oldclient\)", text), text
+    assert "-o use_virtualenv=false" in text
+    assert not [line for line in said if "+ hbpin" in line or "Installed" in line], said
+    assert entries(home) == []
+
+
+def test_requirement_lines_are_numbered_as_the_file_numbers_them():
+    text = "# a comment\n\nhbpin==1.0  # why\nfoo \\\n  >= 2\n--no-index\n"
+    assert reqs.lines(text) == [(3, "hbpin==1.0"), (4, "foo   >= 2"), (6, "--no-index")]
+    assert reqs.name_of("--no-index") is None and reqs.name_of("foo   >= 2") == "foo"

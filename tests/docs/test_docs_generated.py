@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from heronbridge.cli import DOCS, build_parser, docs_anchor, verb_parsers
+from heronbridge.cli import DOCS, DOCS_PAGE, build_parser, docs_anchor, verb_parsers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,7 +50,9 @@ def test_every_verb_has_a_section_and_its_help_ends_with_a_link_to_it():
     for command, parser in verbs.items():
         anchor = docs_anchor(command)
         assert anchor in found, command
-        assert parser.format_help().rstrip().endswith(f"docs: {DOCS}#{anchor}"), command
+        assert parser.format_help().rstrip().endswith(
+            f"docs: heronbridge docs {DOCS_PAGE}#{anchor}"), command
+    assert Path(ROOT, "docs", DOCS_PAGE + ".md") == ROOT / DOCS
 
 
 def test_every_config_key_has_a_row():
@@ -78,6 +80,9 @@ def test_every_codemod_rule_has_a_section_that_its_markers_name():
 def test_a_stale_page_is_found(tmp_path, monkeypatch):
     module = generator()
     monkeypatch.setattr(module, "ROOT", tmp_path)
+    for source in ("docs/benchmarks.md", "docs/bench/bench.json"):  # what it renders from
+        (tmp_path / source).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / source).write_text((ROOT / source).read_text())
     for path, render in module.PAGES.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(render())
@@ -85,3 +90,17 @@ def test_a_stale_page_is_found(tmp_path, monkeypatch):
     page = tmp_path / "docs" / "reference" / "config.md"
     page.write_text(page.read_text().replace("| `topology.debug` |", "| `topology.dbg` |"))
     assert module.stale() == ["docs/reference/config.md"]
+
+
+def test_the_benchmarks_page_shows_the_table_of_the_run_that_drew_its_plots():
+    import json
+
+    from heronbridge.conformance.bench.report import markdown
+
+    result = json.loads((ROOT / "docs" / "bench" / "bench.json").read_text())
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    run = page.split(generator().BENCH_RUN[0], 1)[1].split(generator().BENCH_RUN[1], 1)[0]
+    assert run.strip() == markdown(result).strip()
+    assert list(result["systems"]) == ["storm", "runtime"]  # both, in the order they ran
+    for plot in ("throughput.png", "latency.png"):
+        assert (ROOT / "docs" / "bench" / plot).is_file() and f"(bench/{plot})" in page

@@ -1,6 +1,6 @@
-"""Java tasks on the runtime: the JVM task host's jar (built by the tox env conformance
-before its tests), Storm's jars as the suite resolves them, and the Java code of the
-projects here compiled into a folder of jars once per session.
+"""Java tasks on the runtime: the JVM task host's jar (the installed wheel's, or an editable
+install's built on first use), Storm's jars as the suite resolves them, and the Java code
+of the projects here compiled into a folder of jars once per session.
 
 Every test here is one xdist group: they run one at a time on one worker (each task a
 JVM: two tests' JVMs starting at once on two shared cores missed their start), beside
@@ -31,7 +31,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def java_jars(storm_install, tmp_path_factory) -> Path:
     """A folder with one jar: javamix's classes and the tests' own (jvmtests.*)."""
-    from heronbridge.conformance.storm.jvm_host import host_jar
+    from heronbridge.jvm.host import host_jar
 
     host_jar()  # fail early, and clearly, when the host is not built
     out = tmp_path_factory.mktemp("java-jars")

@@ -14,7 +14,7 @@ from conftest import PROJECTS
 from testkit import Running, read_jsonl, wait_until
 
 from heronbridge.compat.streamparse import load_project
-from heronbridge.conformance.storm.jvm_host import give_classpath
+from heronbridge.jvm.storm import give_classpath
 from heronbridge.runtime.errors import PlanError
 from heronbridge.runtime.grouping import OutBuffer, make_router
 from heronbridge.runtime.instance.emitter import stream_table

@@ -17,7 +17,7 @@ from conftest import PROJECTS, ROOT
 from testkit import Running, wait_until
 
 from heronbridge.compat.streamparse import load_project, topology_name
-from heronbridge.conformance.storm.jvm_host import give_classpath
+from heronbridge.jvm.storm import give_classpath
 from heronbridge.runtime import admin
 from heronbridge.runtime.errors import SchedulerError
 from heronbridge.runtime.plan import TaskLayout

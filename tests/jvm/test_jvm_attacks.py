@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from heronbridge.conformance.storm.jvm_host import host_jar, storm_jars
+from heronbridge.jvm.host import host_jar
+from heronbridge.jvm.storm import storm_jars
 from heronbridge.runtime.proto import control_pb2
 from heronbridge.runtime.wire import auth, sealing
 from heronbridge.runtime.wire.aio import FramedProtocol

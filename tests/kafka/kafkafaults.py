@@ -32,7 +32,7 @@ from checkpointkit import Coordinator  # noqa: E402
 from faultkit import HOSTS, find_process  # noqa: E402
 
 from heronbridge.compat.streamparse import load_project, topology_name  # noqa: E402
-from heronbridge.conformance.maven import tail  # noqa: E402
+from heronbridge.jvm.maven import tail  # noqa: E402
 from heronbridge.runtime import config as rt  # noqa: E402
 from heronbridge.runtime.plan import TaskLayout  # noqa: E402
 from heronbridge.runtime.plan.packing import round_robin  # noqa: E402
@@ -59,7 +59,7 @@ class KafkaExactRun:
     home: object
     state: object
     tmp: Path
-    cluster: object  # conformance.kafka.broker.KafkaCluster
+    cluster: object  # heronbridge.jvm.kafka.KafkaCluster
     lines: int
     seed: int
     events: list[Event] = field(default_factory=list)

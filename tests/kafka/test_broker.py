@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from heronbridge.conformance.kafka.broker import KafkaCluster, free_ports
+from heronbridge.jvm.kafka import KafkaCluster, free_ports
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka]
 

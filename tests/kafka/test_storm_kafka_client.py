@@ -18,7 +18,7 @@ from testkit import Running, read_jsonl, wait_until
 
 from heronbridge.compat.streamparse import load_project
 from heronbridge.conformance.kafka import storm_kafka
-from heronbridge.conformance.storm import jvm_host
+from heronbridge.jvm.storm import give_classpath
 from heronbridge.runtime.errors import SchedulerError
 
 pytestmark = [pytest.mark.integration, pytest.mark.kafka]
@@ -55,7 +55,7 @@ def test_storm_kafka_clients_spout_runs_as_a_java_task(kafka, host_jar, storm_ho
     loaded = load_project(project, "javarecords", "test",
                           {"test.out": str(out), "test.fail.every": 25, "test.fail.times": 2},
                           False, home.workdir("javarecords") / "resources")
-    jvm_host.give_classpath(loaded.plan, storm_kafka.jars(storm_home), storm_home)
+    give_classpath(loaded.plan, storm_kafka.jars(storm_home), storm_home)
     ends = end_offsets(kafka.bootstrap_servers, topic, PARTITIONS)
     running = Running(loaded.plan, home, state, loaded)
     try:

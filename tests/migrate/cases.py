@@ -306,6 +306,124 @@ case("initialize-added-when-missing", {"spout.py": '''
             self.emit([self.task_id])
     '''})
 
+case("initialize-local-named-config", {"bolt.py": '''
+    import configparser
+
+    from streamparse import Bolt
+
+
+    class Reader(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, stormconf, context):
+            config = configparser.ConfigParser()
+            config.read(stormconf.get("reader.ini", "reader.ini"))
+            self.section = dict(config["main"]) if config.has_section("main") else {}
+            self.names = [key for key in config.defaults()]
+            self.topic = stormconf["topic"]
+
+        def process(self, tup):
+            config = tup.values[0]
+            self.emit([config])
+    '''}, {"bolt.py": '''
+    import configparser
+
+    from heronpy.api.bolt.bolt import Bolt
+
+
+    class Reader(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, config, context):
+            local_config = configparser.ConfigParser()
+            local_config.read(config.get("reader.ini", "reader.ini"))
+            self.section = dict(local_config["main"]) if local_config.has_section("main") else {}
+            self.names = [key for key in local_config.defaults()]
+            self.topic = config["topic"]
+
+        def process(self, tup):
+            config = tup.values[0]
+            self.emit([config])
+    '''})
+
+case("initialize-reads-an-outer-config", {"bolt.py": '''
+    from streamparse import Bolt
+
+    config = {"prefix": ">"}
+
+
+    class Prefixer(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, conf, ctx):
+            self.prefix = config["prefix"] + conf.get("suffix", "")
+
+        def process(self, tup):
+            self.emit([self.prefix + tup.values[0]])
+    '''}, {"bolt.py": '''
+    from heronpy.api.bolt.bolt import Bolt
+    from heronbridge.shims.heronpy.migrated import unported
+
+    config = {"prefix": ">"}
+
+
+    @unported("TODO(heronbridge:HB002): initialize's parameter 'conf' must be named 'config', and this method reads a 'config' from outside it, which the parameter would hide")
+    class Prefixer(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        # TODO(heronbridge:HB002): initialize's parameter 'conf' must be named 'config', and this method reads a 'config' from outside it, which the parameter would hide
+        # See heronbridge's docs/reference/codemod.md#hb002-initialize for what to do by hand.
+        def initialize(self, conf, context):
+            self.prefix = config["prefix"] + conf.get("suffix", "")
+
+        def process(self, tup):
+            self.emit([self.prefix + tup.values[0]])
+    '''}, todos=("HB002",))
+
+case("initialize-attributes-and-keywords-named-config", {"bolt.py": '''
+    from streamparse import Bolt
+
+
+    class Tagger(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, conf, ctx):
+            self.config = dict(conf)
+            self.tag = ctx["componentid"] + str(len(self.context))
+            self.options = dict(config=conf.get("mode"))
+
+        def process(self, tup):
+            self.emit([self.tag])
+    '''}, {"bolt.py": '''
+    from heronpy.api.bolt.bolt import Bolt
+    from heronbridge.shims.heronpy.migrated import storm_context
+
+
+    class Tagger(Bolt):
+        auto_ack = False
+        auto_anchor = False
+        auto_fail = False
+
+        def initialize(self, config, context):
+            self.context = storm_context(context)
+            self.config = dict(config)
+            self.tag = self.context["componentid"] + str(len(self.context))
+            self.options = dict(config=config.get("mode"))
+
+        def process(self, tup):
+            self.emit([self.tag])
+    '''})
+
 # -- HB003 auto-ack --------------------------------------------------------------------
 
 case("auto-ack-anchor-fail", {"bolt.py": '''

@@ -130,6 +130,10 @@ def test_the_summary_separates_rewrites_from_markers_and_names_what_refuses(tmp_
     assert summary["refusing"] == ["pkg.router.Router"]
     text = (root / "pkg" / "router.py").read_text()
     assert "self.pid = os.getpid()" in text and "@unported(" in text
+    again = run(tmp_path, str(root), "--check")  # nothing left: it says so plainly
+    assert again.returncode == 0, again.stderr
+    assert "rewritten: nothing (no rule found anything to rewrite)" in again.stderr
+    assert "each changed file compiled" not in again.stderr
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"

@@ -81,10 +81,11 @@ COMMAND_JARS = (("org.apache.storm", "storm-core"), ("commons-cli", "commons-cli
 def command_classpath(install) -> tuple[Path, list[Path]]:
     """(java, classpath) of Storm's command classes: the suite's Storm install and
     COMMAND_JARS."""
-    from heronbridge.conformance.storm.install import _single_jar
+    from heronbridge.jvm import JvmError, maven
 
-    jars = [_single_jar(install.directory, group, artifact,
-                        rest[0] if rest else install.version, lambda text: None)
+    jars = [maven.single_jar(install.directory, group, artifact,
+                             rest[0] if rest else install.version, "Storm's commands",
+                             JvmError, lambda text: None)
             for group, artifact, *rest in COMMAND_JARS]
     return install.java, [*install.classpath, *jars]
 

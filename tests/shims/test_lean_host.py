@@ -32,12 +32,13 @@ def task_process_state():
     sys.path[:] = saved[6]
 
 
-def topology(tmp_path: Path, name: str, **options) -> tuple[InMemoryTopology, Path]:
+def topology(tmp_path: Path, name: str, project_dir: Path = PROJECT,
+             **options) -> tuple[InMemoryTopology, Path]:
     out = tmp_path / "out"
     resources = tmp_path / "resources"
-    shutil.copytree(PROJECT / "src", resources)
+    shutil.copytree(project_dir / "src", resources)
     opts = {"test.out": str(out), "topology.reliability.mode": "ATLEAST_ONCE", **options}
-    project = load_project(PROJECT, name, None, opts, False, resources)
+    project = load_project(project_dir, name, None, opts, False, resources)
     return InMemoryTopology(project.plan), out
 
 
@@ -151,3 +152,24 @@ def test_a_class_whose_module_uses_threads_keeps_pystorms_loop(tmp_path, monkeyp
     assert not lean_capable(threaded_bolt.Writer)
     assert not lean_capable(derived_bolt.Later)  # a base class's module counts too
     assert lean_capable(plain_bolt.Plain) and lean_capable(plain_bolt.Derived)
+
+
+@pytest.mark.compat("api/bytes values (as UTF-8 text)")
+@pytest.mark.parametrize("serializer", ["json", "msgpack"])
+def test_bytes_a_spout_or_a_bolt_emits_arrive_as_the_text_they_hold(tmp_path, serializer):
+    """As Storm's multilang carries them (pystorm's encoder writes bytes as their UTF-8
+    text), whichever serializer the project's config.json names."""
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns("__pycache__"))
+    config = json.loads((project / "config.json").read_text())
+    config["serializer"] = serializer
+    (project / "config.json").write_text(json.dumps(config))
+    for name, expected in (("bytes_values", ["'dog-1'", "['nested', 1]"]),
+                           ("shapes", ["[1, 2]", "{1: 'x', 'k': [1, [2, 3]]}"
+                                       if serializer == "msgpack" else
+                                       "{'1': 'x', 'k': [1, [2, 3]]}", "'n=1'", "'n=1'"])):
+        topo, out = topology(tmp_path / name, name, project, **{"test.count": 3})
+        topo.run(5)
+        got = [r["values"] for r in rows(out, "seen-sink-*.jsonl")]
+        assert len(got) == 3 and expected in got, got
+        topo.close()

@@ -45,3 +45,24 @@ def test_msgpack_messages_split_anywhere_come_out_whole():
     for i in range(0, len(stream), 5):
         got += framing.feed(stream[i:i + 5])
     assert got == [{"command": "sync", "n": n} for n in range(20)]
+
+
+@pytest.mark.compat("api/bytes values (as UTF-8 text)", on="multilang")
+def test_bytes_a_msgpack_child_emits_are_carried_as_the_text_they_hold():
+    """pystorm's msgpack serializer sends bytes as msgpack's bin; the emit carries them as
+    its JSON serializer (and Storm) would: UTF-8 text, whatever the topology's serializer."""
+    import msgpack
+    from test_peer_release import Host
+
+    from heronbridge.shims.common.peer import StormPeer
+
+    [msg] = MsgpackFraming().feed(msgpack.packb(
+        {"command": "emit", "anchors": [], "tuple": [b"dog", {"k": [b"v", 1]}]},
+        use_bin_type=True))
+    assert msg["tuple"][0] == b"dog"  # as the child sent it
+    for serializer in ("msgpack", "pickle"):
+        peer = StormPeer(Host(**{"heronbridge.serializer": serializer}), pystorm=True)
+        peer.receive(msg)
+        assert peer.collector.emitted == [(["dog", {"k": ["v", 1]}], [])]
+    with pytest.raises(UnicodeDecodeError):  # not UTF-8: refused as pystorm's encoder does
+        peer.receive({"command": "emit", "tuple": [b"\xff"]})

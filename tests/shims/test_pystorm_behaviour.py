@@ -193,6 +193,7 @@ def emits_name_the_tasks_that_got_them(out: Path, sink_tasks: list[int]) -> None
         assert r["tasks"][0] in sink_tasks
 
 
+@pytest.mark.compat("api/bytes values (as UTF-8 text)")
 @MODES
 def test_values_arrive_after_a_json_round_trip(run_project, tmp_path, multilang):
     out = tmp_path / "out"
@@ -201,7 +202,7 @@ def test_values_arrive_after_a_json_round_trip(run_project, tmp_path, multilang)
         wait_until(lambda: len(seen(out, "sink")) == 3, 60, "three tuples",
                    on_timeout=running.logs)
     values = sorted((r["values"] for r in seen(out, "sink")), key=lambda v: v[2])
-    assert values[1] == ["[1, 2]", "{'1': 'x', 'k': [1, [2, 3]]}", "'n=1'"]
+    assert values[1] == ["[1, 2]", "{'1': 'x', 'k': [1, [2, 3]]}", "'n=1'", "'n=1'"]
 
 
 @pytest.mark.compat("api/component logs", "multilang/log (from a component)",
@@ -353,10 +354,14 @@ STORM_SIDE = ("multilang/next (to a spout)", "multilang/ack (to a spout)",
               "api/component logs", "grouping/custom")
 
 
+BYTES = "api/bytes values (as UTF-8 text)"
+
+
 @pytest.mark.parametrize("system", [
-    pytest.param("multilang", marks=pytest.mark.compat(*GROUPINGS, on="multilang")),
+    pytest.param("multilang", marks=pytest.mark.compat(*GROUPINGS, BYTES, on="multilang")),
     pytest.param("storm", marks=[pytest.mark.conformance,
-                                 pytest.mark.compat(*GROUPINGS, *STORM_SIDE, on="storm")]),
+                                 pytest.mark.compat(*GROUPINGS, *STORM_SIDE, BYTES,
+                                                    on="storm")]),
     # The codemod's copy of plain_groupings.py (what heronpy has of groupings.py).
     pytest.param("heronpy", marks=[
         pytest.mark.compat(*PLAIN, "heronpy/groupings", "api/component logs", on="heronpy"),
@@ -367,7 +372,8 @@ def test_every_grouping_direct_stream_timeout_and_pending_cap(run_project, tmp_p
                                                              request):
     """One run of the groupings topology: each subscriber gets what its grouping says, the
     direct stream reaches the task it names, the tuples a bolt leaves unacked time out
-    and fail back to the spout, and no more than topology.max.spout.pending are in flight."""
+    and fail back to the spout, and no more than topology.max.spout.pending are in flight;
+    bytes a spout emits arrive as the UTF-8 text they hold."""
     out, count, cap = tmp_path / "out", 40, 4
     options = {"test.out": str(out), "test.count": count, "topology.max.spout.pending": cap,
                "topology.message.timeout.secs": 3}
@@ -401,6 +407,9 @@ def test_every_grouping_direct_stream_timeout_and_pending_cap(run_project, tmp_p
                 for k, rows in records.items() if k.rsplit("-", 1)[0] == component}
 
     every, plain = list(range(count)), system == "heronpy"
+    if not plain:  # as pystorm's encoder writes them, on Storm as here
+        assert sorted(n for ns in got("texted").values() for n in ns) == \
+            sorted(f"dog-{n}" for n in every)
     for once in ("shuffled", "noned", "localed", "fielded", *(() if plain else ("partialed",))):
         tasks = got(once)
         assert sorted(n for ns in tasks.values() for n in ns) == every, once

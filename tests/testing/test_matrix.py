@@ -123,7 +123,8 @@ def test_rows_come_from_the_lists_that_define_them_and_stray_cells_are_refused(t
         {"row": "grouping/fields", "column": "storm", "nodeid": "tests/a.py::test_a@xdist-group",
          "outcome": "passed", "partly": None}]}))
     markdown = module.markdown(module.build(module.read_results(tmp_path)))
-    assert "| fields | **yes** (`tests/a.py::test_a`) | no test |" in markdown
+    assert '| fields | <abbr title="decided by tests/a.py::test_a">yes</abbr> | no test |' \
+        in markdown
 
 
 def test_a_cell_that_cannot_apply_says_n_a_with_why_and_no_test_may_decide_it():
@@ -135,8 +136,36 @@ def test_a_cell_that_cannot_apply_says_n_a_with_why_and_no_test_may_decide_it():
     try:
         matrix = module.build({("grouping/fields", "storm"): {"t::a": "passed"}})
         markdown = module.markdown(matrix)
-        assert "| teleport | n/a: Storm has no teleporting | no test |" in markdown
+        assert '| teleport | <abbr title="Storm has no teleporting">n/a</abbr> | no test |' \
+            in markdown
         with pytest.raises(SystemExit, match="grouping/teleport on storm"):
             module.build({("grouping/teleport", "storm"): {"t::a": "passed"}})
     finally:
         module.SECTIONS = saved
+
+
+def test_what_does_not_work_yet_comes_first_with_why_and_the_deciding_test():
+    module = renderer()
+    section = module.Section("grouping", "Groupings", ("storm", "inprocess"),
+                             lambda: ["fields", "teleport", "shuffle"])
+    module.SECTIONS, saved = (section,), module.SECTIONS
+    try:
+        matrix = module.build({
+            ("grouping/fields", "storm"): {"t::a": "passed"},
+            ("grouping/fields", "inprocess"): {"t::b": "passed:keys of one type only"},
+            ("grouping/teleport", "storm"): {"t::c": "failed"},
+            ("grouping/shuffle", "storm"): {"t::d": "passed"},
+            ("grouping/shuffle", "inprocess"): {"t::d": "passed"}})
+        markdown = module.markdown(matrix)
+    finally:
+        module.SECTIONS = saved
+    assert "**6 cells: 3 yes, 1 partly, 1 no, 1 no test.**" in markdown
+    first, tables = markdown.split("## Groupings")
+    gaps = first.split("## What does not work yet")[1]
+    assert gaps.index("| Groupings | teleport | Storm 2.8.3 | **no** | its test fails | `t::c` |") \
+        < gaps.index("| Groupings | fields | runtime, in-process | **partly** | keys of one type "
+                     "only | `t::b` |") < gaps.index("| Groupings | teleport | runtime, "
+                                                     "in-process | **no test** |")
+    assert "| shuffle |" not in gaps
+    assert ('| fields | <abbr title="decided by t::a">yes</abbr> | <abbr title="keys of one '
+            'type only; decided by t::b">**partly**</abbr> |') in tables

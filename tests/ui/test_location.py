@@ -30,6 +30,10 @@ def test_the_server_publishes_its_address_for_run_and_submit(tmp_path, capsys):
         assert f"UI: {server.url}topology/words" in capsys.readouterr().err
         path.write_text(json.dumps({**saved, "pid": 2**22 + 12345}))  # no such process
         assert ui_address(home) is None
+        print_ui_address(home, "words")  # none running: the command that serves it
+        assert (f"UI: none running; `heronbridge ui --home {home}` (in another terminal) "
+                "serves this topology's page at http://127.0.0.1:8889/topology/words") in \
+            " ".join(capsys.readouterr().err.split())
         server.unpublish()  # not ours any more: left alone
         assert path.exists()
     finally:

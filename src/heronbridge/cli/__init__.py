@@ -15,6 +15,7 @@ from . import (
     bench,
     conform,
     deactivate,
+    docs,
     kafka,
     kill,
     list,  # noqa: A004 - the verb's name
@@ -33,16 +34,21 @@ from .terminal import console
 
 # In the order `heronbridge --help` lists them.
 VERBS = (run, submit, list, logs, kill, activate, deactivate, update, log_level, migrate,
-         conform, storm, kafka, bench, ui, nimbus)
-# Each verb's page in the docs site, generated from these parsers (scripts/generate_docs.py).
+         conform, storm, kafka, bench, ui, nimbus, docs)
+# Each verb's page in the docs site, generated from these parsers (scripts/generate_docs.py),
+# and how `heronbridge docs` names it.
 DOCS = "docs/reference/cli.md"
+DOCS_PAGE = "reference/cli"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="heronbridge",
         description="Run Storm-era Python topologies (streamparse projects, unchanged) on a "
-                    "Heron-architecture runtime.")
+                    "Heron-architecture runtime.",
+        epilog="docs: `heronbridge docs` serves this version's docs site (tutorials, how-to "
+               "guides, reference) on 127.0.0.1 and prints its address; each verb's --help "
+               "ends with the page for it.")
     parser.add_argument("--version", action="version", version=f"heronbridge {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     shared = parents()
@@ -69,9 +75,10 @@ def docs_anchor(command: str) -> str:
 
 
 def link_docs(parser: argparse.ArgumentParser) -> None:
-    """End every verb's --help with its page, here rather than in each verb's module."""
+    """End every verb's --help with its page, as `heronbridge docs` opens it, here rather
+    than in each verb's module."""
     for command, sub in verb_parsers(parser).items():
-        link = f"docs: {DOCS}#{docs_anchor(command)}"
+        link = f"docs: heronbridge docs {DOCS_PAGE}#{docs_anchor(command)}"
         sub.epilog = f"{sub.epilog}\n\n{link}" if sub.epilog else link
 
 

@@ -35,9 +35,10 @@ def add_verb(verbs: Any, parents: Parents) -> None:
                        help="whose input tuples count (default: bolts nothing reads)")
     bench.add_argument("--rate", type=float, help="the fixed offered load, spout tuples/s "
                                                   "(default: half Storm's saturated rate)")
-    bench.add_argument("--warmup", type=float, default=5.0, help="seconds left out first")
+    bench.add_argument("--warmup", type=float, default=5.0,
+                       help="seconds left out first (default: %(default)s)")
     bench.add_argument("--seconds", type=float, default=10.0,
-                       help="length of each measured window")
+                       help="length of each measured window (default: %(default)s)")
     bench.add_argument("--systems", default="storm,runtime",
                        help="which systems, in order (storm, runtime)")
     bench.add_argument("--no-fused", action="store_true", help="skip the fused ceiling")
@@ -51,7 +52,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     bench = extras.load("heronbridge.conformance.bench.bench", "conformance",
                         "heronbridge bench")
     from heronbridge.compat.projects import topology_name
-    from heronbridge.conformance.bench.report import plots, table
+    from heronbridge.conformance.bench.report import markdown, plots, table
 
     systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
     if not systems or any(s not in bench.SYSTEMS for s in systems):
@@ -71,8 +72,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out.print(table(result))
     for path in plots(result, folder):
         console.print(f"plot: {path}")
+    (folder / "bench.md").write_text(markdown(result))  # the table, beside its plots
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
-    console.print(f"results in {folder.resolve()} (bench.json, plots, each system's run)")
+    console.print(f"results in {folder.resolve()} (bench.json, its table as bench.md, plots, "
+                  "each system's run)")
     return 0
 

@@ -39,9 +39,9 @@ def add_verb(verbs: Any, parents: Parents) -> None:
 
 
 def _broker() -> Any:
-    from ..conformance.kafka import broker  # Java and Maven's, no Python extra
+    from heronbridge.jvm import kafka  # Java and Maven's, no Python extra
 
-    return broker
+    return kafka
 
 
 def cmd_kafka_fetch(args: argparse.Namespace) -> int:

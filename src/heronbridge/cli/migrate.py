@@ -69,8 +69,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     verb = "would change" if dry else "changed"
     console.print(f"{summary['files']} files: {summary['changed']} {verb}, "
                   f"{summary['failed']} failed")
-    console.print(f"rewritten: {summary['converted']} ({_by_rule(summary['rewritten'])}); "
-                  "each changed file compiled after rewriting")
+    if summary["converted"]:
+        console.print(f"rewritten: {summary['converted']} ({_by_rule(summary['rewritten'])}); "
+                      "each changed file compiled after rewriting")
+    else:
+        console.print("rewritten: nothing (no rule found anything to rewrite)")
     markers = "TODO marker" if summary["todo"] == 1 else "TODO markers"
     console.print(f"marked for you: {summary['todo']} {markers} "
                   f"({_by_rule(summary['marked'])})")

@@ -47,7 +47,7 @@ def add_verb(verbs: Any, parents: Parents) -> None:
 
 
 def cmd_nimbus(args: argparse.Namespace) -> int:
-    from heronbridge.conformance.storm.jvm_host import give_classpath
+    from heronbridge.jvm.storm import give_classpath
     from heronbridge.nimbus.server import NimbusServer
     from heronbridge.nimbus.service import NimbusService
 

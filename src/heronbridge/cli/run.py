@@ -17,8 +17,10 @@ from heronbridge.runtime.metrics_manager.sink import latest_samples
 from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.statemgr import StateManager
 
+from . import exit_codes
 from .crash_watch import CrashWatch
 from .options import Parents, spark_of
+from .starting import StartProgress
 from .status import (
     RateLine,
     drops_before,
@@ -36,8 +38,10 @@ def add_verb(verbs: Any, parents: Parents) -> None:
                                            parents.scheduler],
                            help="run a topology in the foreground, then print totals",
                            description="Run a topology on this machine with a live status "
-                                       "line; stop after -t seconds or on Ctrl-C and print "
-                                       "per-component totals.")
+                                       "line; stop after -t seconds or on Ctrl-C and print\n"
+                                       "per-component totals.",
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           epilog=exit_codes.epilog("run"))
     run.add_argument("-t", "--time", type=float, help="seconds to run (default: until Ctrl-C)")
     run.add_argument("--jar", metavar="JAR",
                      help="a Storm topology jar: its --class main is run as `storm jar` runs "
@@ -61,7 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = prepared.plan
     launch = Launch(plan, home, statemgr, prepared.install, spark=spark)
     launch.sources.update(prepared.sources(home))
-    crashes = CrashWatch(launch)
+    crashes = CrashWatch(launch, prepared.files)
     stop = []
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -71,8 +75,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     running_since = None
     at_stop = None
     try:
-        with console.status(f"starting {plan.name} ({launch.containers} containers)"):
-            took = launch.start(keep_waiting=lambda: not stop, on_report=crashes.see)
+        with console.status(f"starting {plan.name} ({launch.containers} containers)") as status:
+            progress = StartProgress(plan, status, console.is_terminal)
+
+            def keep_waiting() -> bool:
+                progress.tick()
+                return not stop
+
+            def starting(report: Any) -> None:
+                crashes.see(report)
+                progress.see(report)
+
+            took = launch.start(keep_waiting=keep_waiting, on_report=starting)
         for s in old:  # the Spark scheduler's SparkContext installs a SIGINT handler of its own
             signal.signal(s, on_signal)
         running_since = time.monotonic()
@@ -84,6 +98,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         # are no fault of the run's.
         with contextlib.suppress(RuntimeKernelError):
             at_stop = control.metrics(statemgr, plan.name)
+        if at_stop is not None:  # a run that ended (-t) before the task died three times
+            launch.refuse_start_failure(at_stop, deaths=1)
     finally:
         elapsed = time.monotonic() - running_since if running_since is not None else 0.0
         with console.status(f"stopping {plan.name}"):
@@ -95,9 +111,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if at_stop is not None:
         drops_before(totals, totals_from_report(at_stop))
     out.print(totals_table(f"{plan.name}: totals over {elapsed:.1f}s", totals, elapsed))
-    if at_stop is not None and (line := crashes.never_up(at_stop)):
+    line = crashes.never_up(at_stop if at_stop is not None else crashes.last)
+    if line:
         console.print(f"[red]error:[/] {escape(line)}", highlight=False)
-    return 0
+        return exit_codes.TOPOLOGY_FAILED
+    return exit_codes.OK
 
 
 def _watch(statemgr: StateManager, name: str, launch: Launch, since: float,
@@ -124,6 +142,7 @@ def _watch(statemgr: StateManager, name: str, launch: Launch, since: float,
             except RuntimeKernelError:
                 continue
             crashes.see(report)
+            launch.refuse_start_failure(report)  # as while it started: a failed run
             totals = totals_from_report(report)
             if not totals or now < next_print:
                 continue  # no task has published yet, or not the status line's time

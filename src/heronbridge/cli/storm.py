@@ -1,4 +1,5 @@
-"""`heronbridge storm fetch`: the Apache Storm (from Maven Central) that `conform` runs."""
+"""`heronbridge storm fetch`: Apache Storm's jars (from Maven Central), which Java
+components, `run --jar`/`--flux` and `conform` run with."""
 
 from __future__ import annotations
 
@@ -6,17 +7,19 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from . import extras
+from heronbridge.jvm import storm
+
 from .options import Parents
 from .terminal import console
 
 
 def add_verb(verbs: Any, parents: Parents) -> None:
     home = parents.home
-    storm = verbs.add_parser("storm", help="the Apache Storm the conformance suite runs",
-                             description="Manage the Apache Storm (from Maven Central) "
-                                         "that `conform` runs in local mode.")
-    storm_verbs = storm.add_subparsers(dest="storm_verb", metavar="VERB", required=True)
+    verb = verbs.add_parser("storm", help="Apache Storm's jars, for Java components and conform",
+                            description="Manage Apache Storm's jars (from Maven Central), "
+                                        "which Java components, `run --jar`/`--flux` and "
+                                        "`conform` run with.")
+    storm_verbs = verb.add_subparsers(dest="storm_verb", metavar="VERB", required=True)
     fetch = storm_verbs.add_parser("fetch", parents=[home],
                                    help="resolve Storm's jars with Maven into the cache",
                                    description="Resolve Storm's jars with Maven into the "
@@ -25,11 +28,8 @@ def add_verb(verbs: Any, parents: Parents) -> None:
 
 
 def cmd_storm_fetch(args: argparse.Namespace) -> int:
-    fetch = extras.load("heronbridge.conformance.storm", "conformance",
-                        "heronbridge storm fetch").fetch
-
     with console.status("resolving Apache Storm with Maven"):
-        install = fetch(Path(args.home))
-    console.print(f"Apache Storm {install.version}: {len(install.classpath)} jars, "
-                  f"java {install.java}")
+        jars = storm.fetch(Path(args.home))
+    console.print(f"Apache Storm {jars.version}: {len(jars.jars) + len(jars.singles)} jars, "
+                  f"java {jars.java}")
     return 0

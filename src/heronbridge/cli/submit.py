@@ -10,6 +10,7 @@ from heronbridge.runtime import admin
 from .crash_watch import CrashWatch
 from .options import Parents, spark_of
 from .run import logs_of
+from .starting import StartProgress
 from .terminal import console, out
 from .topology import load_plan, open_home
 from .ui import print_ui_address
@@ -31,10 +32,19 @@ def cmd_submit(args: argparse.Namespace) -> int:
     statemgr, home = open_home(args)
     prepared = load_plan(args, home)
     plan = prepared.plan
-    with console.status(f"starting {plan.name}"):
+    with console.status(f"starting {plan.name}") as status:
+        progress = StartProgress(plan, status, console.is_terminal)
+
+        def watch(launch: Any) -> Any:
+            crashes = CrashWatch(launch, prepared.files)
+
+            def starting(report: Any) -> None:
+                crashes.see(report)
+                progress.see(report)
+            return starting
+
         submitted = admin.submit(statemgr, home, plan, prepared.install, not args.deactivated,
-                                 spark, sources=prepared.sources(home),
-                                 watch=lambda launch: CrashWatch(launch).see)
+                                 spark, sources=prepared.sources(home), watch=watch)
     state_name = "deactivated" if args.deactivated else "running"
     on = "" if spark is None else f" on {spark.master}"
     out.print(f"submitted {plan.name} ({submitted.topology_id}){on}: {state_name}; logs in "

@@ -7,9 +7,9 @@ import argparse
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from heronbridge.compat.java import has_java, project_jars
+from heronbridge.compat.java import check_classes, has_java, project_jars
 from heronbridge.runtime.loader import load_topology_file
 from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler import Home
@@ -19,13 +19,18 @@ from ..errors import HeronbridgeError
 from .options import apply_health_option
 from .terminal import console, parse_options
 
+if TYPE_CHECKING:
+    from heronbridge.compat.streamparse import ProjectFiles
+
 
 class Prepared:
     """A plan ready to submit, and what must be in place before its tasks start."""
 
-    def __init__(self, plan: LogicalPlan, project: Any = None) -> None:
+    def __init__(self, plan: LogicalPlan, project: Any = None,
+                 files: ProjectFiles | None = None) -> None:
         self.plan = plan
         self.project = project
+        self.files = files  # a streamparse project's config.json, topology and virtualenv
 
     def install(self, resources: Path) -> None:
         """Put the project's files in the topology's resources folder (its tasks' cwd)."""
@@ -66,17 +71,19 @@ def load_plan(args: argparse.Namespace, home: Home) -> Prepared:
 
         project_dir = args.project or args.topology or "."
         name = topology_name(project_dir, args.name)
-        python = task_python(project_dir, name, args, options, home)
+        python, files = task_python(project_dir, name, args, options, home)
         project = load_project(project_dir, name, args.environment, options, args.multilang,
                                home.workdir(name) / "resources", python,
                                Path(args.java_jars) if args.java_jars else None)
-        prepared = Prepared(project.plan, project)
+        prepared = Prepared(project.plan, project, files)
     if has_java(prepared.plan):
-        from heronbridge.conformance.storm.jvm_host import give_classpath
+        from heronbridge.jvm.storm import give_classpath
 
+        given = Path(args.java_jars) if getattr(args, "java_jars", None) else None
         jars = prepared.project.java_jars if prepared.project is not None else \
-            project_jars(None, Path(args.java_jars) if args.java_jars else None)
-        give_classpath(prepared.plan, jars, home.root)
+            project_jars(None, given)
+        give_classpath(prepared.plan, jars, home.root, _progress)
+        check_classes(prepared.plan, jars, getattr(prepared.project, "root", None), given)
     if args.containers:
         prepared.plan.config["topology.stmgrs"] = args.containers
     apply_health_option(args, prepared.plan)
@@ -105,8 +112,7 @@ def _load_jar(args: argparse.Namespace, home: Home, options: dict[str, Any]) -> 
         msg = ("--jar takes --class (its main class) and --arg, --flux takes --jar (optional) "
                "and --arg, and neither takes FILE, --project, -e, --multilang or --java-jars")
         raise HeronbridgeError(msg)
-    from heronbridge.conformance.storm.install import find_java
-    from heronbridge.conformance.storm.jvm_host import flux_jar, give_classpath, storm_jars
+    from heronbridge.jvm.storm import find_java, flux_jar, give_classpath, storm_jars
     from heronbridge.nimbus.main_class import FLUX_MAIN, empty_jar, submission_of_main
     from heronbridge.nimbus.topology import plan_of_upload
 
@@ -131,7 +137,7 @@ def _load_jar(args: argparse.Namespace, home: Home, options: dict[str, Any]) -> 
             plan = plan_of_upload(submission.name, jar, {**submission.conf, **options},
                                   submission.topology, home.workdir(submission.name), staging,
                                   lambda plan, jars: give_classpath(plan, [*jars, *extra],
-                                                                    home.root))
+                                                                    home.root, _progress))
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -141,19 +147,18 @@ def _load_jar(args: argparse.Namespace, home: Home, options: dict[str, Any]) -> 
 
 
 def task_python(project_dir: str, name: str, args: argparse.Namespace,
-                options: dict[str, Any], home: Home) -> str | None:
-    """The interpreter of a streamparse topology's own virtualenv (built or reused here,
-    saying so), or None: its tasks run with heronbridge's."""
+                options: dict[str, Any], home: Home) -> tuple[str | None, ProjectFiles | None]:
+    """The interpreter of a project's own virtualenv (built or reused here, saying so),
+    or None: its tasks run with heronbridge's; and the project's files. A project migrated
+    to heronpy keeps its virtualenvs/NAME.txt, and its tasks their dependencies."""
     from heronbridge.compat import virtualenvs
-    from heronbridge.compat.heronpy.loader import imports_heronpy
     from heronbridge.compat.streamparse import read_project
 
     files = read_project(project_dir, name, args.environment)
-    if imports_heronpy(files.topology_file):
-        return None
     home.ensure()
-    return virtualenvs.prepare(files, home.root, options, _progress,
-                               getattr(args, "rebuild_virtualenv", False)).python
+    python = virtualenvs.prepare(files, home.root, options, _progress,
+                                 getattr(args, "rebuild_virtualenv", False)).python
+    return python, files
 
 
 def _progress(line: str) -> None:

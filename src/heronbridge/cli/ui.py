@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from heronbridge.errors import HeronbridgeError
-from heronbridge.runtime.scheduler import Home, pid_alive
+from heronbridge.runtime.scheduler import Home, default_home, pid_alive
 
 from .options import Parents
 from .terminal import console
@@ -100,7 +100,13 @@ def ui_address(home: Path | str) -> str | None:
 
 
 def print_ui_address(home: Path | str, topology: str) -> None:
-    """What `run` and `submit` print when a UI is running."""
+    """What `run` and `submit` print: the topology's page on the UI serving this home, or
+    the command that serves it."""
     url = ui_address(home)
     if url:
         console.print(f"UI: {url}topology/{topology}")
+        return
+    home_option = "" if Path(home) == default_home() else f" --home {home}"
+    console.print(f"UI: none running; `heronbridge ui{home_option}` (in another terminal) "
+                  f"serves this topology's page at http://127.0.0.1:8889/topology/{topology}",
+                  markup=False, highlight=False)

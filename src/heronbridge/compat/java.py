@@ -19,11 +19,17 @@ from __future__ import annotations
 import base64
 import re
 import struct
+import zipfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from heronbridge.runtime.plan.java import is_java_grouping  # noqa: F401 - where compat finds it
+from heronbridge.runtime.errors import where as located
+from heronbridge.runtime.plan.java import (
+    classpath,
+    is_java_grouping,  # noqa: F401 - where compat finds it
+)
+from heronbridge.runtime.plan.tasks import TaskLayout
 from heronbridge.runtime.scheduler import jvm
 
 from . import CompatError
@@ -142,3 +148,48 @@ def has_java(plan: Any) -> bool:
     """Whether the plan's tasks need Java: Java components, or Java custom groupings
     (which run in a JVM beside their sending task)."""
     return jvm.needs_jvm(plan)
+
+
+def check_classes(plan: Any, jars: list[Path], root: Path | None,
+                  given: Path | None) -> None:
+    """Refuse, before anything starts, a Java component whose class none of the entries
+    of its tasks' classpath holds (`jars`: the project's, searched first). An entry that
+    cannot be read leaves the question to the JVM."""
+    entries = [Path(e) for e in classpath(plan)]
+    ordered = [*(e for e in entries if e in jars), *(e for e in entries if e not in jars)]
+    layout = TaskLayout.of(plan)
+    for name, spec in sorted(plan.components.items()):
+        wanted = spec.config.get(jvm.COMPONENT, {}).get("class")
+        if not wanted or _on_classpath(wanted, ordered):
+            continue
+        tasks = ", ".join(map(str, layout.component_tasks[name]))
+        target = lein_target(root) if root is not None else None
+        built = f"lein's folder {target} has none" if target is not None else "none"
+        mine = ", ".join(j.name for j in jars) or built
+        msg = (f"{located(plan.name, name)}, task{'s' if ',' in tasks else ''} {tasks}: "
+               f"expected a class on the task's classpath, received {wanted!r}, which none "
+               f"of its jars holds (the project's: {mine}; --java-jars: "
+               f"{given if given is not None else 'not given'}; and Storm's); build the "
+               "project's jar (`lein jar` writes it to "
+               f"{target if target is not None else 'its target/ folder'}) or pass "
+               "--java-jars DIR, a folder with the jar that holds it")
+        raise CompatError(msg)
+
+
+def _on_classpath(class_name: str, entries: list[Path]) -> bool:
+    """Whether an entry holds the class, or one cannot be read (the JVM decides then)."""
+    member = class_name.replace(".", "/") + ".class"
+    for entry in entries:
+        if entry.is_dir():
+            if (entry / member).is_file():
+                return True
+            continue
+        try:
+            with zipfile.ZipFile(entry) as jar:
+                jar.getinfo(member)
+            return True
+        except KeyError:
+            continue
+        except (OSError, zipfile.BadZipFile):
+            return True
+    return False

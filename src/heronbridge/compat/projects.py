@@ -19,8 +19,7 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
                  options: dict[str, Any] | None = None, multilang: bool = False,
                  resources: Path | None = None, python: str | None = None,
                  java_jars: Path | None = None) -> Project:
-    """Read the project at `path` (see compat.streamparse.load_project; `python` applies
-    to streamparse topologies only). A topology module
+    """Read the project at `path` (see compat.streamparse.load_project). A topology module
     that imports heronpy and defines a heronpy Topology is loaded as heronpy; any other,
     as streamparse."""
     files = read_project(path, name, env)
@@ -36,7 +35,7 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
             raise HeronpyError(msg)
         from .heronpy.loader import load_project as load_heronpy
 
-        project = load_heronpy(files, options, resources)
+        project = load_heronpy(files, options, resources, python)
         if project is not None:
             # The env's log settings, under everything else, as for streamparse: the host
             # gives each component's logger its file (shims.heronpy.host).

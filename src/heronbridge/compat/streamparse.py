@@ -9,6 +9,7 @@ command line over the Topology's config over the environment's options.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import importlib
 import importlib.util
@@ -92,6 +93,29 @@ class ProjectFiles:
     env_config: dict[str, Any]
     serializer: str
 
+    @property
+    def requirements(self) -> Path:
+        """virtualenvs/NAME.txt (the folder config.json's virtualenv_specs names): the
+        packages the topology's tasks need beyond heronbridge's environment."""
+        specs = self.config.get("virtualenv_specs", "virtualenvs/")
+        if not isinstance(specs, str) or not specs:
+            msg = (f"{str(self.config_file)!r}: expected 'virtualenv_specs' to be the folder "
+                   f"of the requirements files (e.g. \"virtualenvs/\"), received {specs!r}")
+            raise CompatError(msg)
+        return self.root / specs / f"{self.name}.txt"
+
+
+def missing_package(files: ProjectFiles, module: str) -> str:
+    """The next step for a module the topology's code imports and nobody provides ('' for
+    one of the project's own, under src/)."""
+    top = module.split(".", maxsplit=1)[0]
+    src = files.root / "src"
+    if (src / top).exists() or (src / f"{top}.py").exists():
+        return ""
+    return (f"; its tasks import from heronbridge's environment and the packages "
+            f"{files.requirements} names: add a line for the package that provides {top!r} "
+            f"there (e.g. `{top}`), then run again")
+
 
 def read_project(path: str | Path, name: str | None = None,
                  env: str | None = None) -> ProjectFiles:
@@ -129,7 +153,7 @@ def load_project(path: str | Path, name: str | None = None, env: str | None = No
     workdir = resources.parent if resources is not None else None
     resources = resources or root / "src"
     with project_imports(topology_file.parent, root / "src", python=python):
-        topology = _import_topology(topology_file, name)
+        topology = _import_topology(topology_file, name, files)
         storm_options = check_storm_options(
             resolve_options(options or {}, files.env_config, topology.config or {}), name)
         _check_serializer_option(name, storm_options, serializer, files.config_file)
@@ -267,8 +291,15 @@ def _check_env(name: str | None, env: dict[str, Any], config_file: Path) -> None
 
 
 def _no_project(root: Path) -> Any:
-    msg = (f"{str(root)!r} is not a streamparse project: expected a config.json there "
-           "(run inside the project, or pass --project PATH)")
+    if not root.exists():
+        msg = (f"{str(root)!r}: no such folder; expected a streamparse project (a folder "
+               "with config.json and topologies/) there")
+    elif not root.is_dir():
+        msg = (f"{str(root)!r} is a file, not a folder; expected a streamparse project (a "
+               "folder with config.json and topologies/) there")
+    else:
+        msg = (f"{str(root)!r} is not a streamparse project: expected a config.json there "
+               "(run inside the project, or pass --project PATH)")
     raise CompatError(msg)
 
 
@@ -325,7 +356,12 @@ def _topology_file(specs_dir: Path, name: str | None) -> tuple[str, Path]:
     if name is not None:
         path = specs_dir / f"{name}.py"
         if not path.is_file():
-            msg = f"topology {name!r}: expected a definition at {str(path)!r}, found none"
+            names = sorted(f.stem for f in specs_dir.glob("*.py"))
+            nearest = difflib.get_close_matches(name, names, n=1)
+            msg = (f"topology {name!r}: expected a definition at {str(path)!r}, found none; "
+                   + (f"the project's topologies: {', '.join(names)}" if names else
+                      f"the project has no topology definitions (*.py) in {str(specs_dir)!r}")
+                   + (f" (did you mean {nearest[0]!r}?)" if nearest else ""))
             raise CompatError(msg)
         return name, path
     files = sorted(specs_dir.glob("*.py"))
@@ -392,14 +428,18 @@ def project_imports(*folders: Path, python: str | None = None) -> Iterator[None]
         sys.modules.update(modules)
 
 
-def _import_topology(topology_file: Path, name: str) -> Any:
+def _import_topology(topology_file: Path, name: str, files: ProjectFiles) -> Any:
     from streamparse.dsl.topology import Topology, TopologyType
 
     try:
         module = import_file(topology_file)
     except FileImportError as exc:
-        msg = f"topology {name!r}: {exc}{_src_hint(exc.__cause__)}"
-        raise CompatError(msg) from exc.__cause__
+        cause = exc.__cause__
+        hint = _src_hint(cause) or (
+            missing_package(files, cause.name)
+            if isinstance(cause, ModuleNotFoundError) and cause.name else "")
+        msg = f"topology {name!r}: {exc}{hint}"
+        raise CompatError(msg) from cause
     for value in vars(module).values():
         if isinstance(value, TopologyType) and value is not Topology:
             return value

@@ -14,9 +14,13 @@ keys keep their meaning (the environment's values, overridden by `-o KEY=VALUE`)
 - `virtualenv_name` (default: the topology's name): the cache's name for it
   (`<home>/virtualenvs/by-name/NAME`).
 
-Requirements that heronbridge's own environment already meets (`streamparse`, as
-every quickstart project lists it) are not installed again: a file that asks for
-nothing more builds nothing, and the tasks run with heronbridge's interpreter.
+Requirements that heronbridge's own environment already meets are not installed again,
+and streamparse and pystorm, which heronbridge itself provides to the tasks, never are,
+whatever form the file names them in (a version, a VCS URL such as a course's
+`git+git://github.com/.../streamparse.git#egg=streamparse`, a path, `-e`): one line says
+so. A file that asks for nothing more builds nothing, and the tasks run with
+heronbridge's interpreter. A line that cannot be built is named, with how to run
+without the virtualenv.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 
 from heronbridge.runtime.errors import where
 from heronbridge.runtime.scheduler import environments as envs
+from heronbridge.runtime.scheduler import requirements as reqs
 
 from . import CompatError
 from .streamparse import ProjectFiles
@@ -37,6 +42,12 @@ from .streamparse import ProjectFiles
 KEYS = ("use_virtualenv", "install_virtualenv", "virtualenv_flags", "virtualenv_name",
         "virtualenv_root")
 PASSED_FLAGS = ("--system-site-packages",)
+# What heronbridge gives a topology's tasks itself (its Storm host runs on them): a
+# requirement for one, in any form, is met by heronbridge's own.
+PROVIDED = ("streamparse", "pystorm", "heronbridge")
+WITHOUT = ("to run without this virtualenv (its tasks then use heronbridge's own "
+           "environment), pass -o use_virtualenv=false, or set \"use_virtualenv\": false in "
+           "config.json's environment")
 
 
 class VirtualenvError(CompatError):
@@ -76,15 +87,6 @@ def settings(files: ProjectFiles, options: dict[str, Any]) -> dict[str, Any]:
             if found["install_virtualenv"] is not None else use,
             "flags": found["virtualenv_flags"] or "", "name": name,
             "root": found["virtualenv_root"] or ""}
-
-
-def requirements_file(files: ProjectFiles) -> Path:
-    specs = files.config.get("virtualenv_specs", "virtualenvs/")
-    if not isinstance(specs, str) or not specs:
-        msg = (f"{str(files.config_file)!r}: expected 'virtualenv_specs' to be the folder of "
-               f"the requirements files (e.g. \"virtualenvs/\"), received {specs!r}")
-        raise VirtualenvError(msg)
-    return files.root / specs / f"{files.name}.txt"
 
 
 def _interpreter(files: ProjectFiles, flags: str) -> tuple[envs.Interpreter, tuple[str, ...]]:
@@ -127,29 +129,47 @@ def _interpreter(files: ProjectFiles, flags: str) -> tuple[envs.Interpreter, tup
     return found, tuple(passed)
 
 
-def spec_of(files: ProjectFiles, flags: str) -> tuple[envs.Spec | None, list[str]]:
+def spec_of(files: ProjectFiles, flags: str
+            ) -> tuple[envs.Spec | None, list[str], list[str]]:
     """The environment `virtualenvs/NAME.txt` asks for (None when heronbridge's own
-    environment meets all of it), and the requirements it meets (`name version`)."""
-    path = requirements_file(files)
+    environment meets all of it), the requirements that environment meets (`line
+    (version)`), and among them those heronbridge provides itself (PROVIDED)."""
+    path = files.requirements
     if not path.is_file():
-        return None, []
+        return None, [], []
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         msg = f"{where(files.name)}: cannot read {str(path)!r}: {exc}"
         raise VirtualenvError(msg) from exc
-    needed, met = [], []
-    for line in envs.requirement_lines(text):
-        version = envs.provided(line)
+    needed: list[tuple[int, str]] = []
+    met, own = [], []
+    for number, line in reqs.lines(text):
+        name = reqs.name_of(line)
+        if name in PROVIDED:
+            own.append(f"{line} (line {number}: heronbridge's own {name} {_version(name)})")
+            met.append(own[-1])
+            continue
+        version = reqs.provided(line)
         if version is None:
-            needed.append(line)
+            needed.append((number, line))
         else:
             met.append(f"{line} ({version})")
     interpreter, passed = _interpreter(files, flags)
     if not needed and interpreter.path == envs.this_interpreter().path and not passed:
-        return None, met
-    return envs.Spec(where(files.name), str(path), tuple(needed), interpreter, passed,
-                     str(path.parent)), met
+        return None, met, own
+    return envs.Spec(where(files.name), str(path), tuple(line for _, line in needed),
+                     interpreter, passed, str(path.parent),
+                     tuple(number for number, _ in needed), WITHOUT), met, own
+
+
+def _version(name: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return envs.runtime_version() if name == "heronbridge" else "(not installed)"
 
 
 def prepare(files: ProjectFiles, home: Path, options: dict[str, Any],
@@ -161,14 +181,18 @@ def prepare(files: ProjectFiles, home: Path, options: dict[str, Any],
     cache = envs.Cache(home / "virtualenvs")
     if not conf["install"]:
         return TaskEnvironment(_existing(files, conf, cache, progress))
-    spec, met = spec_of(files, conf["flags"])
-    path = requirements_file(files)
+    spec, met, own = spec_of(files, conf["flags"])
+    path = files.requirements
     if spec is None:
         if path.is_file():
             progress(f"{where(files.name)}: {path.relative_to(files.root)} asks for nothing "
                      f"heronbridge's environment lacks ({', '.join(met) or 'no requirements'}"
                      "); its tasks run there")
         return TaskEnvironment(None)
+    if own:
+        progress(f"{where(files.name)}: {path.relative_to(files.root)} asks for what "
+                 f"heronbridge provides its tasks itself, so it is not installed: "
+                 f"{', '.join(own)}")
     env = cache.ensure(spec, progress, rebuild)
     if not env.built:
         progress(f"{where(files.name)}: reusing its virtualenv {env.root} (built from "

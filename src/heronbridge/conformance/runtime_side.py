@@ -23,6 +23,7 @@ from heronbridge.compat import CompatError
 from heronbridge.compat.java import has_java
 from heronbridge.compat.projects import load_project, topology_name
 from heronbridge.compat.streamparse import Project
+from heronbridge.jvm.storm import give_classpath
 from heronbridge.runtime import control, failures
 from heronbridge.runtime.config import CHECKPOINT_ROOT, EFFECTIVELY_ONCE, RELIABILITY_MODE
 from heronbridge.runtime.errors import RuntimeKernelError
@@ -36,7 +37,6 @@ from heronbridge.shims.storm.subprocess import child_argv
 
 from . import ConformanceError, plan_file
 from .scenario import Scenario, input_files
-from .storm.jvm_host import give_classpath
 from .trace import component_hook, java, schema, seed
 from .trace.hook import HOOK_PATH, check_faults
 from .trace.progress import Progress, Snapshot

@@ -22,11 +22,13 @@ MANUAL = {
         '`initialize(config, context)` (heronpy passes keywords); sets what pystorm set and '
         'heronpy lacks (`pid`, `topology_name`, `task_id`, `component_name`, `debug`, '
         "`storm_conf`, `context`, the last two Storm's dicts) to pystorm's values where the "
-        'tree reads them; the `context` parameter reads `self.context`',
+        'tree reads them; the `context` parameter reads `self.context`; a local of the method '
+        'named `config` or `context` becomes `local_config`, `local_context`',
         'Give `initialize` the parameters `(self, config, context)`; keep what it passes on to '
-        'another `initialize` as `config, context`; a base from a library the codemod could not '
-        "see gets pystorm's `self.storm_conf, self.context`: port it if it uses more of pystorm "
-        '(emits, acks).'),
+        'another `initialize` as `config, context`; where the method reads a `config` or '
+        '`context` of the module (an import, a global), give that another name first; a base '
+        "from a library the codemod could not see gets pystorm's `self.storm_conf, "
+        "self.context`: port it if it uses more of pystorm (emits, acks)."),
     "HB003": Manual(
         "pystorm's auto-anchor, auto-ack and auto-fail written out in `process`",
         'Ack, anchor and fail by hand where pystorm did it for you: an emit made outside '

@@ -57,7 +57,11 @@ RELIABILITY_MODE = key(
     "topology.reliability.mode", CHOICE, ATMOST_ONCE,
     "`ATLEAST_ONCE`: XOR acking; `EFFECTIVELY_ONCE`: checkpoints and rollback",
     counterpart="Heron's; Storm: `topology.acker.executors` 0 or more", choices=MODES,
-    field="reliability")
+    field="reliability",
+    # Storm acks unless its ackers are set to 0: so does a project loaded from Storm's side.
+    shown="`ATLEAST_ONCE` for a streamparse project or a Storm topology (Storm acks unless "
+          "`topology.acker.executors` is 0); `ATMOST_ONCE` for a heronpy or runtime "
+          "topology (Heron's default)")
 # Effectively-once: Heron's keys (Heron spells the interval `...interval.seconds`; both are
 # read), then where checkpoints are stored, how many consistent ones are kept, and how
 # much a task buffers while its input markers align before it gives that checkpoint up.

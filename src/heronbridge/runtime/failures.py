@@ -131,21 +131,34 @@ def restarts(report: Any) -> dict[tuple[str, int], int]:
 
 
 def never_up(topology: str, report: Any) -> list[TaskFailure]:
-    """Tasks that crashed (or were restarted) and never ran STAYED_UP_SECS: one per
-    component, the one that failed first."""
-    out: dict[str, TaskFailure] = {}
-    tasks = [_failure(topology, t) for t in report.tasks if t.task_id >= 0]
-    for failure in sorted(tasks, key=lambda f: (not f.class_name, f.first_ms, f.task)):
-        if (failure.crashes or failure.restarts) and failure.longest_up < STAYED_UP_SECS:
-            out.setdefault(failure.component, failure)
-    return list(out.values())
+    """Every task that crashed (or was restarted) more than once, or once and is not up
+    again, and never ran STAYED_UP_SECS, the one that failed first first. One crash
+    followed by a run that goes on is no crash loop (its exception was told as it came),
+    however short the run after it."""
+    out: list[TaskFailure] = []
+    tasks = [(_failure(topology, t), _up_again(t)) for t in report.tasks if t.task_id >= 0]
+    for failure, up in sorted(tasks, key=lambda f: (not f[0].class_name, f[0].first_ms,
+                                                    f[0].task)):
+        times = failure.crashes or failure.restarts
+        if times and failure.longest_up < STAYED_UP_SECS and (times > 1 or not up):
+            out.append(failure)
+    return out
 
 
-def start_failure(topology: str, report: Any) -> TaskFailure | None:
-    """A task restarted START_RESTARTS times before its component ever started, with
-    the exception it died of (if it said)."""
+def _up_again(task: Any) -> bool:
+    """Whether the task's latest sample is of an incarnation after its last crash whose
+    component started (the last sample of one that crashed is its own, sent as it died)."""
+    return UPTIME_SECS in task.gauges and \
+        task.incarnation >= int(task.counters.get(CRASH_COUNT, 0))
+
+
+def start_failure(topology: str, report: Any, deaths: int = START_RESTARTS
+                  ) -> TaskFailure | None:
+    """A task that died (was restarted, or crashed) `deaths` times before its component
+    ever started, with the exception it died of (if it said)."""
     for task in report.tasks:
-        if task.task_id >= 0 and task.incarnation >= START_RESTARTS:
+        if task.task_id >= 0 and max(task.incarnation,
+                                     int(task.counters.get(CRASH_COUNT, 0))) >= deaths:
             failure = _failure(topology, task)
             if failure.longest_up == 0:
                 return failure

@@ -32,6 +32,7 @@ from heronbridge.runtime.errors import PlanError
 from heronbridge.runtime.loader import FileImportError, import_file
 from heronbridge.runtime.plan import logical
 from heronbridge.runtime.plan.logical import Grouping, LogicalPlan
+from heronbridge.runtime.scheduler.environments import TASK_PYTHON
 from heronbridge.shims.heronpy import keys
 from heronbridge.shims.heronpy.config import read_config
 from heronbridge.shims.heronpy.keys import HERON_OPTIONS
@@ -373,12 +374,14 @@ def _pick(found: dict[str, tuple[Any, Any]], name: str | None, where: str) -> tu
 
 
 def load_project(files: Any, options: dict[str, Any] | None = None,
-                 resources: Path | None = None) -> Any:
+                 resources: Path | None = None, python: str | None = None) -> Any:
     """A streamparse project (`files`: compat.streamparse.ProjectFiles) whose topology
     module defines a heronpy Topology, or None when it defines none (but perhaps a
     streamparse one). The topology is named after its file, as sparse names it; its
     config is heronpy's defaults, then the environment's options, then the Topology's
-    own config, then `options`."""
+    own config, then `options`. `python`: the interpreter of the project's own
+    virtualenv (virtualenvs/NAME.txt, which migration keeps), which its tasks run with
+    and its classes are imported with here."""
     from heronbridge.compat.streamparse import Project, project_imports
 
     where = f"topology {files.name!r}"
@@ -388,7 +391,7 @@ def load_project(files: Any, options: dict[str, Any] | None = None,
     resources = Path(resources or src)
     with tempfile.TemporaryDirectory(prefix="heronpy-defn-") as defn_dir, \
             heron_options(defn_dir, files.name), \
-            project_imports(files.topology_file.parent, src):
+            project_imports(files.topology_file.parent, src, python=python):
         found = topologies_in(import_module_file(files.topology_file, where), defn_dir)
         if not found:
             return None
@@ -397,6 +400,8 @@ def load_project(files: Any, options: dict[str, Any] | None = None,
         plan = plan_from_proto(proto, config, [str(resources), str(files.topology_file.parent)],
                                component_config={keys.RESOURCES: str(resources)})
         check_classes(plan, topology)
+    if python is not None:
+        plan.config[TASK_PYTHON] = python
     return Project(root, files.name, files.env, plan, src, config, topology, files.serializer)
 
 

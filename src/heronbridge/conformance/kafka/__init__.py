@@ -1,11 +1,3 @@
-"""Apache Kafka for the tests, the benchmarks and development: brokers in KRaft mode from
-Maven Central's jars (broker.py)."""
-
-from .. import ConformanceError
-
-
-class KafkaBrokerError(ConformanceError):
-    """A Kafka broker could not be fetched, set up, started or stopped."""
-
-
-__all__ = ["KafkaBrokerError"]
+"""Apache Kafka on the conformance suite's Storm: storm-kafka-client's jars and the Flux
+that declares its KafkaSpout (storm_kafka.py). The brokers are the product's
+(heronbridge.jvm.kafka)."""

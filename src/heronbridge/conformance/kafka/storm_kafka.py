@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import maven
-from . import KafkaBrokerError
+from heronbridge.jvm import JvmError, maven
 
 POM = Path(__file__).resolve().parent / "storm-kafka-client.xml"
 BUILDER = "org.apache.storm.kafka.spout.KafkaSpoutConfig$Builder"
@@ -23,10 +22,8 @@ def jars(home: Path | None = None, log: maven.Log | None = None) -> list[Path]:
     from heronbridge.runtime.scheduler import default_home
 
     directory = Path(home or default_home()) / "storm-kafka-client"
-    directory.mkdir(parents=True, exist_ok=True)
-    with maven.locked(directory / ".lock"):
-        return maven.resolved(directory, POM) or maven.resolve(
-            directory, POM, "storm-kafka-client", KafkaBrokerError, log or (lambda t: None))
+    return maven.fetch(directory, POM, "storm-kafka-client", JvmError,
+                       log or (lambda t: None))[0]
 
 
 def kafka_spout(flux: dict[str, Any], spout_id: str, bootstrap: str, topics: list[str],

@@ -1,10 +1,7 @@
-"""Apache Storm for the conformance suite: the jars the pom shipped with this package
-names, resolved with Maven once per Storm version into `<home>/storm/<version>/`, plus
-our own small Java extensions compiled against them.
-
-Layout of that folder: `pom.xml` (a copy), `classpath.txt` (Maven's answer) and
-`pom.sha256` (which pom it answers), `mvn.log`, `flux-core-<version>.jar`, and
-`heronbridge-storm-<hash>.jar` (the extensions, named by the hash of their sources).
+"""Apache Storm for the conformance suite: Storm's jars as the product resolves them
+(heronbridge.jvm.storm: `<home>/storm/<version>/`), plus the suite's own small Java
+extensions compiled against them, `heronbridge-storm-<hash>.jar` in the same folder
+(named by the hash of their sources).
 """
 
 from __future__ import annotations
@@ -14,26 +11,20 @@ import os
 import shutil
 import subprocess
 import tempfile
-import urllib.error
-import urllib.request
-import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import maven
-from ..maven import MIN_JAVA, Log, java_major
+from heronbridge.jvm import maven
+from heronbridge.jvm import storm as storm_jars
+from heronbridge.jvm.maven import MIN_JAVA, Log
+
 from .errors import StormError
 
-__all__ = ["StormInstall", "fetch", "find_java", "java_major", "single_jars", "storm_version"]
+__all__ = ["StormInstall", "fetch"]
 
 PACKAGE = Path(__file__).resolve().parent.parent  # heronbridge.conformance
-POM = PACKAGE / "pom.xml"
 JAVA_SOURCES = PACKAGE / "java"
-# flux-core cannot be resolved by Maven (see the pom), so its jar is read from the local
-# Maven repository if it is there, else downloaded from this Maven repository.
-REPOSITORY_ENV = "HERONBRIDGE_MAVEN_REPOSITORY"
-CENTRAL = "https://repo.maven.apache.org/maven2"
 
 
 @dataclass(frozen=True)
@@ -45,89 +36,15 @@ class StormInstall:
     extensions: Path  # our compiled Java classes (DirectShellBolt and friends), a jar
 
 
-NS = {"m": "http://maven.apache.org/POM/4.0.0"}
-
-
-def storm_version(pom: Path | None = None) -> str:
-    """The pom's `storm.version` property: the one place the version is written."""
-    pom = pom or POM
-    node = ET.parse(pom).getroot().find("m:properties/m:storm.version", NS)
-    if node is None or not (node.text or "").strip():
-        msg = f"{str(pom)!r}: expected a storm.version property, found none"
-        raise StormError(msg)
-    return node.text.strip()
-
-
-def single_jars(pom: Path | None = None) -> list[tuple[str, str, str]]:
-    """(group, artifact, version) of the jars the pom pins under dependencyManagement:
-    those Maven cannot resolve (see the pom), taken one jar each."""
-    pom = pom or POM
-    version = storm_version(pom)
-    return [(d.findtext("m:groupId", "", NS), d.findtext("m:artifactId", "", NS),
-             d.findtext("m:version", "", NS).replace("${storm.version}", version))
-            for d in ET.parse(pom).getroot().iterfind(
-                "m:dependencyManagement/m:dependencies/m:dependency", NS)]
-
-
 def fetch(home: Path | None = None, log: Log | None = None) -> StormInstall:
-    """Storm's jars for local-mode runs: resolved with Maven on first use, then reused."""
-    from heronbridge.runtime.scheduler import default_home
-
+    """Storm's jars for local-mode runs (resolved with Maven on first use, then reused)
+    and the suite's extensions compiled against them."""
     say = log or (lambda text: None)
-    java = find_java()
-    version = storm_version()
-    directory = Path(home or default_home()) / "storm" / version
-    directory.mkdir(parents=True, exist_ok=True)
-    with maven.locked(directory / ".lock"):
-        jars = _resolved(directory) or _resolve(directory, version, say)
-        singles = [_single_jar(directory, *coordinates, say) for coordinates in single_jars()]
-        extensions = _extensions(directory, java, [*jars, *singles], say)
-    return StormInstall(version, [*jars, *singles, extensions], java, directory, extensions)
-
-
-def find_java() -> Path:
-    """The `java` of JAVA_HOME, else the one on PATH; Java 17 or later."""
-    return maven.find_java("Apache Storm", StormError)
-
-
-def _resolved(directory: Path) -> list[Path] | None:
-    return maven.resolved(directory, POM)
-
-
-def _resolve(directory: Path, version: str, say: Log) -> list[Path]:
-    return maven.resolve(directory, POM, f"Apache Storm {version}", StormError, say)
-
-
-def _single_jar(directory: Path, group: str, artifact: str, version: str, say: Log) -> Path:
-    name = f"{artifact}-{version}.jar"
-    jar = directory / name
-    if jar.is_file():
-        return jar
-    layout = f"{group.replace('.', '/')}/{artifact}/{version}/{name}"
-    local = Path.home() / ".m2" / "repository" / layout
-    if local.is_file():
-        shutil.copyfile(local, jar)
-        return jar
-    repository = os.environ.get(REPOSITORY_ENV) or CENTRAL
-    url = f"{repository.rstrip('/')}/{layout}"
-    say(f"downloading {url}")
-    part = directory / (name + ".part")
-    try:
-        with urllib.request.urlopen(url + ".sha1", timeout=60) as r:
-            expected = r.read().decode().split()[0].strip().lower()
-        with urllib.request.urlopen(url, timeout=300) as r, part.open("wb") as f:
-            shutil.copyfileobj(r, f)
-    except (urllib.error.URLError, OSError, IndexError) as exc:
-        msg = (f"downloading {artifact} {version} for Apache Storm failed: GET {url}: {exc} (set "
-               f"{REPOSITORY_ENV} to a Maven repository this machine reaches)")
-        raise StormError(msg) from exc
-    got = hashlib.sha1(part.read_bytes()).hexdigest()
-    if got != expected:
-        part.unlink()
-        msg = f"downloading {url}: expected SHA-1 {expected}, received a file with {got}"
-        raise StormError(msg)
-    part.replace(jar)
-    return jar
+    jars = storm_jars.fetch(home, say)
+    with maven.locked(jars.directory / ".lock"):
+        extensions = _extensions(jars.directory, jars.java, [*jars.jars, *jars.singles], say)
+    return StormInstall(jars.version, [*jars.jars, *jars.singles, extensions], jars.java,
+                        jars.directory, extensions)
 
 
 def _java_sources() -> list[Path]:

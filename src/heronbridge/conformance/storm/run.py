@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from heronbridge.compat.java import has_java
+from heronbridge.jvm.host import host_jar
 
 from ..scenario import Scenario
 from ..trace import seed
@@ -24,7 +25,6 @@ from ..trace.progress import Progress, Snapshot
 from .errors import StormError
 from .flux import flux_topology, write_flux
 from .install import StormInstall, fetch
-from .jvm_host import host_jar
 from .local_storm import LocalStorm, storm_command
 from .log_watch import LogWatch
 from .resources_jar import build_resources_jar

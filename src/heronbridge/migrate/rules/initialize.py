@@ -1,7 +1,9 @@
 """HB002: `initialize(config, context)`, and the attributes heronpy does not set.
 
 pystorm calls `initialize` positionally, so its parameters may have any name; heronpy
-calls it with the keywords `config=` and `context=`. pystorm also sets attributes on the
+calls it with the keywords `config=` and `context=`. A local the method already names
+`config` (say, a ConfigParser) gives the parameter its name and takes one the module does
+not use (`local_config`). pystorm also sets attributes on the
 component that heronpy lacks (attributes.py lists them: `pid`, `task_id`,
 `component_name`, `topology_name`, `debug`, `storm_conf`, `context`); migrated
 components set those the tree reads to the values pystorm gave them, once, in the
@@ -51,6 +53,10 @@ class InitializeRule(Rule):
 
     # -- where we are ------------------------------------------------------------------
 
+    def visit_Module(self, node: cst.Module) -> bool:
+        self._taken = {n.value for n in _names(node)}  # no new local may take one of these
+        return True
+
     def _key(self) -> str | None:
         info = self.component
         if info is None or len(self._classes) != 1:
@@ -88,9 +94,11 @@ class InitializeRule(Rule):
         for param, new in zip(positional[1:], PARAMS, strict=True):
             old = param.name.value
             references = self._references(scope, old)
-            if old != new and scope is not None and new in scope.assignments:
+            why = self._make_room(node, scope, new) if old != new and scope is not None \
+                else None
+            if why is not None:
                 self.refuse(node, f"initialize's parameter {old!r} must be named {new!r}, "
-                            f"which this method already uses for something else")
+                            f"and this method {why}")
                 continue
             if old != new:
                 self._renames[param.name] = new
@@ -105,6 +113,34 @@ class InitializeRule(Rule):
                 elif old != new:
                     self._renames[reference] = new
         return True
+
+    def _make_room(self, node: cst.FunctionDef, scope, new: str) -> str | None:
+        """Free the name `new` in the method for its parameter: the method's own local of
+        that name is renamed to one the module does not use. None when the name is free
+        now, else why it cannot be."""
+        names = {n.value for n in _variables(node.body)}
+        declared = [n for n in _names(node.body, (cst.Global, cst.Nonlocal)) if n.value == new]
+        if declared:
+            return f"declares {new!r} global or nonlocal"
+        if new not in scope.assignments:
+            if new in names:
+                return f"reads a {new!r} from outside it, which the parameter would hide"
+            return None
+        assignments = list(scope.assignments[new])
+        if not all(isinstance(a.node, cst.Name) and a.scope is scope for a in assignments):
+            return f"imports or declares {new!r} itself"
+        fresh = next(name for name in (f"local_{new}", *(f"local_{new}_{i}"
+                                                         for i in range(2, 1000)))
+                     if name not in self._taken)
+        self._taken.add(fresh)
+        for assignment in assignments:
+            self._renames[assignment.node] = fresh
+            for access in assignment.references:
+                if isinstance(access.node, cst.Name):
+                    self._renames[access.node] = fresh
+        self.converted(node, f"initialize's local {new!r} -> {fresh!r} (its parameter "
+                       f"takes the name heronpy calls it with)")
+        return None
 
     def _scope(self, node: cst.FunctionDef):
         return self.get_metadata(ScopeProvider, node.body.body[0], None) \
@@ -339,6 +375,49 @@ def _forwarded(call: cst.Call) -> list[cst.Arg] | None:
             and isinstance(first.value, cst.Name) and first.value.value == "self":
         return list(call.args[1:])
     return None
+
+
+def _names(node: cst.CSTNode, within: tuple[type, ...] = ()) -> list[cst.Name]:
+    """Every Name under `node` (under a statement of the `within` kinds, when given)."""
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.depth = 0
+
+        def visit_Name(self, name: cst.Name) -> None:
+            if not within or self.depth:
+                found.append(name)
+
+        def on_visit(self, visited: cst.CSTNode) -> bool:
+            if within and isinstance(visited, within):
+                self.depth += 1
+            return super().on_visit(visited)
+
+        def on_leave(self, original: cst.CSTNode) -> None:
+            if within and isinstance(original, within):
+                self.depth -= 1
+            super().on_leave(original)
+
+    node.visit(Names())
+    return found
+
+
+def _variables(node: cst.CSTNode) -> list[cst.Name]:
+    """The Names under `node` that name a variable: not `x.attr`'s attr, not `f(kw=...)`'s
+    keyword, which a parameter of that name would not hide."""
+    skip: set[int] = set()
+
+    class Skips(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            skip.add(id(attribute.attr))
+
+        def visit_Arg(self, arg: cst.Arg) -> None:
+            if arg.keyword is not None:
+                skip.add(id(arg.keyword))
+
+    node.visit(Skips())
+    return [name for name in _names(node) if id(name) not in skip]
 
 
 def _text(statement: cst.BaseStatement) -> str:

@@ -81,6 +81,7 @@ class PullHost:
         self._next_at = 0.0  # when the last `next` went to the component
         self._started = False
         self._holding = False
+        self._up_when_told = False
         data, found = task.backlog
         if found:
             self._frames(data, found)
@@ -89,16 +90,25 @@ class PullHost:
         """The component asks for its first event: it is set up (see InstanceStarted)."""
         self._started = True
         self._task.announce_started()
+        if not self._up_when_told:
+            self._task.mark_up()
 
     def hold_start(self) -> None:
         """The component says itself when it is set up (`started`), not by asking for its
         first event: a multilang bolt is once its subprocess has initialized."""
         self._holding = True
 
+    def up_when_told(self) -> None:
+        """The component starts when it asks for its first event, as usual, but is up (its
+        uptime counts) only once it says so (`started`): a multilang spout's subprocess
+        answers its first command only once every task has started."""
+        self._up_when_told = True
+
     def started(self) -> None:
         self._holding = False
         if not self._started:
             self._announce()
+        self._task.mark_up()
 
     # -- for the component --------------------------------------------------------
 

@@ -257,6 +257,13 @@ class Task:
         else:
             self.user.prepare(self.user.config, self.context, self.emitter)
         self.component_open = True
+        self.mark_up()
+
+    def mark_up(self) -> None:
+        """The component is set up: this incarnation's uptime counts from now (a rollback
+        that sets it up again does not restart it)."""
+        if self.started_at is None:
+            self.started_at = time.monotonic()
 
     def announce_started(self) -> None:
         """The component is open or prepared: the stream manager may count this task

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
 import json
 import os
 import shutil
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SchedulerError
+from . import requirements as reqs
 
 # The plan's (topology-level) config key naming the interpreter its tasks run with.
 TASK_PYTHON = "heronbridge.task.python"
@@ -112,8 +112,9 @@ def mismatch(interpreter: Interpreter) -> str | None:
 @dataclass(frozen=True)
 class Spec:
     """What to build: `requirements` are pip requirement lines; `where` and `source` name
-    the topology and the file they came from (for messages); `folder` is where relative
-    paths in them start."""
+    the topology and the file they came from, `lines` each requirement's line number
+    there and `without` how to run the topology without its environment (for
+    messages); `folder` is where relative paths in them start."""
 
     where: str
     source: str
@@ -121,6 +122,8 @@ class Spec:
     interpreter: Interpreter
     flags: tuple[str, ...] = ()
     folder: str = "."
+    lines: tuple[int, ...] = ()
+    without: str = ""
 
     @property
     def key(self) -> str:
@@ -150,38 +153,6 @@ class Environment:
 
 # -- heronbridge's own requirements ---------------------------------------------------
 
-@functools.cache
-def runtime_requirements() -> dict[str, tuple[tuple[str, str], ...]]:
-    """{distribution: ((specifier, required by), ...)} for heronbridge and everything it
-    needs, transitively (no extras): what a task imports from heronbridge's environment."""
-    from importlib import metadata
-
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-
-    out: dict[str, list[tuple[str, str]]] = {"heronbridge": []}
-    todo = ["heronbridge"]
-    while todo:
-        parent = todo.pop()
-        try:
-            requires = metadata.distribution(parent).requires or []
-        except metadata.PackageNotFoundError:
-            continue
-        for text in requires:
-            try:
-                req = Requirement(text)
-            except InvalidRequirement:
-                continue
-            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
-                continue
-            name = canonicalize_name(req.name)
-            if name not in out:
-                out[name] = []
-                todo.append(name)
-            out[name].append((str(req.specifier), parent))
-    return {name: tuple(reqs) for name, reqs in out.items()}
-
-
 def runtime_version() -> str:
     from importlib import metadata
 
@@ -191,69 +162,24 @@ def runtime_version() -> str:
         return "(unknown version)"
 
 
-def provided(line: str) -> str | None:
-    """The version heronbridge's environment has of what requirement `line` asks for,
-    when it satisfies it (the line needs no install), else None. Lines that are not a
-    plain requirement (options, URLs, paths, extras) always need the installer."""
-    from importlib import metadata
-
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    if line.startswith("-") or "://" in line or "/" in line or line.startswith("."):
-        return None
-    try:
-        req = Requirement(line)
-    except InvalidRequirement:
-        return None
-    if req.url or req.extras:
-        return None
-    if req.marker is not None and not req.marker.evaluate():
-        return "(not for this platform)"
-    try:
-        version = metadata.version(req.name)
-    except metadata.PackageNotFoundError:
-        return None
-    return version if req.specifier.contains(version, prereleases=True) else None
-
-
-def requirement_lines(text: str) -> list[str]:
-    """A requirements file's lines that say something: comments, blanks and line
-    continuations handled as pip handles them."""
-    joined = text.replace("\\\n", "")
-    lines = []
-    for raw in joined.splitlines():
-        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
-        if line:
-            lines.append(line)
-    return lines
-
-
 def conflicts(site: Path) -> list[str]:
-    """What the environment's own packages (in `site`) would shadow of heronbridge's
-    that a task needs, at a version heronbridge does not accept; each named with why."""
+    """What the environment's own packages (in `site`) would shadow of what a task
+    imports from heronbridge's, at a version heronbridge does not accept; each named
+    with why."""
     from importlib import metadata
 
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.utils import canonicalize_name
+    return sorted({_conflict(dist.metadata["Name"] or "", dist.version, ())
+                   for dist in metadata.distributions(path=[str(site)])} - {""})
 
-    needed = runtime_requirements()
-    found = []
-    for dist in metadata.distributions(path=[str(site)]):
-        name = canonicalize_name(dist.metadata["Name"] or "")
-        if name == "heronbridge":
-            found.append("heronbridge itself (the runtime's own: tasks must import the "
-                         "heronbridge that runs them; remove it from the requirements)")
-            continue
-        for specifier, parent in needed.get(name, ()):
-            try:
-                ok = SpecifierSet(specifier).contains(dist.version, prereleases=True)
-            except InvalidSpecifier:
-                continue
-            if not ok:
-                found.append(f"{dist.metadata['Name']} {dist.version} (the tasks run "
-                             f"heronbridge, whose dependency {parent} needs "
-                             f"{dist.metadata['Name']}{specifier})")
-    return sorted(set(found))
+
+def _conflict(name: str, version: str, via: tuple[str, ...]) -> str:
+    """`name version (why it breaks the tasks; what asked for it)`, or "" when it does not."""
+    why = reqs.breaking(name, version)
+    if not why:
+        return ""
+    asked = [v for v in via if not v.startswith("-r ")]
+    by = f"; required by {', '.join(asked)}" if asked else ""
+    return f"{name} {version} (the tasks run heronbridge: {'; '.join(why)}{by})"
 
 
 # -- the cache ---------------------------------------------------------------------------
@@ -427,10 +353,30 @@ class Cache:
 def _refuse_conflicts(spec: Spec, root: Path) -> None:
     found = conflicts(site_packages(root))
     if found:
-        msg = (f"{spec.where}: {spec.source} installs what would break its tasks: "
-               f"{'; '.join(found)}; expected versions heronbridge accepts (or no pin: "
-               "heronbridge's own are importable in the virtualenv)")
-        raise EnvironmentBuildError(msg)
+        _refuse(spec, found)
+
+
+def _refuse(spec: Spec, found: list[str]) -> None:
+    msg = (f"{spec.where}: {spec.source} installs what would break its tasks: "
+           f"{'; '.join(found)}; expected versions heronbridge accepts: change the pin or "
+           "the requirement that asks for it, or drop it (heronbridge's own are importable "
+           "in the virtualenv)" + _without(spec))
+    raise EnvironmentBuildError(msg)
+
+
+def _without(spec: Spec) -> str:
+    return f"; {spec.without}" if spec.without else ""
+
+
+def _about(spec: Spec, output: str) -> str:
+    """`line 4, `git+...`: ` for the lines of the file an installer's output is about."""
+    if not spec.lines:
+        return ""
+    found = reqs.culprits(zip(spec.lines, spec.requirements, strict=True), output)
+    if not found:
+        return ""
+    said = "; ".join(f"line {n}, `{line}`" for n, line in found)
+    return f"{said}: "
 
 
 def _venv_command(spec: Spec, root: Path, uv: str | None) -> list[str]:
@@ -451,14 +397,18 @@ def _install_command(spec: Spec, root: Path, uv: str | None, requirements: Path,
             "--progress-bar", "off", *offline, "-r", str(requirements)]
 
 
-def _run(command: list[str], cwd: str, progress: Progress) -> tuple[int, list[str]]:
-    """Run an installer step, its output printed line by line as it comes."""
+def _installer_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX")}
     env.update(NO_COLOR="1", PIP_NO_INPUT="1")
+    return env
+
+
+def _run(command: list[str], cwd: str, progress: Progress) -> tuple[int, list[str]]:
+    """Run an installer step, its output printed line by line as it comes."""
     lines: list[str] = []
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          stdin=subprocess.DEVNULL, cwd=cwd, env=env, text=True,
+                          stdin=subprocess.DEVNULL, cwd=cwd, env=_installer_env(), text=True,
                           errors="replace") as proc:
         assert proc.stdout is not None  # noqa: S101 - a pipe was asked for
         for raw in proc.stdout:
@@ -467,6 +417,28 @@ def _run(command: list[str], cwd: str, progress: Progress) -> tuple[int, list[st
                 lines.append(line)
                 progress(f"  {line}")
     return proc.returncode, lines
+
+
+def _judge(spec: Spec, root: Path, uv: str, requirements: Path, progress: Progress) -> None:
+    """Resolve the requirements (`uv pip compile`: what the install would put in the
+    virtualenv, nothing installed) and refuse, before the install, what cannot be built
+    or would break the tasks. (pip has no resolution to read: without uv, only the
+    installed environment is judged.)"""
+    done = subprocess.run([uv, "pip", "compile", "--no-config", "--no-header", "--python",
+                           str(root / "bin" / "python"), str(requirements)],
+                          capture_output=True, stdin=subprocess.DEVNULL, cwd=spec.folder,
+                          env=_installer_env(), text=True, errors="replace", check=False)
+    said = [line.rstrip() for line in done.stderr.splitlines() if line.strip()]
+    if done.returncode != 0:
+        msg = (f"{spec.where}: {spec.source} cannot be installed: "
+               f"{_about(spec, done.stderr)}{' / '.join(said[-OUTPUT_TAIL:])}{_without(spec)}")
+        raise EnvironmentBuildError(msg)
+    for line in said:
+        progress(f"  {line}")
+    found = sorted({_conflict(p.name, p.version, p.via) for p in reqs.compiled(done.stdout)}
+                   - {""})
+    if found:
+        _refuse(spec, found)
 
 
 def build(spec: Spec, root: Path, progress: Progress, wheels: Path | None = None) -> None:
@@ -487,13 +459,19 @@ def build(spec: Spec, root: Path, progress: Progress, wheels: Path | None = None
         os.chmod(root, 0o700)
         requirements = root / REQUIREMENTS
         requirements.write_text("".join(f"{line}\n" for line in spec.requirements))
+        if uv is not None and wheels is None:  # shipped wheels were judged where built
+            _judge(spec, root, uv, requirements, progress)
         code, lines = _run(_install_command(spec, root, uv, requirements, wheels),
                            spec.folder, progress)
         if code != 0:
-            what = "cannot be installed from the wheels shipped with it (" \
-                f"{wheels}; built where it was submitted, for {spec.interpreter.platform})" \
-                if wheels is not None else "cannot be installed"
-            msg = (f"{spec.where}: {spec.source} {what}: " + " / ".join(lines[-OUTPUT_TAIL:]))
+            tail = " / ".join(lines[-OUTPUT_TAIL:])
+            if wheels is not None:
+                msg = (f"{spec.where}: {spec.source} cannot be installed from the wheels "
+                       f"shipped with it ({wheels}; built where it was submitted, for "
+                       f"{spec.interpreter.platform}): {tail}")
+            else:
+                msg = (f"{spec.where}: {spec.source} cannot be installed: "
+                       f"{_about(spec, chr(10).join(lines))}{tail}{_without(spec)}")
             raise EnvironmentBuildError(msg)
         write_pth(root)
         _refuse_conflicts(spec, root)

@@ -123,9 +123,19 @@ class Launch:
         self.last_report = report
         if on_report is not None:
             on_report(report)
-        failure = failures.start_failure(self.name, report)
+        self.refuse_start_failure(report)
+
+    def refuse_start_failure(self, report: Any,
+                             deaths: int = failures.START_RESTARTS) -> None:
+        """Raise when a task keeps dying (`deaths` times) before its component ever
+        started: while the topology starts, and after it (a multilang spout's subprocess is
+        up only once it answers its first command, which comes when every task has
+        started)."""
+        failure = failures.start_failure(self.name, report, deaths)
         if failure is not None:
-            msg = (f"{failure.where}: died {failure.restarts} times before it started; "
+            times = max(failure.restarts, failure.crashes)
+            msg = (f"{failure.where}: died {times} time{'s' if times != 1 else ''} before "
+                   f"it started; "
                    f"{failure.exception}{failure.at(self.source_of)}; its log: "
                    f"{self.task_log(failure.container, failure.component, failure.task)}")
             raise SchedulerError(msg)

@@ -1,9 +1,10 @@
 """Value serializers: how a batch of value lists becomes bytes and back.
 
 `json` gives what Storm's multilang shows a component: Python's JSON semantics, as
-pystorm's own encoder (tuples arrive as lists, dict keys as strings, NaN stays NaN, and
-a set or bytes is refused). `msgpack` is the same data model, smaller and faster;
-`pickle` carries any Python object between processes of one trusted host.
+pystorm's own encoder (simplejson) writes them: tuples arrive as lists, dict keys as
+strings, NaN stays NaN, bytes as the UTF-8 text they hold (a Kafka client's values), and
+a set, or bytes that are not UTF-8, is refused. `msgpack` is the same data model, smaller
+and faster; `pickle` carries any Python object between processes of one trusted host.
 """
 
 from __future__ import annotations
@@ -48,7 +49,38 @@ def _pickle_dumps(values: list) -> bytes:
     return pickle.dumps(values, protocol=5)
 
 
-_json_text = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+def _bytes_as_text(value: object) -> str:
+    """pystorm's encoder writes bytes as the UTF-8 text they hold (bytes that are not
+    UTF-8 raise, as there)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    msg = f"Object of type {type(value).__name__} is not JSON serializable"
+    raise TypeError(msg)
+
+
+def _text_keys(value: object) -> object:
+    """`value` with its dicts' bytes keys as text (json's `default` never sees a key)."""
+    if isinstance(value, dict):
+        return {(k.decode("utf-8") if isinstance(k, bytes) else k): _text_keys(v)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_text_keys(v) for v in value]
+    return value
+
+
+_json_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False,
+                                default=_bytes_as_text).encode
+
+
+def _json_text(records: list) -> str:
+    try:
+        return _json_encode(records)
+    except TypeError as exc:
+        if "keys must be" not in str(exc):
+            raise
+        return _json_encode(_text_keys(records))
+
+
 _json_fast = msgspec.json.Encoder().encode
 _SEQUENCES = frozenset({list, tuple})
 _PLAIN = frozenset({str, int, bool, type(None)})

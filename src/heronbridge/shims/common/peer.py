@@ -43,6 +43,31 @@ _PYSTORM = re.compile(r"Python (\w+) raised")
 _LAST_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+)(?::\s(.*))?$")
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def multilang_values(values: Any) -> Any:
+    """A component's emitted values as Storm's multilang carries them, whatever the
+    topology's serializer: bytes, at any depth, as the UTF-8 text they hold (pystorm's
+    JSON serializer writes them so; bytes that are not UTF-8 raise, as there). The json
+    serializer does this itself; the others' hosts call this on each emit."""
+    scalars = _SCALARS
+    for value in values:
+        if value.__class__ not in scalars:
+            return [_as_text(v) for v in values]
+    return values
+
+
+def _as_text(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, (list, tuple)):
+        return [_as_text(v) for v in value]
+    if isinstance(value, dict):
+        return {_as_text(k): _as_text(v) for k, v in value.items()}
+    return value
+
+
 def reported_origin(text: str) -> tuple[str, str, str]:
     """(type name, message, stack trace) of a reported error's text."""
     lines = text.splitlines()
@@ -64,9 +89,11 @@ def reported_origin(text: str) -> tuple[str, str, str]:
 
 
 class StormPeer:
-    """`pystorm`: the component is pystorm's, whose log messages come formatted."""
+    """`pystorm`: the component is pystorm's, whose log messages come formatted;
+    `storm_values`: emitted values take the form Storm's multilang gives them
+    (multilang_values), false for a heronpy component traced through this protocol."""
 
-    def __init__(self, host: Any, pystorm: bool = False) -> None:
+    def __init__(self, host: Any, pystorm: bool = False, storm_values: bool = True) -> None:
         self.host = host
         self.collector = host.collector
         self.is_spout = host.is_spout
@@ -79,6 +106,8 @@ class StormPeer:
         # timeouts after it arrived (its tree, emitted before that, expired within 1.5).
         # With acking and timeouts both on a held tuple stays valid, so none is released.
         conf = TopologyConfig.read(host.config, host.topology, host.component)
+        # The json serializer's encoder does it itself, at no cost per emit.
+        self.as_multilang = storm_values and conf.serializer != "json"
         self._generation_secs = (conf.message_timeout_secs
                                  if conf.message_timeouts or not conf.acking else None)
         self._older: deque[dict[str, Tuple]] = deque()
@@ -179,6 +208,8 @@ class StormPeer:
         task = msg.get("task")
         if not isinstance(values, (list, tuple)):
             self._refuse(f"an emit's tuple to be a list, received {values!r}")
+        if self.as_multilang:
+            values = multilang_values(values)
         if self.is_spout:
             tasks = self.collector.emit(values, msg_id=msg.get("id"), stream=stream,
                                         direct_task=task)

@@ -34,7 +34,7 @@ class Tracer:
         host = SimpleNamespace(collector=collector, is_spout=is_spout, config=config,
                                context=context, topology=context.topology_name,
                                component=context.component_id, task=context.task_id)
-        self.peer = StormPeer(host)
+        self.peer = StormPeer(host, storm_values=False)  # heronpy's values as Heron's
         self.down(self.peer.handshake(os.path.join(os.getcwd(), ".pids")))
         self.up({"pid": os.getpid()})
 

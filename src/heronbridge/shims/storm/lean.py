@@ -39,7 +39,7 @@ from heronbridge.runtime.plan.logical import resolve_import_path
 
 from ..common.hooks import Probe
 from ..common.logs import prefixed_log
-from ..common.peer import StormPeer
+from ..common.peer import StormPeer, multilang_values
 from . import ShimError, keys
 from .state import is_stateful
 
@@ -262,8 +262,16 @@ class LeanHost:
         held = self._held
         return [held(a, "emit anchored onto") for a in anchors]
 
+    def _emit(self) -> Callable[..., Any]:
+        """The collector's emit, taking values as Storm's multilang carries them (the
+        json serializer does that itself: no cost per emit then)."""
+        emit = self.collector.emit
+        if not self.peer.as_multilang:
+            return emit
+        return lambda values, *args: emit(multilang_values(values), *args)
+
     def _bolt_emit(self, no_task_ids: bool) -> Callable[..., Any]:
-        comp, emit, anchored, probe = self.comp, self.collector.emit, self._anchors, self.probe
+        comp, emit, anchored, probe = self.comp, self._emit(), self._anchors, self.probe
 
         def bolt_emit(tup: Any, stream: str | None = None, anchors: Any = None,
                       direct_task: int | None = None, need_task_ids: bool = False) -> Any:
@@ -292,7 +300,7 @@ class LeanHost:
         return bolt_emit
 
     def _spout_emit(self) -> Callable[..., Any]:
-        emit, probe = self.collector.emit, self.probe
+        emit, probe = self._emit(), self.probe
 
         def spout_emit(tup: Any, tup_id: Any = None, stream: str | None = None,
                        direct_task: int | None = None, need_task_ids: bool = False) -> Any:

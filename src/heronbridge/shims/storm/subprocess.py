@@ -326,6 +326,11 @@ class ShellComponent(LoopOwner):
 
     def _spout_loop(self) -> None:
         host, peer = self.host, self.peer
+        # pystorm initializes the component after the handshake, and says nothing until
+        # it answers a command: the task is up once the first sync comes back (a child
+        # that dies in `initialize` never starts, as an in-process spout never does).
+        host.up_when_told()
+        up = False
         while True:
             event = host.next_command(timeout=0.1)
             if event is None:
@@ -351,3 +356,6 @@ class ShellComponent(LoopOwner):
             self.last_heard = time.monotonic()
             self._send(peer.command_message(*event))
             self._wait_child(lambda: peer.synced)
+            if not up and peer.synced:
+                up = True
+                host.started()

@@ -1,5 +1,5 @@
 from parts.bolts import DirectBolt, ErringDroppingBolt, SeenBolt
-from parts.spouts import NumberSpout
+from parts.spouts import BytesSpout, NumberSpout
 from streamparse import Grouping, Topology
 
 PARTIAL_KEY = Grouping.custom_object("org.apache.storm.grouping.PartialKeyGrouping", [])
@@ -7,7 +7,7 @@ PARTIAL_KEY = Grouping.custom_object("org.apache.storm.grouping.PartialKeyGroupi
 
 class Groupings(Topology):
     """A subscriber per grouping, a direct stream, and a bolt whose unacked tuples time out
-    (run with a small topology.max.spout.pending)."""
+    (run with a small topology.max.spout.pending); and a spout that emits bytes."""
 
     numbers = NumberSpout.spec()
     shuffled = SeenBolt.spec(inputs={numbers: Grouping.SHUFFLE}, par=2)
@@ -20,3 +20,5 @@ class Groupings(Topology):
     router = DirectBolt.spec(inputs={numbers: Grouping.SHUFFLE})
     sink = SeenBolt.spec(inputs={router["routed"]: Grouping.DIRECT}, par=2)
     dropper = ErringDroppingBolt.spec(inputs={numbers: Grouping.SHUFFLE})
+    raw = BytesSpout.spec()
+    texted = SeenBolt.spec(inputs={raw: Grouping.SHUFFLE})

@@ -122,13 +122,14 @@ class ProbeBolt(Bolt, Recorder):
 
 
 class ShapeBolt(Bolt):
-    """Emits values that a JSON round trip changes: a tuple, and a dict with int keys."""
+    """Emits values that a JSON round trip changes: a tuple, a dict with int keys, and
+    bytes (pystorm's encoder writes the UTF-8 text they hold)."""
 
-    outputs = ["pair", "table", "text"]
+    outputs = ["pair", "table", "text", "raw"]
 
     def process(self, tup):
         n = tup.values[0]
-        self.emit([(n, n + 1), {n: "x", "k": [1, (2, 3)]}, f"n={n}"])
+        self.emit([(n, n + 1), {n: "x", "k": [1, (2, 3)]}, f"n={n}", f"n={n}".encode()])
 
 
 class LoggingBolt(Bolt, Recorder):

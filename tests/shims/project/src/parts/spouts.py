@@ -58,3 +58,18 @@ class RetryingSpout(Counting, ReliableSpout):
     def fail(self, tup_id):
         self.record(event="fail", id=tup_id)
         super().fail(tup_id)
+
+
+class BytesSpout(Spout):
+    """Emits bytes, as a Kafka consumer's msg.value() returns them, and bytes in a list."""
+
+    outputs = ["value", "more"]
+
+    def initialize(self, conf, ctx):
+        self.count = conf.get("test.count", 50)
+        self.n = 0
+
+    def next_tuple(self):
+        if self.n < self.count:
+            self.emit([f"dog-{self.n}".encode(), [b"nested", self.n]], tup_id=self.n)
+            self.n += 1

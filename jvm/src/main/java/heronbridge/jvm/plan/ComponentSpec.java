@@ -117,7 +117,7 @@ public final class ComponentSpec {
             cls = Class.forName(className, true, loader);
         } catch (ClassNotFoundException | NoClassDefFoundError e) {
             throw new HostError(where + ": expected a class on the task's classpath, received '" + className
-                + "', which is not on it (" + e + "); classpath: " + classpath(), e);
+                + "', which is not on it (" + e + "); " + WHERE_JARS_GO, e);
         }
         Constructor<?> cons;
         try {
@@ -162,14 +162,13 @@ public final class ComponentSpec {
         }
     }
 
-    /** The task's classpath, its jars by file name (the folders are the runtime's). */
-    static String classpath() {
-        StringJoiner out = new StringJoiner(":");
-        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
-            out.add(Path.of(entry).getFileName() == null ? entry : Path.of(entry).getFileName().toString());
-        }
-        return out.toString();
-    }
+    /**
+     * Where a project's Java classes come from: the classpath itself (the host's jar, Storm's
+     * and the project's) is kilobytes of names no one reads in an error.
+     */
+    static final String WHERE_JARS_GO = "the project's Java classes come from its jar in lein's target folder "
+        + "(`lein jar`) or from the jars of a folder given with `--java-jars DIR`, with the classes they need "
+        + "(an uberjar, or each dependency's jar there too)";
 
     private static String signature(List<Class<?>> types) {
         StringJoiner out = new StringJoiner(", ", "(", ")");

@@ -6,7 +6,7 @@ Each node is broker and controller at once (`process.roles=broker,controller`), 
 node a voter of the controller quorum. A cluster's folder holds `cluster.id` and one
 folder per node: `server.properties`, `data/` (formatted once by Kafka's StorageTool,
 kept across restarts), `logs/server.log`, `stderr.log`. The jars are resolved by Maven
-from this package's pom into `<home>/kafka/<version>/`, once.
+from the pom beside this module into `<home>/kafka/<version>/`, once.
 """
 
 from __future__ import annotations
@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import maven
-from . import KafkaBrokerError
+from . import JvmError, maven
 
 PACKAGE = Path(__file__).resolve().parent
-POM = PACKAGE / "pom.xml"
-LOG_CONFIG = PACKAGE / "log4j2.properties"
+POM = PACKAGE / "kafka-pom.xml"
+LOG_CONFIG = PACKAGE / "kafka-log4j2.properties"
 NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 JVM_OPTIONS = ["-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
 STARTED = "Kafka Server started"
@@ -38,6 +37,10 @@ STOP_GRACE = 30.0  # a controlled shutdown moves leadership away first
 PORT_IN_USE = "Address already in use"
 START_TRIES = 4  # chosen ports taken before the broker bound them: new ones, this often
 BIND_WAIT = 30.0  # a restarted node's port held by another socket: retry this long
+
+
+class KafkaBrokerError(JvmError):
+    """A Kafka broker could not be fetched, set up, started or stopped."""
 
 
 @dataclass(frozen=True)
@@ -64,10 +67,7 @@ def fetch(home: Path | None = None, log: maven.Log | None = None) -> KafkaInstal
     java = maven.find_java("Apache Kafka", KafkaBrokerError)
     version = kafka_version()
     directory = Path(home or default_home()) / "kafka" / version
-    directory.mkdir(parents=True, exist_ok=True)
-    with maven.locked(directory / ".lock"):
-        jars = maven.resolved(directory, POM) or maven.resolve(
-            directory, POM, f"Apache Kafka {version}", KafkaBrokerError, say)
+    jars, _ = maven.fetch(directory, POM, f"Apache Kafka {version}", KafkaBrokerError, say)
     return KafkaInstall(version, jars, java, directory)
 
 

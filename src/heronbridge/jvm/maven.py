@@ -1,6 +1,7 @@
-"""Java programs from Maven Central's jars, as the suite runs them (Apache Storm, an Apache
-Kafka broker): the `java` to run them with, and a pom's dependencies resolved by Maven
-once into a classpath file kept beside a copy of the pom and its digest."""
+"""Java programs from Maven Central's jars (Apache Storm, an Apache Kafka broker): the
+`java` to run them with, a pom's dependencies resolved by Maven once into a classpath file
+kept beside a copy of the pom and its digest, and single jars Maven cannot resolve, taken
+from a Maven repository's layout and checked against its SHA-1."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import os
 import re
 import shutil
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +21,10 @@ MIN_JAVA = 17  # Storm 2.8 and Kafka 4 run on Java 17 and later
 MAVEN_TIMEOUT = 900.0
 TAIL_LINES = 25
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# Single jars are read from the local Maven repository if they are there, else downloaded
+# from this Maven repository.
+REPOSITORY_ENV = "HERONBRIDGE_MAVEN_REPOSITORY"
+CENTRAL = "https://repo.maven.apache.org/maven2"
 
 Log = Callable[[str], None]
 
@@ -121,6 +128,18 @@ def resolve(directory: Path, pom: Path, what: str, error: type[Exception],
     return jars
 
 
+def fetch(directory: Path, pom: Path, what: str, error: type[Exception], say: Log,
+          singles: tuple[tuple[str, str, str], ...] = ()) -> tuple[list[Path], list[Path]]:
+    """`pom`'s jars resolved into `directory` on first use, then reused, and the single
+    jars `singles` names (group, artifact, version): one fetch at a time per folder."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with locked(directory / ".lock"):
+        jars = resolved(directory, pom) or resolve(directory, pom, what, error, say)
+        taken = [single_jar(directory, *coordinates, what.rsplit(" ", 1)[0], error, say)
+                 for coordinates in singles]
+    return jars, taken
+
+
 def tail(path: Path, lines: int = TAIL_LINES) -> str:
     try:
         text = path.read_text(errors="replace")
@@ -128,3 +147,39 @@ def tail(path: Path, lines: int = TAIL_LINES) -> str:
         return f"(cannot read it: {exc})"
     text = ANSI.sub("", text)  # Maven colours its output even in batch mode
     return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def single_jar(directory: Path, group: str, artifact: str, version: str, what: str,
+               error: type[Exception], say: Log) -> Path:
+    """One jar by its coordinates, copied into `directory` once: from the local Maven
+    repository when it is there, else from $HERONBRIDGE_MAVEN_REPOSITORY (Maven Central
+    by default), checked against the repository's SHA-1; `what` needs it ("Apache Storm")."""
+    name = f"{artifact}-{version}.jar"
+    jar = directory / name
+    if jar.is_file():
+        return jar
+    layout = f"{group.replace('.', '/')}/{artifact}/{version}/{name}"
+    local = Path.home() / ".m2" / "repository" / layout
+    if local.is_file():
+        shutil.copyfile(local, jar)
+        return jar
+    repository = os.environ.get(REPOSITORY_ENV) or CENTRAL
+    url = f"{repository.rstrip('/')}/{layout}"
+    say(f"downloading {url}")
+    part = directory / (name + ".part")
+    try:
+        with urllib.request.urlopen(url + ".sha1", timeout=60) as r:
+            expected = r.read().decode().split()[0].strip().lower()
+        with urllib.request.urlopen(url, timeout=300) as r, part.open("wb") as f:
+            shutil.copyfileobj(r, f)
+    except (urllib.error.URLError, OSError, IndexError) as exc:
+        msg = (f"downloading {artifact} {version} for {what} failed: GET {url}: {exc} (set "
+               f"{REPOSITORY_ENV} to a Maven repository this machine reaches)")
+        raise error(msg) from exc
+    got = hashlib.sha1(part.read_bytes()).hexdigest()
+    if got != expected:
+        part.unlink()
+        msg = f"downloading {url}: expected SHA-1 {expected}, received a file with {got}"
+        raise error(msg)
+    part.replace(jar)
+    return jar
