@@ -52,9 +52,9 @@ from zkserver import running_zookeeper  # noqa: E402
 pytestmark = [pytest.mark.faults, pytest.mark.integration]
 # Every test runs beside the others: each nemesis acts on what its own test started. A
 # partition or a host cut off drops only what the test's host cgroups send (iptables
-# `-m cgroup`); the ZooKeeper server stopped is the module's own, which its tests use one
-# after another on one xdist worker; the clock jumps for the processes started under the
-# test's own libfaketime file; the full checkpoint root is a tmpfs of the test's own.
+# `-m cgroup`); the ZooKeeper server stopped is the test's own; the clock jumps for the
+# processes started under the test's own libfaketime file; the full checkpoint root is a
+# tmpfs of the test's own.
 
 FULL = size() == "full"
 
@@ -72,12 +72,14 @@ def schedule_catalog() -> list:
             Kill("executor"), Kill("topology master"), *catalog()]
 
 
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory):
+@pytest.fixture
+def zookeeper(tmp_path):
+    """A server of the test's own (a start takes about 2 s): the nemeses stop it, and the
+    tests using it run on any xdist worker, side by side."""
     why = needs_root("the fault suite's network nemeses")
     if why:
         pytest.fail(why)
-    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as server:
+    with running_zookeeper(tmp_path / "zookeeper") as server:
         yield server
 
 
