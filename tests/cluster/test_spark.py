@@ -362,6 +362,10 @@ def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path
 # -- a topology's own virtualenv travels with it ------------------------------------------
 
 
+# Two submissions that each build a virtualenv's wheels (pip, CPU-bound), after the run's
+# Spark cluster started in its setup when it comes first: 160 s in CI, over 300 s with the
+# two cores four times oversubscribed, every step still on its way.
+@pytest.mark.timeout(600)
 def test_conflicting_pins_run_side_by_side_on_the_cluster(spark, zookeeper, tmp_path):
     """The semver 2 and semver 3 example projects, submitted at once: each ships its
     virtualenv as wheels, which the workers install with no package index into their
