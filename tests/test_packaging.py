@@ -4,10 +4,17 @@ way (DESIGN.md's layers, and inside the runtime) and never run in a circle."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "heronbridge"
+
+
+@functools.cache
+def nodes(source: str) -> tuple[ast.AST, ...]:
+    """Every node of a module's tree: parsed once for the checks below."""
+    return tuple(ast.walk(ast.parse(source)))
 
 
 def test_every_package_folder_has_an_init():
@@ -55,7 +62,7 @@ def imported_modules(path: Path, root: Path = PACKAGE,
     every string too (the module names given to importlib)."""
     package = ["heronbridge", *path.parent.relative_to(root).parts]
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes(path.read_text()):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -148,7 +155,7 @@ def runtime_imports(path: Path, root: Path = PACKAGE) -> set[tuple[str, int]]:
     """(runtime part, line) for each runtime module the file imports."""
     package = ["heronbridge", *path.parent.relative_to(root).parts]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes(path.read_text()):
         if isinstance(node, ast.ImportFrom):
             base = package[:len(package) - node.level + 1] if node.level else []
             module = [*base, node.module] if node.module else base
@@ -208,7 +215,7 @@ def import_graph(root: Path) -> dict[str, set[str]]:
     for module, path in modules.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         edges = graph.setdefault(module, set())
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in nodes(path.read_text()):
             if isinstance(node, ast.ImportFrom):
                 base = package.split(".")
                 base = base[:len(base) - node.level + 1] if node.level else []

@@ -3,11 +3,18 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import io
 import json
+import os
+import select
+import subprocess
 import sys
+import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import psutil
@@ -21,6 +28,104 @@ from heronbridge.runtime.statemgr import StateManager
 # The installed console script, as a user runs it (`python -m heronbridge` from the
 # repository root would import the source folder `heronbridge/` instead of the package).
 HERONBRIDGE = str(Path(sys.executable).parent / "heronbridge")
+# What a Python process reads as it starts: a forked command has the forking process's.
+STARTUP_ENV = ("PYTHON", "LC_", "LANG")
+
+
+def startup_env(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(STARTUP_ENV)}
+
+
+class WarmCli:
+    """tests/warm_cli.py, started once per test process: `heronbridge` commands forked from
+    a process that has done their imports."""
+
+    def __init__(self) -> None:
+        requests, self._requests = os.pipe()
+        self._replies, replies = os.pipe()
+        self.startup = startup_env(os.environ)
+        # Its standard files are no terminal, as a captured command's are not: what the
+        # CLI decides on import from them (the tables' width) is what the command decides.
+        self.log = tempfile.NamedTemporaryFile(prefix="warm-cli-", suffix=".log")
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("warm_cli.py")), str(requests),
+             str(replies)], pass_fds=(requests, replies), stdin=subprocess.DEVNULL,
+            stdout=self.log, stderr=self.log)
+        os.close(requests)
+        os.close(replies)
+        self._buffer = b""
+        self.lock = threading.Lock()
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        """Its requests end: it exits (a command still running ends with its timeout)."""
+        with contextlib.suppress(OSError):
+            os.close(self._requests)
+        self.process.wait(timeout=30)
+        self.log.close()
+
+    def _reply(self, deadline: float | None) -> dict | None:
+        """The next reply; None when the deadline passes first."""
+        while b"\n" not in self._buffer:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self._replies], [], [], wait)[0]:
+                return None
+            chunk = os.read(self._replies, 4096)
+            if not chunk:
+                said = Path(self.log.name).read_text(errors="replace")[-3000:]
+                msg = f"tests/warm_cli.py exited with {self.process.wait()}: {said}"
+                raise RuntimeError(msg)
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def run(self, args: list[str], cwd: str, env: dict[str, str], stdin: str, stdout: str,
+            stderr: str, timeout: float | None) -> int | None:
+        """The command's exit status; None (the command killed) when it outlives
+        `timeout`."""
+        request = {"args": args, "cwd": cwd, "env": env, "stdin": stdin, "stdout": stdout,
+                   "stderr": stderr}
+        with self.lock:
+            os.write(self._requests, (json.dumps(request) + "\n").encode())
+            pid = self._reply(None)["pid"]
+            deadline = None if timeout is None else time.monotonic() + timeout
+            done = self._reply(deadline)
+            if done is None:
+                os.kill(pid, 9)
+                self._reply(None)
+                return None
+            return done["returncode"]
+
+
+_warm: WarmCli | None = None
+
+
+def heronbridge(*args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None,
+                timeout: float | None = 120, text: bool = True,
+                input: str | bytes | None = None) -> subprocess.CompletedProcess:
+    """`heronbridge ARGS` run to its end, as subprocess.run(..., capture_output=True) runs
+    the installed command, but forked from a process that has its imports done (a
+    command whose environment changes how Python starts runs as a plain subprocess)."""
+    global _warm
+    env = dict(os.environ if env is None else env)
+    cwd = str(cwd or os.getcwd())
+    if _warm is None or _warm.process.poll() is not None:
+        _warm = WarmCli()
+    if startup_env(env) != _warm.startup:
+        return subprocess.run([HERONBRIDGE, *args], cwd=cwd, env=env, timeout=timeout,
+                              text=text, input=input, capture_output=True, check=False)
+    with tempfile.TemporaryDirectory(prefix="heronbridge-cli-") as folder:
+        files = {name: Path(folder) / name for name in ("stdin", "stdout", "stderr")}
+        data = input.encode() if isinstance(input, str) else input or b""
+        for name, path in files.items():
+            path.write_bytes(data if name == "stdin" else b"")
+        code = _warm.run(list(args), cwd, env, *map(str, files.values()), timeout)
+        out, err = (files[n].read_bytes() for n in ("stdout", "stderr"))
+    if text:  # decoded as subprocess decodes: the locale's encoding, universal newlines
+        out, err = (io.TextIOWrapper(io.BytesIO(b)).read() for b in (out, err))
+    if code is None:  # what it wrote goes with the error, as subprocess.run gives it
+        raise subprocess.TimeoutExpired([HERONBRIDGE, *args], timeout, out, err)
+    return subprocess.CompletedProcess([HERONBRIDGE, *args], code, out, err)
 
 
 class Running(Launch):
@@ -91,13 +196,9 @@ def storm_leftovers(run_dir: Path, pids: set[int] = frozenset()) -> list[str]:
 def bench_verb(tmp_path: Path, project: Path, *args: str,
                timeout: float = 400) -> tuple[dict, str]:
     """Run `heronbridge bench` on `project` into tmp_path/out: (its JSON, its table)."""
-    import subprocess
-
     out = tmp_path / "result.json"
-    done = subprocess.run([HERONBRIDGE, "bench", "--project", str(project),
-                           "--out", str(tmp_path / "out"), "--json", str(out), *args],
-                          capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
-                          check=False)
+    done = heronbridge("bench", "--project", str(project), "--out", str(tmp_path / "out"),
+                       "--json", str(out), *args, timeout=timeout, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text()), done.stdout
 
@@ -127,9 +228,7 @@ def start_chromium(window_size: str = "1400,1000"):
 def ui_verb(home: Path, *args: str):
     """`heronbridge ui --home HOME --port 0 ARGS...` as a user starts it; yields a function
     that GETs a path from it as JSON. Stopped with SIGTERM; it takes its address back."""
-    import os
     import signal
-    import subprocess
     import urllib.request
 
     process = subprocess.Popen([HERONBRIDGE, "ui", "--home", str(home), "--port", "0", *args],

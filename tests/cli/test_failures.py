@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from testkit import HERONBRIDGE
+from testkit import HERONBRIDGE, heronbridge
 
 from heronbridge.runtime.metrics_manager.sink import latest_samples
 
@@ -151,15 +151,13 @@ def project(tmp_path: Path, name: str, imports: str, body: str,
 
 
 class Watched:
-    """`heronbridge run` with its stderr read line by line, each line timed."""
+    """`heronbridge run` in the background, for a test that stops it."""
 
     def __init__(self, tmp_path: Path, *args: str, cwd: Path | None = None) -> None:
         self.home = tmp_path / "home"
-        self.began = time.monotonic()
         self.process = subprocess.Popen(
             [HERONBRIDGE, "run", *args, "--home", str(self.home)], cwd=cwd,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines: list[tuple[float, str]] = []
 
     def finish(self, timeout: float = 240) -> tuple[int, str, str]:
         try:
@@ -173,7 +171,13 @@ class Watched:
 
 def run(tmp_path: Path, *args: str, timeout: float = 240,
         cwd: Path | None = None) -> tuple[int, str, str]:
-    return Watched(tmp_path, *args, cwd=cwd).finish(timeout)
+    """`heronbridge run ARGS` to its end: (exit code, stdout, stderr)."""
+    try:
+        done = heronbridge("run", *args, "--home", str(tmp_path / "home"), cwd=cwd,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"heronbridge run did not end within {timeout}s:\n{exc.stderr[-4000:]}")
+    return done.returncode, done.stdout, done.stderr
 
 
 def first_error(err: str, component: str) -> str:
@@ -351,6 +355,7 @@ def test_a_crash_after_start_is_told_while_running_and_counted_once(tmp_path, mu
     assert err.index(spout) < len(err) and "totals over" in out
     [end] = [line for line in err.splitlines() if "never stayed up" in line]
     # Both of the spout's tasks, each with what it raised.
+    assert "component 'lines' (" in end, end
     lines = end[end.index("component 'lines' ("):]
     assert len(re.findall(r"task \d+: crashed \d+ times?, longest run \d+\.\ds; "
                           r"AttributeError: '_io.TextIOWrapper' object has no attribute 'next' "

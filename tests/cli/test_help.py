@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
 
 import pytest
-from testkit import HERONBRIDGE
+from testkit import heronbridge
 
 from heronbridge.cli import build_parser
 
@@ -28,12 +27,6 @@ VERBS = verbs_of(build_parser())
 def test_the_verb_list_is_read_from_the_parser():
     assert {"run", "submit", "list", "kill", "activate", "deactivate", "migrate", "conform",
             "bench", "storm", "storm fetch"} <= set(VERBS)
-
-
-def heronbridge(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([HERONBRIDGE, *args], capture_output=True,
-                          check=False,
-                          text=True, timeout=60)
 
 
 def test_help_lists_every_verb():

@@ -9,14 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from testkit import HERONBRIDGE, read_jsonl, wait_until
+from testkit import heronbridge, read_jsonl, wait_until
 
 PROJECT = Path(__file__).resolve().parents[1] / "shims" / "project"
 
 
 def run(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([HERONBRIDGE, "run", *args, "--home", str(home)],
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    return heronbridge("run", *args, "--home", str(home), timeout=timeout)
 
 
 def project_with(tmp_path: Path, topology: str, source: str) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from testkit import HERONBRIDGE, read_jsonl, wait_until
+from testkit import HERONBRIDGE, heronbridge, read_jsonl, wait_until
 
 # One xdist worker: leftovers() counts every `cli-test` task on the machine.
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("cli-test")]
@@ -20,8 +20,7 @@ WORDCOUNT = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies
 
 
 def cli(home, *args, timeout=120):
-    return subprocess.run([HERONBRIDGE, *args, "--home", str(home)],
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    return heronbridge(*args, "--home", str(home), timeout=timeout)
 
 
 def leftovers(home) -> list[str]:
@@ -78,6 +77,9 @@ def test_submit_list_deactivate_activate_kill(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "submitted cli-test" in result.stdout
     try:
+        again = cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={out}")
+        assert again.returncode == 1  # two topologies with one name cannot run at once
+        assert "topology 'cli-test': already running on this machine" in again.stderr
         listing = cli(tmp_path, "list")
         assert "cli-test" in listing.stdout and "RUNNING" in listing.stdout
         wait_until(lambda: emits(out) > 100, 30, "emits")
@@ -120,24 +122,13 @@ def test_killing_the_scheduler_outright_leaves_no_orphan(tmp_path):
     assert "removed its stale state" in cleaned.stdout
 
 
-def test_two_topologies_with_one_name_cannot_run_at_once(tmp_path):
-    assert cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={tmp_path}").returncode == 0
-    try:
-        again = cli(tmp_path, "submit", TOPOLOGY, "-o", f"test.out={tmp_path}")
-        assert again.returncode == 1
-        assert "topology 'cli-test': already running on this machine" in again.stderr
-    finally:
-        cli(tmp_path, "kill", "cli-test")
-
-
 def test_a_streamparse_project_submitted_from_its_folder_runs_until_killed(tmp_path):
     """`heronbridge submit` inside a project, as `sparse submit`; with --multilang each
     component is a child of its task, and kill leaves none of them behind."""
     out = tmp_path / "out"
-    submitted = subprocess.run(
-        [HERONBRIDGE, "submit", "--multilang", "--home", str(tmp_path),
-         "-o", "wordcount.rounds=100000", "-o", f"example.output.dir={out}"],
-        cwd=WORDCOUNT, capture_output=True, text=True, timeout=120, check=False)
+    submitted = heronbridge("submit", "--multilang", "--home", str(tmp_path), "-o",
+                            "wordcount.rounds=100000", "-o", f"example.output.dir={out}",
+                            cwd=WORDCOUNT)
     assert submitted.returncode == 0, submitted.stderr
     try:
         assert "wordcount" in cli(tmp_path, "list").stdout

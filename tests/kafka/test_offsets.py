@@ -70,6 +70,14 @@ def test_settings_errors_name_the_task_the_key_and_what_was_received():
                                  "received 0")
     with pytest.raises(KafkaComponentError, match="kafka.spout.topics"):
         SpoutSettings.read({"kafka.bootstrap.servers": "h:1"}, WHERE)
+    with pytest.raises(KafkaComponentError) as caught:  # no limit is no window: refused
+        SpoutSettings.read({"kafka.bootstrap.servers": "h:1", "kafka.spout.topics": "t",
+                            "kafka.spout.max.uncommitted.offsets": None}, WHERE)
+    assert str(caught.value).endswith("expected kafka.spout.max.uncommitted.offsets to be a "
+                                      "whole number >= 1, received None")
+    retries = SpoutSettings.read({"kafka.bootstrap.servers": "h:1", "kafka.spout.topics": "t",
+                                  "kafka.spout.retry.max.retries": None}, WHERE)
+    assert retries.retry.max_retries is None  # retried for ever, as storm-kafka-client's
     s = SpoutSettings.read({"kafka.bootstrap.servers": "h:1", "kafka.spout.topics": "b, a,b",
                             "topology.reliability.mode": "EFFECTIVELY_ONCE"}, WHERE)
     assert s.topics == ["a", "b"] and s.group_id == "top-lines" and s.effectively_once

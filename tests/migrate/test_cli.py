@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from testkit import HERONBRIDGE
+from testkit import heronbridge
 
 from heronbridge.migrate.runner import migrate
 
@@ -31,8 +31,7 @@ UNSUPPORTED = "from streamparse import StormHandler\n\nHANDLER = StormHandler\n"
 
 
 def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([HERONBRIDGE, "migrate", *args], check=False, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    return heronbridge("migrate", *args, cwd=tmp_path)
 
 
 def project(tmp_path: Path) -> Path:
@@ -142,8 +141,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
 def applies(tmp_path: Path, project: Path) -> None:
     """`migrate --diff` of `project`, applied by git apply and by patch -p1 to copies of
     it, makes the tree `migrate` makes in place."""
-    diff = subprocess.run([HERONBRIDGE, "migrate", ".", "--diff", "--jobs", "1"], cwd=project,
-                          capture_output=True, check=False, timeout=300)
+    diff = heronbridge("migrate", ".", "--diff", "--jobs", "1", cwd=project, text=False,
+                       timeout=300)
     assert diff.returncode == 0, diff.stderr.decode()
     assert diff.stdout.startswith(b"--- a/"), diff.stdout[:200]
     (tmp_path / "m.diff").write_bytes(diff.stdout)
@@ -175,8 +174,7 @@ def test_the_diff_of_files_without_a_final_newline_and_with_crlf_applies(tmp_pat
     (project / "pkg" / "bolt.py").write_text(BOLT.rstrip("\n"))  # no final newline
     (project / "pkg" / "windows.py").write_bytes(BOLT.replace("\n", "\r\n").encode())
     (project / "pkg" / "after.py").write_text(BOLT.replace("Up", "After"))
-    diff = subprocess.run([HERONBRIDGE, "migrate", str(project), "--diff"], cwd=tmp_path,
-                          capture_output=True, check=False, timeout=120).stdout
+    diff = heronbridge("migrate", str(project), "--diff", cwd=tmp_path, text=False).stdout
     assert b"+++ b/pkg/bolt.py" in diff and b"/project/" not in diff
     assert b"\n\\ No newline at end of file\n" in diff
     applies(tmp_path, project)

@@ -22,8 +22,6 @@ from heronbridge.migrate.runner import migrate
 from heronbridge.runtime.telemetry import ACK_COUNT, ERROR_COUNT
 from heronbridge.shims.heronpy.migrated import Unported
 
-pytestmark = pytest.mark.integration
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
 PROJECTS = sorted(p.parent for p in EXAMPLES.glob("*/config.json"))
 CASES = {c.name: c for c in ALL_CASES if "config.json" in {**c.before, **c.extra}}
@@ -90,6 +88,7 @@ def test_each_migrated_topology_loads_or_refuses_with_its_marker(project, topolo
 @pytest.mark.compat("api/spouts", "api/bolts", "heronpy/Spout and Bolt",
                     "heronpy/TopologyBuilder and Topology", on="heronpy")
 @copy_group("attributes")
+@pytest.mark.integration
 def test_the_migrated_attributes_example_reads_what_the_original_reads(home, state,
                                                                       tmp_path_factory,
                                                                       tmp_path):

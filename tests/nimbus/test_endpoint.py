@@ -31,8 +31,6 @@ from heronbridge.runtime.scheduler import Home
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "security"))
 from tlskit import CertificateAuthority  # noqa: E402
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture
 def endpoint(tmp_path):
@@ -106,6 +104,7 @@ def test_errors_are_nimbus_exceptions(endpoint, tmp_path):
     assert old.getClusterInfo().topologies == []  # the connection still serves
 
 
+@pytest.mark.integration
 def test_java_components_are_refused_by_name_without_a_jvm_host(endpoint, tmp_path):
     from streamparse import Grouping, JavaSpout, ShellBolt, Topology
     from streamparse.thrift import InvalidTopologyException, SubmitOptions, TopologyInitialStatus
@@ -162,6 +161,7 @@ def test_beyond_loopback_only_with_mutual_tls(tmp_path):
         state.close()
 
 
+@pytest.mark.integration
 def test_plain_port_takes_this_users_processes_only(endpoint):
     """The loopback port serves this user's (and root's) processes, as the runtime's Unix
     sockets do; another local user's connection is closed unread."""

@@ -20,16 +20,23 @@ PROJECT = Path(__file__).parent / "project"
 
 
 @pytest.fixture(autouse=True)
-def task_process_state():
+def task_process_state(tmp_path_factory):
     """What hosting components changes in a task's process (pystorm's log handlers, the
-    runtime's own logger, the working folder, sys.path) is put back after each test."""
+    runtime's own logger, the working folder, sys.path, the project's modules) is put back
+    after each test: a later test in this process may load another project whose modules
+    have the same names (`parts`)."""
     root, ours = logging.getLogger(), logging.getLogger("heronbridge")
     saved = (list(root.handlers), root.level, list(ours.handlers), ours.propagate, ours.level,
              os.getcwd(), list(sys.path))
+    modules = set(sys.modules)
     yield
     root.handlers[:], root.level, ours.handlers[:], ours.propagate, ours.level = saved[:5]
     os.chdir(saved[5])
     sys.path[:] = saved[6]
+    copies = str(tmp_path_factory.getbasetemp())
+    for name in set(sys.modules) - modules:
+        if (getattr(sys.modules[name], "__file__", None) or "").startswith(copies):
+            del sys.modules[name]
 
 
 def topology(tmp_path: Path, name: str, project_dir: Path = PROJECT,

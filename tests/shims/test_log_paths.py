@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from testkit import HERONBRIDGE, read_jsonl, wait_until
+from testkit import heronbridge, read_jsonl, wait_until
 
 from heronbridge.runtime.plan import TaskLayout
 
@@ -97,9 +96,8 @@ def test_pystorm_log_files_go_to_the_configured_folder_or_else_the_tasks(
 def test_run_warns_once_and_logs_to_the_tasks_folder_when_the_path_cannot_be_made(tmp_path):
     folder, out, home = log_folder(tmp_path, "unwritable"), tmp_path / "out", tmp_path / "hb"
     project = project_logging_to(tmp_path, folder)
-    done = subprocess.run([HERONBRIDGE, "run", "--project", str(project), "-n", "logs", "-t",
-                           "3", "--home", str(home), "-o", f"test.out={out}", "-o", "test.count=3"],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = heronbridge("run", "--project", str(project), "-n", "logs", "-t", "3", "--home",
+                       str(home), "-o", f"test.out={out}", "-o", "test.count=3")
     assert done.returncode == 0, done.stderr
     assert done.stderr.count(str(folder)) == 1, done.stderr
     workdir = home / "topologies" / "logs" / "current"

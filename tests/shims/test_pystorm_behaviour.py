@@ -15,8 +15,6 @@ from heronbridge.runtime import control
 from heronbridge.runtime.plan import TaskLayout
 from heronbridge.shims.heronpy.migrated import Unported
 
-pytestmark = pytest.mark.integration
-
 PROJECT = Path(__file__).parent / "project"
 STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"  # logging's asctime
 # Each mode is the matrix column of the rows its tests name (heronbridge.testing.matrix).
@@ -49,6 +47,7 @@ def outcomes(out: Path) -> dict[int, list[str]]:
                     "multilang/ack (to a spout)", "multilang/fail (to a spout)",
                     "multilang/tuple (to a bolt)", "multilang/handshake")
 @MODES
+@pytest.mark.integration
 def test_auto_anchor_and_auto_ack_carry_a_downstream_fail_back_to_the_spout(
         run_project, tmp_path, multilang):
     out, count = tmp_path / "out", 40
@@ -69,6 +68,7 @@ def test_auto_anchor_and_auto_ack_carry_a_downstream_fail_back_to_the_spout(
 
 
 @MODES
+@pytest.mark.integration
 def test_a_raising_bolt_fails_its_tuple_and_exits_and_only_it_restarts(
         run_project, tmp_path, multilang):
     out, count = tmp_path / "out", 40
@@ -101,6 +101,7 @@ def test_a_raising_bolt_fails_its_tuple_and_exits_and_only_it_restarts(
 @pytest.mark.compat("api/tick tuples", "api/BatchingBolt")
 @pytest.mark.solo  # ticks about a second apart
 @MODES
+@pytest.mark.integration
 def test_ticks_batching_bolts_and_tickless_batching_bolts(run_project, tmp_path, multilang):
     out, count = tmp_path / "out", 30
     with run_project(PROJECT, "ticks", {"test.out": str(out), "test.count": count},
@@ -130,6 +131,7 @@ def test_ticks_batching_bolts_and_tickless_batching_bolts(run_project, tmp_path,
     # Under multilang only heronbridge.multilang.wake.secs (the spec sets it) wakes the child.
     pytest.param(True, None, id="multilang",
                  marks=pytest.mark.compat("config/heronbridge.multilang.wake.secs"))])
+@pytest.mark.integration
 def test_a_bolt_awaiting_callbacks_is_woken_without_input_until_it_holds_none(
         run_project, tmp_path, multilang, lean):
     """A bolt that acks only when an outside client calls back (AwaitingBolt: on its
@@ -157,6 +159,7 @@ def test_a_bolt_awaiting_callbacks_is_woken_without_input_until_it_holds_none(
 
 @pytest.mark.compat("api/ReliableSpout")
 @MODES
+@pytest.mark.integration
 def test_reliable_spout_replays_a_failed_tuple_up_to_max_fails(run_project, tmp_path,
                                                               multilang):
     out, count = tmp_path / "out", 30
@@ -172,6 +175,7 @@ def test_reliable_spout_replays_a_failed_tuple_up_to_max_fails(run_project, tmp_
 
 @pytest.mark.compat("api/task ids (need_task_ids)")
 @MODES
+@pytest.mark.integration
 def test_need_task_ids_returns_the_tasks_the_tuple_went_to(run_project, tmp_path, multilang):
     out, count = tmp_path / "out", 30
     with run_project(PROJECT, "taskids", {"test.out": str(out), "test.count": count},
@@ -195,6 +199,7 @@ def emits_name_the_tasks_that_got_them(out: Path, sink_tasks: list[int]) -> None
 
 @pytest.mark.compat("api/bytes values (as UTF-8 text)")
 @MODES
+@pytest.mark.integration
 def test_values_arrive_after_a_json_round_trip(run_project, tmp_path, multilang):
     out = tmp_path / "out"
     with run_project(PROJECT, "shapes", {"test.out": str(out), "test.count": 3},
@@ -208,6 +213,7 @@ def test_values_arrive_after_a_json_round_trip(run_project, tmp_path, multilang)
 @pytest.mark.compat("api/component logs", "multilang/log (from a component)",
                     "multilang/error (from a component)", "multilang/metrics (from a component)")
 @MODES
+@pytest.mark.integration
 def test_logging_levels_errors_and_metrics_reach_the_task_log(run_project, tmp_path,
                                                               multilang):
     out = tmp_path / "out"
@@ -245,6 +251,7 @@ SPOUT_STATE = ("multilang/activate (to a spout)", "multilang/deactivate (to a sp
 
 @pytest.mark.compat(*SPOUT_STATE)
 @MODES
+@pytest.mark.integration
 def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state, multilang):
     out = tmp_path / "out"
     with run_project(PROJECT, "acking", {"test.out": str(out), "test.count": 10**6},
@@ -266,6 +273,7 @@ def test_spouts_see_activate_and_deactivate(run_project, tmp_path, state, multil
     assert events == ["activate", "deactivate", "activate", "deactivate"]
 
 
+@pytest.mark.integration
 def test_a_multilang_child_dies_with_its_task_and_comes_back_with_it(run_project, tmp_path):
     """Even a child busy in process(), not reading the pipe its task held, goes when its
     task is SIGKILLed; the restarted task starts a new one."""
@@ -288,6 +296,7 @@ def test_a_multilang_child_dies_with_its_task_and_comes_back_with_it(run_project
         assert seen(out, "judge")[1]["pid"] != child.pid
 
 
+@pytest.mark.integration
 def test_the_subprocess_timeout_counts_from_the_handshake_and_kills_a_silent_child(
         run_project, tmp_path):
     """As Storm's ShellProcess.launch, the handshake waits however long the child's imports
@@ -315,6 +324,7 @@ def test_the_subprocess_timeout_counts_from_the_handshake_and_kills_a_silent_chi
     assert not re.search(r"component '(passing|numbers)'.*no message for", logs)
 
 
+@pytest.mark.integration
 def test_a_message_hook_sees_every_message_and_may_answer_for_the_component(
         run_project, tmp_path):
     out, count = tmp_path / "out", 40
@@ -368,6 +378,7 @@ BYTES = "api/bytes values (as UTF-8 text)"
         pytest.mark.compat("grouping/local_or_shuffle", on="heronpy",
                            partly="the codemod makes it a shuffle grouping: no preference "
                                   "for tasks in the spout's own container")])])
+@pytest.mark.integration
 def test_every_grouping_direct_stream_timeout_and_pending_cap(run_project, tmp_path, system,
                                                              request):
     """One run of the groupings topology: each subscriber gets what its grouping says, the
@@ -503,6 +514,7 @@ def test_the_migrated_groupings_topology_loads(tmp_path, tmp_path_factory):
 
 
 @pytest.mark.compat("api/task ids (need_task_ids)", on="heronpy")
+@pytest.mark.integration
 def test_need_task_ids_returns_the_tasks_the_tuple_went_to_when_migrated(request, tmp_path):
     """The codemod marks the read (HB005: Heron's own heronpy returns ids for direct and
     custom groupings only); heronpy hosted here returns them as pystorm does."""

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from testkit import wait_until
+from testkit import heronbridge, wait_until
 
 from heronbridge.ui.files import task_log
 
@@ -59,15 +59,11 @@ def test_logs_merges_a_components_tasks_and_follows_them(served):
 
 
 def test_logs_refuses_a_component_it_does_not_have(served):
-    done = subprocess.run(_command(served, "nosuch"), check=False, capture_output=True,
-                          text=True,
-                          timeout=60)
+    done = heronbridge(*_command(served, "nosuch")[1:], timeout=60)
     assert done.returncode == 1
     assert "expected a component (numbers, sink, work) or a task id" in \
         done.stdout + done.stderr
-    done = subprocess.run(_command(served, "1", "-n", "5"), check=False, capture_output=True,
-                          text=True,
-                          timeout=60)
+    done = heronbridge(*_command(served, "1", "-n", "5")[1:], timeout=60)
     assert done.returncode == 0
     printed = done.stdout.splitlines()
     assert 0 < len(printed) <= 5 and all(line.startswith("[numbers 1] ") for line in printed)
@@ -79,9 +75,8 @@ def test_a_log_level_set_at_run_time_shows_in_the_log_until_its_timeout(served):
                "every task running")
     log = task_log(served.tracker.find("shown"), served.home.root, 4)
     assert "work passes" not in log.read_text()  # DEBUG is off
-    done = subprocess.run([HERONBRIDGE, "set-log-level", served.name, "work", "DEBUG", "-t",
-                           "4", "--home", str(served.home.root)], check=False,
-                          capture_output=True, text=True, timeout=60)
+    done = heronbridge("set-log-level", served.name, "work", "DEBUG", "-t", "4", "--home",
+                       str(served.home.root), timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "work, logger root: DEBUG for 4s" in done.stdout
     wait_until(lambda: "work passes" in log.read_text(), 20, "the bolt's DEBUG lines")
@@ -93,7 +88,6 @@ def test_a_log_level_set_at_run_time_shows_in_the_log_until_its_timeout(served):
     assert "work passes" not in after
     sink = task_log(served.tracker.find("shown"), served.home.root, 2).read_text()
     assert "log level of 'root' set" not in sink  # another component: untouched
-    done = subprocess.run([HERONBRIDGE, "set-log-level", served.name, "nosuch", "DEBUG",
-                           "--home", str(served.home.root)], check=False,
-                          capture_output=True, text=True, timeout=60)
+    done = heronbridge("set-log-level", served.name, "nosuch", "DEBUG", "--home",
+                       str(served.home.root), timeout=60)
     assert done.returncode == 1 and "has no component 'nosuch'" in done.stdout + done.stderr

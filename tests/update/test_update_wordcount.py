@@ -96,9 +96,14 @@ def test_count_goes_from_2_to_4_tasks_and_back_losing_nothing(home, state, tmp_p
 
 
 @pytest.mark.integration
-def test_update_refuses_by_name(home, state, tmp_path):
-    run = DurableRun(home, state, tmp_path, containers=1, lines=50)
+def test_update_refuses_by_name_then_adds_a_container_and_drops_it_again(home, state,
+                                                                         tmp_path):
+    run = DurableRun(home, state, tmp_path, containers=1, lines=1500)
     name = run.plan.name
+
+    def stmgrs() -> list[int]:
+        return sorted(s.container for s in state.get(PHYSICAL_PLANS, name).stmgrs)
+
     with run.running:
         with pytest.raises(UpdateError, match=r"component 'counter': no such component"):
             update(state, name, {"counter": 3})
@@ -108,17 +113,6 @@ def test_update_refuses_by_name(home, state, tmp_path):
         dry = update(state, name, {"split": 3}, dry_run=True)
         assert dry.new_packing_id != dry.old_packing_id
         assert count_tasks(run) == (2, 3)  # a dry run changes nothing
-
-
-@pytest.mark.integration
-def test_update_adds_a_container_and_drops_it_again(home, state, tmp_path):
-    run = DurableRun(home, state, tmp_path, containers=1, lines=1500)
-    name = run.plan.name
-
-    def stmgrs() -> list[int]:
-        return sorted(s.container for s in state.get(PHYSICAL_PLANS, name).stmgrs)
-
-    with run.running:
         wait_for(run, lambda: len(acked(run.out)) > 100, 60, "the first acks")
         grown = updating(run, {"count": 3}, containers=2)
         assert list(grown.added_containers) == [1] and stmgrs() == [0, 1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 from rich.markup import escape
 
@@ -82,7 +83,7 @@ def link_docs(parser: argparse.ArgumentParser) -> None:
         sub.epilog = f"{sub.epilog}\n\n{link}" if sub.epilog else link
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

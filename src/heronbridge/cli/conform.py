@@ -11,7 +11,7 @@ import argparse
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.live import Live
 from rich.markup import escape
@@ -21,6 +21,9 @@ from ..errors import HeronbridgeError
 from . import extras
 from .options import Parents
 from .terminal import console, out, parse_options
+
+if TYPE_CHECKING:
+    from heronbridge.nimbus.submit import NimbusLaunch
 
 
 def add_verb(verbs: Any, parents: Parents) -> None:
@@ -106,7 +109,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
             grid.add_row(f"[bold]{system}[/]", text)
         return grid
 
-    launcher = None
+    launcher: type[NimbusLaunch] | None = None
     if args.via_nimbus:  # through the Nimbus front door, as `sparse submit` would
         from heronbridge.nimbus.submit import NimbusLaunch as launcher
     with Live(render(), console=console, refresh_per_second=4, transient=True) as live:

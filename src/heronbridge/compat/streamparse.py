@@ -486,10 +486,13 @@ def _component(topology: str, spec: Any, is_spout: bool, env: str | None, serial
     config = json.loads(spec.config) if isinstance(spec.config, str) else dict(spec.config or {})
     outputs = {s: Stream(s, tuple(info.output_fields), bool(info.direct))
                for s, info in spec.outputs.items()}
+    def serialized(gid: Any) -> Callable[[bytes], dict[str, Any]]:
+        """What makes the host's spec of the Java grouping on `gid`'s input."""
+        return lambda data: serialized_spec(
+            where, data, f"{spec.name}.{gid.componentId}.{gid.streamId}", resources, src)[1]
+
     inputs = [Input(gid.componentId, gid.streamId,
-                    _grouping(where, grouping, lambda data, gid=gid: serialized_spec(
-                        where, data, f"{spec.name}.{gid.componentId}.{gid.streamId}",
-                        resources, src)[1]))
+                    _grouping(where, grouping, serialized(gid)))
               for gid, grouping in spec.inputs.items()]
     kind = SPOUT if is_spout else BOLT
     if obj.java_object is not None or obj.serialized_java is not None:  # the JVM task host

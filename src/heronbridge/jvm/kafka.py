@@ -56,7 +56,7 @@ def kafka_version(pom: Path | None = None) -> str:
     if node is None or not (node.text or "").strip():
         msg = f"{str(pom or POM)!r}: expected a kafka.version property, found none"
         raise KafkaBrokerError(msg)
-    return node.text.strip()
+    return (node.text or "").strip()
 
 
 def fetch(home: Path | None = None, log: maven.Log | None = None) -> KafkaInstall:
@@ -125,6 +125,14 @@ class Node:
     @property
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    @property
+    def launched(self) -> subprocess.Popen:
+        """The node's process; only asked of a node that was started."""
+        if self.process is None:
+            msg = f"Kafka node {self.node_id} was never started"
+            raise KafkaBrokerError(msg)
+        return self.process
 
 
 class KafkaCluster:
@@ -211,7 +219,7 @@ class KafkaCluster:
         """Stop every node: SIGTERM (a controlled shutdown), SIGKILL after a grace."""
         for n in self.nodes:
             if n.running:
-                n.process.send_signal(signal.SIGTERM)
+                n.launched.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE
         for n in self.nodes:
             self._reap(n, deadline)
@@ -220,13 +228,13 @@ class KafkaCluster:
         """SIGKILL one node (a crash: no controlled shutdown)."""
         n = self.node(node_id)
         if n.running:
-            n.process.kill()
-            n.process.wait(30)
+            n.launched.kill()
+            n.launched.wait(30)
 
     def stop_node(self, node_id: int) -> None:
         n = self.node(node_id)
         if n.running:
-            n.process.send_signal(signal.SIGTERM)
+            n.launched.send_signal(signal.SIGTERM)
         self._reap(n, time.monotonic() + STOP_GRACE)
 
     def start_node(self, node_id: int, timeout: float = START_TIMEOUT) -> None:
@@ -296,6 +304,9 @@ class KafkaCluster:
 
     def _java(self, main: str, *args: str, node: Node | None = None) -> list[str]:
         logs = node.folder / "logs" if node else self.folder
+        if self.install is None:
+            msg = "the Kafka cluster's jars are fetched when it starts, not before"
+            raise KafkaBrokerError(msg)
         return [str(self.install.java), *self.jvm_options,
                 f"-Dkafka.logs.dir={logs}", f"-Dlog4j2.configurationFile={LOG_CONFIG}",
                 "-cp", os.pathsep.join(map(str, self.install.classpath)), main, *args]
@@ -339,8 +350,8 @@ class KafkaCluster:
     def _await_started(self, n: Node, deadline: float) -> None:
         """Until the node's log says it started (after its launch) and its port answers."""
         while True:
-            if n.process.poll() is not None:
-                msg = (f"Kafka node {n.node_id} exited with code {n.process.returncode} "
+            if n.launched.poll() is not None:
+                msg = (f"Kafka node {n.node_id} exited with code {n.launched.returncode} "
                        f"while starting; the last lines of {n.log}:\n{maven.tail(n.log)}\n"
                        f"{maven.tail(n.folder / 'stderr.log', 5)}")
                 if _logged_since(n.log, n.log_offset, PORT_IN_USE):
@@ -363,8 +374,8 @@ class KafkaCluster:
         try:
             n.process.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            n.process.kill()
-            n.process.wait(30)
+            n.launched.kill()
+            n.launched.wait(30)
 
 
 class PortTakenError(KafkaBrokerError):

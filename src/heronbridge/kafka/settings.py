@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import KafkaComponentError
 from .offsets import RetryPolicy
@@ -37,7 +37,7 @@ class _Reader:
         self.conf = conf
         self.where = where
 
-    def fail(self, key: str, expected: str, value: Any) -> None:
+    def fail(self, key: str, expected: str, value: Any) -> NoReturn:
         msg = f"{self.where}: expected {key} to be {expected}, received {value!r}"
         raise KafkaComponentError(msg)
 
@@ -58,7 +58,13 @@ class _Reader:
             self.fail(key, f"a number >= {minimum:g}", value)
         return value
 
-    def whole(self, key: str, default: int | None, minimum: int = 0) -> int | None:
+    def whole(self, key: str, default: int, minimum: int = 0) -> int:
+        value = self.optional_whole(key, default, minimum)
+        if value is None:  # set to None, where no limit is not allowed
+            self.fail(key, f"a whole number >= {minimum}", value)
+        return value
+
+    def optional_whole(self, key: str, default: int | None, minimum: int = 0) -> int | None:
         value = self.conf.get(key, default)
         if value is None:
             return None
@@ -134,7 +140,7 @@ class SpoutSettings:
             retry=RetryPolicy(
                 initial_delay=r.number("kafka.spout.retry.initial.delay.ms", 0) * ms,
                 delay_period=r.number("kafka.spout.retry.delay.period.ms", 2) * ms,
-                max_retries=r.whole("kafka.spout.retry.max.retries", None, 0),
+                max_retries=r.optional_whole("kafka.spout.retry.max.retries", None, 0),
                 max_delay=r.number("kafka.spout.retry.max.delay.ms", 10_000) * ms),
             value_format=r.choice("kafka.spout.value.format", "text", FORMATS),
             emit_null_tuples=r.flag("kafka.spout.emit.null.tuples", False),

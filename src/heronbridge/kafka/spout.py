@@ -225,7 +225,7 @@ class KafkaSpout(StatefulMixin, Spout):
     def _partitions_now(self) -> list[tuple[str, int]]:
         """The topics' partitions, asked at start (where waiting is allowed)."""
         meta = self.consumer.list_topics(timeout=METADATA_TIMEOUT)
-        found = []
+        found: list[tuple[str, int]] = []
         for topic in self.settings.topics:
             t = meta.topics.get(topic)
             if t is None or t.error is not None:
@@ -360,7 +360,7 @@ class KafkaSpout(StatefulMixin, Spout):
         if not all(f.done() for f in futures.values()):
             return
         self._listing = None
-        found = []
+        found: list[tuple[str, int]] = []
         for topic, future in futures.items():
             try:
                 description = future.result()

@@ -231,13 +231,13 @@ class Index:
                     component = self.find_class(spec.component, module.path)
                     if component is None:
                         continue
-                    fields: list[list[str]] | None = []
+                    found: list[list[str]] = []
                     for source_var, stream in spec.inputs:
                         declared = self._declared(topology, source_var, module.path)
                         if declared is None or stream not in declared:
-                            fields = None
                             break
-                        fields.append(declared[stream])
+                        found.append(declared[stream])
+                    fields = found if len(found) == len(spec.inputs) else None
                     for ancestor in self.lineage(component):
                         known = inputs.setdefault(ancestor.qualified, [])
                         inputs[ancestor.qualified] = None if known is None or fields is None \
@@ -447,7 +447,7 @@ def _outputs(value: ast.expr, module: ModuleInfo) -> dict[str, list[str]] | None
             name = args.get("name", item.args[1] if len(item.args) > 1 else None)
             stream = name.value if isinstance(name, ast.Constant) else "default"
             if isinstance(fields, (ast.List, ast.Tuple)):
-                streams[str(stream)] = [e.value for e in fields.elts
+                streams[str(stream)] = [str(e.value) for e in fields.elts
                                         if isinstance(e, ast.Constant)]
         else:
             return None

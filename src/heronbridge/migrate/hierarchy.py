@@ -264,9 +264,9 @@ def _plan_initialize(hierarchy: Hierarchy, components: list[ClassInfo], read: se
         prelude.guarded = key in guarded
     for info in components:  # the added ones' own classes
         entries = hierarchy.mro(info.qualified)
-        host = next((k for k in entries if k in hierarchy.added), None)
-        if host is not None and info.qualified not in chains:
-            prelude = result.preludes[host]
+        added = next((k for k in entries if k in hierarchy.added), None)
+        if added is not None and info.qualified not in chains:
+            prelude = result.preludes[added]
             unseen = any(e.startswith(UNSEEN) for e in entries)
             prelude.names |= _wanted(index.kind(info), unseen, False, read)
             prelude.kinds.add(index.kind(info))

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from . import MigrateError
 from .analysis import ClassInfo, Index, ModuleInfo
 from .hierarchy import plan_of
 from .homes import HELPERS
@@ -61,7 +62,7 @@ class Rule(cst.CSTTransformer):
     ID: ClassVar[str]
     NAME: ClassVar[str]
     DESCRIPTION: ClassVar[str]
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    METADATA_DEPENDENCIES: ClassVar[tuple[Any, ...]] = (PositionProvider,)
 
     @classmethod
     def applies(cls, index: Index, module: ModuleInfo) -> bool:
@@ -95,6 +96,15 @@ class Rule(cst.CSTTransformer):
     def component(self) -> ClassInfo | None:
         """The top-level class being visited, if the index knows it."""
         return self._classes[0] if self._classes else None
+
+    @property
+    def owner(self) -> ClassInfo:
+        """The component class being visited, where the rule acts only inside one."""
+        info = self.component
+        if info is None:
+            msg = f"{self.module_info.path}: rule {self.ID} acted outside a component class"
+            raise MigrateError(msg)
+        return info
 
     def kind(self) -> str | None:
         info = self.component

@@ -141,6 +141,9 @@ def _init(index: Index, rule_ids: list[str] | None) -> None:
 def _one(task: tuple[str, bytes, str | None]) -> tuple[FileResult, bytes]:
     path, source, diff_as = task  # diff_as: the path the diff names, when one is wanted
     lines = source.count(b"\n")
+    if _INDEX is None:
+        msg = f"{path}: the worker was given no index of the project"
+        raise MigrateError(msg)
     try:
         new, entries = migrate_source(source, path, _INDEX, _RULES)
     except cst.ParserSyntaxError as exc:

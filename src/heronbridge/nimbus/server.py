@@ -67,12 +67,16 @@ def tls_context(cert: str, key: str, ca: str) -> ssl.SSLContext:
     """A server context that requires a client certificate signed by `ca` (the runtime's
     listener context for TLS links)."""
     try:
-        return tls.contexts((cert, key, ca))[0]
+        listener = tls.contexts((cert, key, ca))[0]
     except ConfigError as exc:
         msg = (f"the Nimbus TLS port expects a readable PEM certificate (--tls-cert), its key "
                f"(--tls-key) and the CA that signs the clients' certificates (--tls-ca): "
                f"{exc.__cause__ or exc}")
         raise NimbusError(msg) from exc
+    if listener is None:  # contexts() gives None only when no TLS files are named
+        msg = "the Nimbus TLS port was given no certificate files"
+        raise NimbusError(msg)
+    return listener
 
 
 def _same_user(conn: socket.socket) -> bool:

@@ -233,9 +233,9 @@ class NimbusService:
                 if name in (known.topology.id, known.name):
                     return known
         else:
-            known = self._find(name)
-            if known is not None:
-                return known
+            found = self._find(name)
+            if found is not None:
+                return found
         raise self.t.NotAliveException(msg=f"{name} is not alive")
 
     def _uptime(self, name: str) -> int:

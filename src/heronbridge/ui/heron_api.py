@@ -162,7 +162,7 @@ class HeronAPI:
                                "spouts": {}, "bolts": {}, "config": self.config(t),
                                "components": {}}
         if t.plan is not None:
-            for name, spec in t.plan.components.items():
+            for name, spec in t.components.items():
                 out["components"][name] = {"config": spec.config}
                 out["spouts" if spec.is_spout else "bolts"][name] = []
         if pplan is None:
@@ -192,7 +192,7 @@ class HeronAPI:
         out: dict[str, Any] = {"spouts": {}, "bolts": {}, "stages": 0}
         if t.plan is None:
             return out
-        for name, spec in sorted(t.plan.components.items()):
+        for name, spec in sorted(t.components.items()):
             outputs = [{"stream_name": s} for s in sorted(spec.outputs)]
             if spec.is_spout:
                 out["spouts"][name] = {"config": spec.config, "spout_type": "default",
@@ -305,7 +305,7 @@ class HeronAPI:
     def _exceptions(self, t: Topology, q: dict) -> list[tuple[Any, Any]]:
         component = self._component(t, q)
         wanted = set(q.get("instance", []))
-        out = []
+        out: list[tuple[Any, Any]] = []
         for task in t.report.tasks if t.report else []:
             iid = instance_id(task.container, task.component, task.task_id)
             if task.component != component or (wanted and iid not in wanted):
@@ -370,7 +370,7 @@ def _deltas(points: list[Point], component: str,
 def _stages(t: Topology) -> int:
     """The number of layers of the graph: a spout is 1, a bolt 1 + its deepest input."""
     depth: dict[str, int] = {}
-    specs = t.plan.components
+    specs = t.components
 
     def of(name: str, seen: frozenset = frozenset()) -> int:
         if name not in depth:

@@ -47,7 +47,7 @@ class History:
 
     def __init__(self, width: int) -> None:
         self.width = width
-        self.tiers = [deque() for _ in TIERS]
+        self.tiers: list[deque] = [deque() for _ in TIERS]
         self._lock = threading.Lock()
         self._index: dict[tuple[Key, ...], tuple[Key, ...]] = {}
 

@@ -119,7 +119,7 @@ class TaskLogs:
                 stmgr = self.placement[f.task]
                 by_stmgr.setdefault(stmgr.id, []).append(f)
                 stmgrs[stmgr.id] = stmgr
-        found = []
+        found: list[tuple[Followed, int, bytes]] = []
         for sid, group in by_stmgr.items():
             try:
                 session = self.sessions.get(sid)

@@ -33,8 +33,9 @@ def _num(value: float | None, digits: int = 1) -> float | None:
 
 
 def state_name(t: Topology) -> str:
-    return {topology_pb2.RUNNING: "RUNNING", topology_pb2.PAUSED: "PAUSED",
-            topology_pb2.KILLED: "KILLED"}.get(t.state, "UNKNOWN")
+    names: dict[int, str] = {topology_pb2.RUNNING: "RUNNING", topology_pb2.PAUSED: "PAUSED",
+                             topology_pb2.KILLED: "KILLED"}
+    return names.get(t.state, "UNKNOWN")
 
 
 # -- data ---------------------------------------------------------------------------
@@ -345,7 +346,7 @@ def _tasks(t: Topology) -> int:
 
 def layers(t: Topology) -> dict[str, int]:
     """Each component's column: spouts 0, a bolt one right of its furthest input."""
-    specs = t.plan.components if t.plan is not None else {}
+    specs = t.components
     depth: dict[str, int] = {}
     for _ in range(len(specs) + 1):  # relax: enough rounds for any acyclic graph
         for name, spec in specs.items():
@@ -360,13 +361,14 @@ def dag(t: Topology, components: list[dict]) -> str:
     columns: dict[int, list[str]] = {}
     for name in sorted(depth):
         columns.setdefault(depth[name], []).append(name)
-    pos = {name: (20 + col * (NODE_W + GAP_X), 20 + row * (NODE_H + GAP_Y))
-           for col, names in columns.items() for row, name in enumerate(names)}
+    pos: dict[str, tuple[float, float]] = {
+        name: (20 + col * (NODE_W + GAP_X), 20 + row * (NODE_H + GAP_Y))
+        for col, names in columns.items() for row, name in enumerate(names)}
     width = 40 + max((x for x, _ in pos.values()), default=0) + NODE_W
     height = 40 + max((y for _, y in pos.values()), default=0) + NODE_H
     rows = {c["name"]: c for c in components}
     edges = []
-    for name, spec in (t.plan.components.items() if t.plan is not None else []):
+    for name, spec in t.components.items():
         for inp in spec.inputs:
             if inp.component not in pos or name not in pos:
                 continue
@@ -384,7 +386,7 @@ def dag(t: Topology, components: list[dict]) -> str:
         row = rows.get(name, {})
         cls = f"node level-{row.get('level', 'ok')}" + (" blocked" if row.get("is_blocked")
                                                          else "")
-        kind = t.plan.components[name].kind
+        kind = t.components[name].kind
         nodes.append(
             f"<g class='{cls}' id='node-{escape(name)}' data-component='{escape(name)}' "
             f"transform='translate({x},{y})'><rect width={NODE_W} height={NODE_H} rx=6>"

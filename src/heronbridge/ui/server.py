@@ -98,7 +98,8 @@ class UIServer:
         self.token = token or secrets.token_urlsafe(24)
         self.reads_need_token = not is_loopback(host)
         self.httpd = _PooledServer((host, port), _Handler, self, workers)
-        self.host, self.port = self.httpd.server_address[:2]
+        address = self.httpd.server_address  # (host, port[, ...]) on an AF_INET(6) socket
+        self.host, self.port = str(address[0]), int(address[1])
         self.hosts = _host_names(self.host, self.port)
         self.heron = HeronAPI(tracker)
         self.storm = StormAPI(tracker, self.url.rstrip("/"))
@@ -298,7 +299,8 @@ class UIServer:
     # -- the token ------------------------------------------------------------------
 
     def _token_ok(self, offered: str | None) -> bool:
-        return bool(offered) and hmac.compare_digest(offered.encode(), self.token.encode())
+        return offered is not None and offered != "" and \
+            hmac.compare_digest(offered.encode(), self.token.encode())
 
     def _authorize(self, method: str, headers: Any, query: dict,
                    peer_uid: int | None = None) -> None:
@@ -375,6 +377,9 @@ class UIServer:
                      headers={"Cache-Control": "max-age=60"})
 
     def _report(self, q: dict, kind: str, folder: str, path: str) -> Reply:
+        if self.home is None:
+            msg = "this UI serves no reports: it was started without a home"
+            raise NotFound(msg)
         folder = unquote(folder)
         target = topology_files.report_file(self.home, kind, folder, unquote(path))
         if target.is_dir():

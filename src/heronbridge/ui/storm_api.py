@@ -37,7 +37,7 @@ from .tracker import Topology, Tracker
 
 # The Storm release whose UI API this serves (clients parse X.Y.Z).
 STORM_VERSION = "2.8.3"
-STATUS = {topology_pb2.RUNNING: "ACTIVE", topology_pb2.PAUSED: "INACTIVE",
+STATUS: dict[int, str] = {topology_pb2.RUNNING: "ACTIVE", topology_pb2.PAUSED: "INACTIVE",
           topology_pb2.KILLED: "KILLED"}
 _DIVIDERS = (("s", 60), ("m", 60), ("h", 24), ("d", None))
 
@@ -338,7 +338,7 @@ class StormAPI:
         per_window = {w: self._components(t, w)[component] for w in WINDOWS}
         chosen = self._components(t, window)[component]
         capacity = self._capacity(t)[component]
-        spec = t.plan.components[component]
+        spec = t.components[component]
         page: dict[str, Any] = {
             "user": None, "id": component, "encodedId": quote(component), "name": t.name,
             "executors": len(chosen.tasks), "tasks": len(chosen.tasks),

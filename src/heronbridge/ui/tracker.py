@@ -111,11 +111,14 @@ class Topology:
         return (e.submission_user if e is not None else "") or "heronbridge"
 
     @property
+    def components(self) -> dict[str, Any]:
+        """The logical plan's components by name; none before its plan is read."""
+        return self.plan.components if self.plan is not None else {}
+
+    @property
     def kinds(self) -> dict[str, str]:
         """component -> "spout" | "bolt", spouts first then bolts, each sorted by name."""
-        if self.plan is None:
-            return {}
-        specs = sorted(self.plan.components.values(), key=lambda s: (not s.is_spout, s.name))
+        specs = sorted(self.components.values(), key=lambda s: (not s.is_spout, s.name))
         return {s.name: s.kind for s in specs}
 
     @property
@@ -216,10 +219,14 @@ class Tracker:
     def refresh(self, name: str) -> Topology | None:
         """Re-read one topology's nodes and metrics now."""
         try:
-            nodes = Nodes(*(self._node(kind, name, self.statemgr.get) for kind in (
-                TOPOLOGIES, PACKING_PLANS, PHYSICAL_PLANS, EXECUTION_STATE, TMASTERS,
-                SCHEDULERS)), actions=self._node(ACTIONS, name, lambda _, n: read_actions(
-                    self.statemgr, n)))
+            def node(kind: Any) -> Any:
+                return self._node(kind, name, self.statemgr.get)
+
+            nodes = Nodes(topology=node(TOPOLOGIES), packing=node(PACKING_PLANS),
+                          pplan=node(PHYSICAL_PLANS), execution=node(EXECUTION_STATE),
+                          tmaster=node(TMASTERS), scheduler=node(SCHEDULERS),
+                          actions=self._node(ACTIONS, name, lambda _, n: read_actions(
+                              self.statemgr, n)))
         except RuntimeKernelError as exc:
             log.warning("topology %r: cannot read its state: %s", name, exc)
             return None
@@ -247,7 +254,7 @@ class Tracker:
         view.report, view.report_time, view.error = report, now, None
         return view
 
-    def _node(self, kind: str, name: str, read: Callable[[str, str], Any]) -> Any:
+    def _node(self, kind: Any, name: str, read: Callable[[Any, str], Any]) -> Any:
         """The node as last read while its stamp is the same: most never change between
         polls, and 20 topologies' seven nodes every 3 s were a sixth of the UI's time.
         Views share what is cached, and never edit it."""
@@ -273,7 +280,7 @@ class Tracker:
                 session = self._sessions.get(name)
                 fresh = session is None or session.closed or session.address != address \
                     or session.topology_id != nodes.topology.id
-                if fresh:
+                if session is None or fresh:
                     if session is not None:
                         session.close()
                     session = control.MasterSession(self.statemgr, name, ASK_TIMEOUT)

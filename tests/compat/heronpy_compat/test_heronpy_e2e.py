@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import textwrap
 from collections import Counter
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 from heronpy_kit import HERE, build_plan
 from hp_components import JudgeBolt, NumberSpout, RecordBolt
-from testkit import HERONBRIDGE, read_jsonl, wait_until
+from testkit import heronbridge, read_jsonl, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -25,9 +24,7 @@ SENTENCES = ["the cow jumped over the moon", "an apple a day keeps the doctor aw
 
 
 def cli(tmp_path, *args):
-    return subprocess.run([HERONBRIDGE, *args, "--home", str(tmp_path / "home")],
-                          capture_output=True, text=True, timeout=120, check=False,
-                          cwd=tmp_path)
+    return heronbridge(*args, "--home", str(tmp_path / "home"), cwd=tmp_path)
 
 
 @pytest.mark.compat("heronpy/Spout and Bolt", "heronpy/TopologyBuilder and Topology")

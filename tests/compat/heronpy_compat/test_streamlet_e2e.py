@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import textwrap
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from testkit import HERONBRIDGE
+from testkit import heronbridge
 
 pytestmark = pytest.mark.integration
 
@@ -23,10 +22,9 @@ MB = 1 << 20
 
 def run(tmp_path: Path, topology: Path, secs: float, *options: str) -> str:
     opts = [a for o in options for a in ("-o", o)]
-    result = subprocess.run(
-        [HERONBRIDGE, "run", str(topology), "-t", str(secs), "--home", str(tmp_path / "home"),
-         "-o", "heronbridge.metrics.interval.secs=0.5", *opts],
-        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+    result = heronbridge("run", str(topology), "-t", str(secs), "--home",
+                         str(tmp_path / "home"), "-o", "heronbridge.metrics.interval.secs=0.5",
+                         *opts, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     return result.stdout
 

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 from health_components import CrashingBolt
 from healthkit import first_actions, parallelism, topology
-from testkit import HERONBRIDGE, Running, wait_until
+from testkit import Running, heronbridge, wait_until
 
 from heronbridge.runtime import control
 
@@ -31,6 +29,7 @@ def test_a_crash_looping_task_is_restarted_and_the_log_says_why(home, state):
                                for t in control.metrics(state, plan.name).tasks
                                if t.component == "__healthmgr__"), 30,
                    "the health manager's action counted in its metrics")
-        listed = subprocess.run([HERONBRIDGE, "list", "--home", str(home.root)],
-                                capture_output=True, text=True, timeout=60, check=True).stdout
+        listed = heronbridge("list", "--home", str(home.root), timeout=60)
+        assert listed.returncode == 0, listed.stderr
+        listed = listed.stdout
         assert "failing-task" in listed and "crash drill" in listed, listed

@@ -142,3 +142,31 @@ def test_an_action_is_verified_after_its_cool_down_or_blacklisted(state, monkeyp
     # Diagnosed again, the same action is not taken: said once per cool-down.
     assert [(s, a.action) for s, a in taken[2:]] == [(13, "none"), (23, "none"), (33, "none")]
     assert "blacklisted: scale-up at" in taken[2][1].detail
+
+
+def test_on_its_defaults_it_acts_after_a_full_window_and_verifies_after_the_cool_down(
+        state, monkeypatch):
+    """The defaults' timeline (the end-to-end tests shorten the cool-down): a sample
+    every 10 s, nothing done before a 60 s window is full, the check 120 s after the
+    action."""
+    b = TopologyBuilder("defaults", {"test.rate": 1, "test.cost": 0})
+    b.spout("source", RateSpout)
+    b.bolt("work", CostlyBolt, inputs=["source"])
+    plan = b.build()
+    publish(state, plan)
+
+    def update(st, name, parallelism, reason=""):
+        publish(st, rescaled(plan, parallelism))
+        return control_pb2.UpdateReport(paused_secs=1.0)
+
+    monkeypatch.setattr(manager.control, "update", update)
+    monkeypatch.setattr(manager.control, "metrics", lambda st, name, timeout: held_spout(
+        clock, [t for c in st.get(PACKING_PLANS, "defaults").containers
+                for i in c.instances if i.component == "work" for t in [i.task_id]],
+        "served"))
+    health = manager.HealthManager(state, "defaults")
+    assert (health.conf.interval, health.conf.window, health.conf.cooldown) == (10, 60, 120)
+    taken = []
+    for clock in range(0, 400, 10):
+        taken += [(clock, a.action) for a in health.step(now=float(clock))]
+    assert taken == [(60, "scale-up"), (60 + 120, "verified")]

@@ -15,6 +15,8 @@ too, with the flags of the classes that run it; a `process` that another reaches
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from ..analysis import BOLT, STORM_BASIC_BOLT, Index, ModuleInfo
@@ -36,7 +38,7 @@ class AutoAckRule(Rule):
         return bool(index.kinds_in(module) & set(KINDS)) or any(
             c.qualified in plan.injections for c in module.classes.values())
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._functions: list[str] = []  # the def names we are in, outermost first
         self._tuple: str | None = None  # process's tuple parameter, while inside it
@@ -57,7 +59,7 @@ class AutoAckRule(Rule):
         injection = plan_of(self.index).injections.get(info.qualified) \
             if info is not None else None
         if (node.name.value == "process" and len(self._functions) == 1
-                and len(self._classes) == 1 and injection is not None):
+                and len(self._classes) == 1 and info is not None and injection is not None):
             params = node.params.params
             self._tuple = params[1].name.value if len(params) == 2 else None
             self._injection = injection if self._tuple is not None else None
@@ -104,6 +106,8 @@ class AutoAckRule(Rule):
             return updated_node
         if not any(isinstance(s, cst.Return) for s in updated_node.body):
             return updated_node
+        if self._tuple is None:  # _in_process() said it is set
+            return updated_node
         ack = self._ack(self._tuple)
         return cst.FlattenSentinel([ack.with_changes(leading_lines=updated_node.leading_lines),
                                     updated_node.with_changes(leading_lines=[])])
@@ -119,8 +123,8 @@ class AutoAckRule(Rule):
         body = body[len(docstring):] or [cst.SimpleStatementLine([cst.Pass()])]
         ack, fail = self._flag("auto_ack"), self._flag("auto_fail")
         if fail:
-            body = [_guarded(body, self._first(f"self.fail({tup})"),
-                             reraise=self._injection.kind != STORM_BASIC_BOLT)]
+            basic = self._injection is not None and self._injection.kind == STORM_BASIC_BOLT
+            body = [_guarded(body, self._first(f"self.fail({tup})"), reraise=not basic)]
             self.converted(original_node, f"process fails {tup} when it raises (auto_fail)")
         if ack:
             body.append(self._ack(tup))
@@ -139,7 +143,7 @@ class AutoAckRule(Rule):
         if self._injection is None or not self._injection.guarded:
             return line
         return cst.If(test=cst.parse_expression(
-            f"type(self).process is {self.component.name}.process"),
+            f"type(self).process is {self.owner.name}.process"),
             body=cst.IndentedBlock([line]))
 
 

@@ -9,6 +9,8 @@ and streamparse's virtualenv keys mean nothing there and go.
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from ..analysis import TOPOLOGY, Index, ModuleInfo
@@ -35,7 +37,7 @@ class ConfigRule(Rule):
     def applies(cls, index: Index, module: ModuleInfo) -> bool:
         return TOPOLOGY in index.kinds_in(module)
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._topology_config: list[cst.Dict] = []
 

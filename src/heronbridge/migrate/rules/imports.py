@@ -11,6 +11,8 @@ neither has keeps its import, marked.
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from ..analysis import LIBRARIES, Index, ModuleInfo, is_library
@@ -51,7 +53,7 @@ class ImportsRule(Rule):
     def applies(cls, index: Index, module: ModuleInfo) -> bool:
         return module.uses_library
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._modules: dict[str, str] = {}  # names bound by `import <library> [as x]`
         self._needed: dict[str, list[tuple[str, str]]] = {}  # such a name -> imports
@@ -79,9 +81,9 @@ class ImportsRule(Rule):
     def leave_Attribute(self, original_node: cst.Attribute,
                         updated_node: cst.Attribute) -> cst.BaseExpression:
         name = dotted(original_node)
-        head = name.split(".")[0] if name else None
-        if head not in self._modules:
+        if name is None or name.split(".")[0] not in self._modules:
             return updated_node
+        head = name.split(".")[0]
         target = _target(f"{self._modules[head]}.{name.partition('.')[2]}")
         if target is None:
             return updated_node

@@ -17,6 +17,8 @@ keywords or `*args, **kwargs`) stays heronpy's config and context, which every m
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 from libcst.metadata import PositionProvider, ScopeProvider
 
@@ -42,7 +44,7 @@ class InitializeRule(Rule):
         kinds = plan_of(index).kinds
         return any(c.qualified in kinds for c in module.classes.values())
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._renames: dict[cst.CSTNode, str] = {}  # a Name: its new name, or SELF_CONTEXT
         self._keywords: dict[cst.Arg, str] = {}  # a forward's keyword: its new name
@@ -324,7 +326,7 @@ class InitializeRule(Rule):
         lines = [cst.parse_statement(f"self.{n} = {value(n, kind)}") for n in names]
         if not prelude.guarded or not lines:
             return lines
-        owner = self.component.name  # set only when heronpy called this initialize first
+        owner = self.owner.name  # set only when heronpy called this initialize first
         return [cst.If(test=cst.parse_expression(
             f"type(self).initialize is {owner}.initialize"), body=cst.IndentedBlock(lines))]
 

@@ -42,7 +42,7 @@ class TupleFieldsRule(Rule):
             self.todo(original_node, f"heronpy's tuple values are a list: .values.{field} "
                       "has no equivalent")
             return updated_node
-        streams = self.index.input_fields(self.component)
+        streams = self.index.input_fields(self.owner)
         if not streams:
             self.todo(original_node, f"cannot tell where field {field!r} sits: no topology "
                       "in the migrated tree feeds this bolt; index tup.values by position")
