@@ -23,8 +23,7 @@ from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.scheduler.lifecycle import SHUTDOWN_GRACE_SECS
 from heronbridge.runtime.scheduler.spark import SparkOptions
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration,
-              pytest.mark.xdist_group("spark")]  # the first worker's cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 
 
 def topology_processes(launch: Launch) -> list[psutil.Process]:

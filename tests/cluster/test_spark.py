@@ -52,8 +52,7 @@ from heronbridge.runtime.statemgr import (
 )
 
 # The grouping tests imported above decide their matrix cells for the Spark scheduler here.
-pytestmark = [pytest.mark.cluster, pytest.mark.integration, pytest.mark.compat(on="spark"),
-              pytest.mark.xdist_group("spark")]  # one Spark cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.integration, pytest.mark.compat(on="spark")]
 
 WORKERS = {"127.0.0.2", "127.0.0.3"}
 RUNTIME_TESTS = Path(__file__).resolve().parents[1] / "runtime"
@@ -363,6 +362,10 @@ def test_a_killed_master_comes_back_while_tuples_flow(spark, zookeeper, tmp_path
 # -- a topology's own virtualenv travels with it ------------------------------------------
 
 
+# Two submissions that each build a virtualenv's wheels (pip, CPU-bound), after the run's
+# Spark cluster started in its setup when it comes first: 160 s in CI, over 300 s with the
+# two cores four times oversubscribed, every step still on its way.
+@pytest.mark.timeout(600)
 def test_conflicting_pins_run_side_by_side_on_the_cluster(spark, zookeeper, tmp_path):
     """The semver 2 and semver 3 example projects, submitted at once: each ships its
     virtualenv as wheels, which the workers install with no package index into their
@@ -387,7 +390,8 @@ def test_conflicting_pins_run_side_by_side_on_the_cluster(spark, zookeeper, tmp_
                 record = json.loads(path.read_text())
                 assert record["semver"] == version, (name, record)
                 assert Path(record["prefix"]).parent == worker_home / "virtualenvs", record
-        logs = spark.logs("work-*/**/container-*/executor.log", tail=20000)
+        logs = "".join(spark.logs(f"work-*/**/heronbridge/{name}/container-*/executor.log",
+                                  tail=20000) for name in pins)  # theirs, not others'
         assert "building its virtualenv from the wheels shipped with it" in logs, logs
     finally:
         for name in pins:
@@ -475,7 +479,8 @@ def test_every_config_key_reaches_the_tasks_on_the_cluster(spark, zookeeper, tmp
                    on_timeout=lambda: logs(spark, launch))
         time.sleep(1.5)  # three message timeouts, were they on
         spout = [r for rs in read_jsonl(out, "spout-*.jsonl").values() for r in rs]
-        task_logs = spark.logs("work-*/**/container-*/**/task-*.log", tail=20000)
+        task_logs = spark.logs("work-*/**/heronbridge/configured/container-*/**/task-*.log",
+                               tail=20000)
     finally:
         launch.stop()
         state.close()

@@ -16,8 +16,7 @@ from testkit import HERONBRIDGE
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compat" / "heronpy_compat"))
 from test_heronpy_e2e import GROUPINGS, HERE, groupings_ran_as_storm_routes  # noqa: E402
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration,
-              pytest.mark.xdist_group("spark-b")]  # the second worker's cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 
 
 @pytest.mark.compat("heronpy/Spout and Bolt", "heronpy/TopologyBuilder and Topology",

@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ui"))
 from test_storm_clients import CLIENT, GONE_IN_STORM_2, _missing, _tables  # noqa: E402
 
 pytestmark = [pytest.mark.cluster, pytest.mark.integration,
-              pytest.mark.xdist_group("spark-b")]  # the second worker's cluster
+              # the tests after the first judge what it did: one worker, in order
+              pytest.mark.xdist_group("spark_nimbus")]
 
 WORKERS = {"127.0.0.2", "127.0.0.3"}
 BLOBS = tuple(f"nimbus/{method}" for method in (

@@ -25,8 +25,7 @@ from heronbridge.ui.events import sampled
 from heronbridge.ui.logs import task_tail, tasks_of
 from heronbridge.ui.tracker import Tracker
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration,
-              pytest.mark.xdist_group("spark-b")]  # the second worker's cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "storm_topologies"
 COUNT = 200  # batching.count

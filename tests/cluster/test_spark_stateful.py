@@ -26,8 +26,7 @@ from heronbridge.runtime.plan.tasks import TaskLayout
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.statemgr import STATEFUL_CHECKPOINTS
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration,
-              pytest.mark.xdist_group("spark")]  # test_spark.py's cluster: the lighter half
+pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PROJECT = EXAMPLES / "storm_topologies" / "stateful_wordcount"

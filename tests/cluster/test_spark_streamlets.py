@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from testkit import HERONBRIDGE, wait_until
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration,
-              pytest.mark.xdist_group("spark-b")]  # the second worker's cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 
 OPERATORS = ("map", "flat_map", "filter", "repartition", "clone", "union", "transform",
              "log", "consume", "reduce_by_window", "reduce_by_key_and_window", "join",

@@ -18,8 +18,7 @@ from heronbridge.runtime.plan.codec import topology_from_proto
 from heronbridge.runtime.scheduler import Home
 from heronbridge.runtime.statemgr import TOPOLOGIES
 
-pytestmark = [pytest.mark.cluster, pytest.mark.integration,
-              pytest.mark.xdist_group("spark-b")]  # the second worker's cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.integration]
 PAUSED = re.compile(r"spouts paused (\d+\.\d+)s")
 
 

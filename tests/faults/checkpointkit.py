@@ -293,9 +293,25 @@ class ExactRun:
         for _ in range(kills):
             time.sleep(self.rng.uniform(*pause))
             self.kill_at_random()
-        checkpoint = wait(self, self.all_read, 120, "a checkpoint after every line was read",
-                          interval=0.2)
-        return self.counted(checkpoint)
+        return self.counted(self.until_all_read(stall=120))
+
+    def until_all_read(self, stall: float) -> str:
+        """The newest consistent checkpoint once it holds every line, waited for as long
+        as the spout's offset in the newest consistent checkpoint moves on (a loaded
+        machine reads slower): fails after `stall` seconds without it moving."""
+        furthest, moved = -1, time.monotonic()
+        while True:
+            self.running.check()  # dead executors restart, as under `heronbridge run`
+            checkpoint, offset = self.offset()
+            if checkpoint is not None and offset >= self.count.end:
+                return checkpoint
+            if offset > furthest:
+                furthest, moved = offset, time.monotonic()
+            elif time.monotonic() - moved > stall:
+                msg = (f"no checkpoint read further than line {furthest} for {stall}s, "
+                       f"waiting for every line read; {self.missing()}")
+                raise AssertionError(msg)
+            time.sleep(0.2)
 
     def rollbacks(self) -> int:
         """Rollbacks the coordinators started, the first start's included."""

@@ -209,11 +209,30 @@ def wait(run: DurableRun, condition: Callable[[], object], timeout: float, what:
 def kill_and_recover(run: DurableRun, kind: str) -> Outcome:
     """SIGKILL one process of `kind` once a quarter of the lines are acked; time its
     recovery; wait until every line is acked and every word counted."""
+    outcome = kill_timed(run, kind, len(run.text) // 4)
+    wait(run, run.complete, 120, "every line acked and every word counted", interval=0.2)
+    return outcome
+
+
+def kill_in_turn(run: DurableRun, kinds: tuple[str, ...]) -> list[Outcome]:
+    """SIGKILL one process of each kind in turn, the kills spread evenly over the lines'
+    acks, each once the last has recovered; time each recovery; wait until every line is
+    acked and every word counted."""
+    lines = len(run.text)
+    outcomes = [kill_timed(run, kind, lines * (n + 1) // (len(kinds) + 1))
+                for n, kind in enumerate(kinds)]
+    wait(run, run.complete, 120, "every line acked and every word counted", interval=0.2)
+    return outcomes
+
+
+def kill_timed(run: DurableRun, kind: str, acks: int) -> Outcome:
+    """SIGKILL one process of `kind` once the spout has heard `acks` acks, and time its
+    recovery."""
     lines = len(run.text)
     spout_container = run.container_of(run.spout)
     container = spout_container if kind in ("stream manager", "metrics manager",
                                             "executor") else 0
-    wait(run, lambda: run.acks.poll() >= lines // 4, 60, "a quarter of the lines acked")
+    wait(run, lambda: run.acks.poll() >= acks, 120, f"{acks} lines acked")
     if kind in ("spout task", "bolt task"):
         task = run.spout if kind == "spout task" else run.bolt()
         container = run.container_of(task)
@@ -240,7 +259,6 @@ def kill_and_recover(run: DurableRun, kind: str) -> Outcome:
         return outcome.back is not None and outcome.flowing is not None
 
     wait(run, recovered, 90, f"the {kind} to recover")
-    wait(run, run.complete, 120, "every line acked and every word counted", interval=0.2)
     return outcome
 
 
@@ -249,7 +267,8 @@ def kill_and_recover(run: DurableRun, kind: str) -> Outcome:
 
 def _task_back(run: DurableRun, task: int, pid: int) -> Callable[[], bool]:
     """A new process of the task registered (it logs `started` once it has)."""
-    return lambda: any(p != pid for p in run.started_pids(task))
+    before = set(run.started_pids(task))  # this one's, and those killed before it
+    return lambda: bool(set(run.started_pids(task)) - before)
 
 
 def _stmgr_back(run: DurableRun, container: int, pid: int) -> Callable[[], bool]:

@@ -175,13 +175,14 @@ class Stage:
     def drop(self, *match: str) -> None:
         rule = ["OUTPUT", *match, "-j", "DROP"]
         with unfaked():
-            subprocess.run(["iptables", "-I", *rule], check=True)
+            subprocess.run(["iptables", "-w", "-I", *rule], check=True)
         self.rules.append(rule)
 
     def heal_network(self) -> None:
         for rule in self.rules:
             with unfaked():
-                subprocess.run(["iptables", "-D", *rule], check=False, capture_output=True)
+                subprocess.run(["iptables", "-w", "-D", *rule], check=False,
+                               capture_output=True)
         self.rules.clear()
 
     def cont(self) -> None:

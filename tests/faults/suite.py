@@ -272,12 +272,14 @@ def alone(workload, stage: Stage, nemesis: Nemesis, at: float = 6.0,
 SETTLE_SECS = 8.0  # after a recovery: trees lost in the fault fail by 1.5 timeouts (5 s)
 
 
-def one_by_one(workload, stage: Stage, nemeses: list[Nemesis]) -> list[Row]:
-    """Each nemesis alone, one after the other on one running workload, each once the
-    last has been recovered from and its trees have settled; a row for each, judged on
-    what came out between it and the next (ids acked by then must be in a sink's file:
-    the sink writes an id before it acks it), fails counted per id in its window."""
+def one_by_one(workload, stage: Stage, nemeses: list[Nemesis], at: float = 0.0) -> list[Row]:
+    """Each nemesis alone, one after the other on one running workload (the first `at`
+    seconds after its first progress), each once the last has been recovered from and
+    its trees have settled; a row for each, judged on what came out between it and the
+    next (ids acked by then must be in a sink's file: the sink writes an id before it
+    acks it), fails counted per id in its window."""
     _wait(workload, workload.started, 90, f"{workload.name} to make progress")
+    time.sleep(at)
     rows = []
     before = workload.snapshot()
     for nemesis in nemeses:

@@ -50,9 +50,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
 from zkserver import running_zookeeper  # noqa: E402
 
 pytestmark = [pytest.mark.faults, pytest.mark.integration]
-# Alone (`solo`): the tests whose nemeses cut loopback hosts off, stop the ZooKeeper server
-# or jump the clock. A stream manager killed, or the checkpoint root (a tmpfs of the
-# test's own) filled, touches nothing another test uses: those run beside the others.
+# Every test runs beside the others: each nemesis acts on what its own test started. A
+# partition or a host cut off drops only what the test's host cgroups send (iptables
+# `-m cgroup`); the ZooKeeper server stopped is the test's own; the clock jumps for the
+# processes started under the test's own libfaketime file; the full checkpoint root is a
+# tmpfs of the test's own.
 
 FULL = size() == "full"
 
@@ -70,12 +72,14 @@ def schedule_catalog() -> list:
             Kill("executor"), Kill("topology master"), *catalog()]
 
 
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory):
+@pytest.fixture
+def zookeeper(tmp_path):
+    """A server of the test's own (a start takes about 2 s): the nemeses stop it, and the
+    tests using it run on any xdist worker, side by side."""
     why = needs_root("the fault suite's network nemeses")
     if why:
         pytest.fail(why)
-    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as server:
+    with running_zookeeper(tmp_path / "zookeeper") as server:
         yield server
 
 
@@ -115,7 +119,6 @@ def running_on_stage(workload, tmp_path, zookeeper, hosts):
 
 if FULL:  # each nemesis in a run of its own, for each API and layout
 
-    @pytest.mark.solo
     @pytest.mark.parametrize(("nemesis", "api", "containers"), [
         pytest.param(n, api, c, id=f"{n.name}-{api}-{c}")
         for n in catalog() for api in ("streamparse", "heronpy") for c in (1, 3)
@@ -131,7 +134,6 @@ if FULL:  # each nemesis in a run of its own, for each API and layout
         assert row.lost == 0, row.detail
 
 
-@pytest.mark.solo
 @pytest.mark.timeout(1200)
 def test_relay_under_each_nemesis_one_after_another(zookeeper, zk_home, hosts, tmp_path,
                                                     record_row):
@@ -206,7 +208,6 @@ SCHEDULES = [  # (workload, seeds, faults)
 ]
 
 
-@pytest.mark.solo
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize(("workload_name", "seed", "faults"),
                          [(w, s, f) for w, ss, f in SCHEDULES for s in ss],
