@@ -7,7 +7,7 @@
   bench` run's, copied there with its plots).
 
 `python scripts/generate_docs.py` rewrites them; `--check` exits 1 when a checked-in page
-differs (tests/docs/test_generated.py runs the same comparison).
+differs (tests/docs/test_docs_generated.py runs the same comparison).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every package folder is installed under the heronbridge namespace; imports point one
-way (DESIGN.md's layers, and inside the runtime) and never run in a circle."""
+way (ARCHITECTURE.md's layers, and inside the runtime) and never run in a circle."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def test_the_conformance_check_sees_every_form_of_import(tmp_path):
                    "from heronbridge.compat import java\ntext = 'heronbridge.conformances'\n")
     assert conformance_imports(bad, tmp_path) == [1, 2, 3]
 
-# Inside the runtime (DESIGN.md): scheduler -> health -> instance/stream_manager -> wire,
+# Inside the runtime (ARCHITECTURE.md): scheduler -> health -> instance/stream_manager -> wire,
 # state, plan. A module of a rank imports only modules of lower ranks, never one beside or
 # above it; the package's own __init__ (its public face) is left out.
 RUNTIME_RANKS = [

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .options import Parents
+from .options import Parents, add_fetch_verb
 from .terminal import console
 
 
@@ -19,11 +19,7 @@ def add_verb(verbs: Any, parents: Parents) -> None:
                              description="Apache Kafka brokers in KRaft mode from Maven "
                                          "Central's jars, on loopback (Java 17 and Maven).")
     kafka_verbs = kafka.add_subparsers(dest="kafka_verb", metavar="VERB", required=True)
-    fetch = kafka_verbs.add_parser("fetch", parents=[home],
-                                   help="resolve Kafka's jars with Maven into the cache",
-                                   description="Resolve Kafka's jars with Maven into the "
-                                               "cache under --home (done on first use).")
-    fetch.set_defaults(func=cmd_kafka_fetch)
+    add_fetch_verb(kafka_verbs, parents, "Kafka", cmd_kafka_fetch)
     start = kafka_verbs.add_parser(
         "start", parents=[home], help="run brokers until interrupted",
         description="Start KRaft brokers on loopback and keep them until Ctrl-C; prints "

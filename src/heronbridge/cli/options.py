@@ -5,7 +5,9 @@ where its containers run (--scheduler, shared by run, submit and the Nimbus endp
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from heronbridge.runtime.health.config import ENABLED as HEALTH
 from heronbridge.runtime.plan.logical import LogicalPlan
@@ -63,6 +65,16 @@ def parents() -> Parents:
     named = argparse.ArgumentParser(add_help=False)
     named.add_argument("topology_name", help="name of a submitted topology")
     return Parents(home, state, topo, named, scheduler_options())
+
+
+def add_fetch_verb(verbs: Any, parents: Parents, system: str,
+                   func: Callable[[argparse.Namespace], int]) -> None:
+    """`heronbridge SYSTEM fetch`: the system's jars resolved with Maven into the cache."""
+    fetch = verbs.add_parser("fetch", parents=[parents.home],
+                             help=f"resolve {system}'s jars with Maven into the cache",
+                             description=f"Resolve {system}'s jars with Maven into the "
+                                         "cache under --home (done on first use).")
+    fetch.set_defaults(func=func)
 
 
 def add_health_option(parser: argparse.ArgumentParser) -> None:

@@ -9,22 +9,17 @@ from typing import Any
 
 from heronbridge.jvm import storm
 
-from .options import Parents
+from .options import Parents, add_fetch_verb
 from .terminal import console
 
 
 def add_verb(verbs: Any, parents: Parents) -> None:
-    home = parents.home
     verb = verbs.add_parser("storm", help="Apache Storm's jars, for Java components and conform",
                             description="Manage Apache Storm's jars (from Maven Central), "
                                         "which Java components, `run --jar`/`--flux` and "
                                         "`conform` run with.")
     storm_verbs = verb.add_subparsers(dest="storm_verb", metavar="VERB", required=True)
-    fetch = storm_verbs.add_parser("fetch", parents=[home],
-                                   help="resolve Storm's jars with Maven into the cache",
-                                   description="Resolve Storm's jars with Maven into the "
-                                               "cache under --home (done on first use).")
-    fetch.set_defaults(func=cmd_storm_fetch)
+    add_fetch_verb(storm_verbs, parents, "Storm", cmd_storm_fetch)
 
 
 def cmd_storm_fetch(args: argparse.Namespace) -> int:
