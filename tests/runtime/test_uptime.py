@@ -165,3 +165,14 @@ def test_a_task_that_keeps_dying_before_it_starts_is_a_failed_start():
                                                "longest": 5.0}), deaths=1) is None
     assert failures.start_failure("t", report({"longest": 5.0, "uptime": 5.0}),
                                   deaths=1) is None
+
+
+def test_a_report_without_the_restart_of_a_task_that_crashed_once_is_not_final():
+    """`run` asks the master again for such a report (a few metrics intervals at most): its
+    last one may predate the restart's first sample, which says whether it stayed up."""
+    assert failures.restarting(report({"crashes": 1, "incarnation": 1, "longest": 0.5}))
+    assert failures.restarting(report({"crashes": 1, "longest": 0.5, "uptime": 0.5}))
+    assert not failures.restarting(report({"crashes": 1, "incarnation": 1, "longest": 0.5,
+                                           "uptime": 0.2}))  # the restart's sample came
+    assert not failures.restarting(report({"crashes": 3, "incarnation": 3}))  # a crash loop
+    assert not failures.restarting(report({"longest": 20.0, "uptime": 20.0}))

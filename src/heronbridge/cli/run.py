@@ -11,9 +11,11 @@ from typing import Any
 from rich.live import Live
 from rich.markup import escape
 
-from heronbridge.runtime import control
+from heronbridge.runtime import control, failures
+from heronbridge.runtime.config import TopologyConfig
 from heronbridge.runtime.errors import RuntimeKernelError
 from heronbridge.runtime.metrics_manager.sink import latest_samples
+from heronbridge.runtime.plan.logical import LogicalPlan
 from heronbridge.runtime.scheduler.launch import Launch
 from heronbridge.runtime.statemgr import StateManager
 
@@ -97,7 +99,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # What the run did, before the shutdown: frames dropped while the tasks stop
         # are no fault of the run's.
         with contextlib.suppress(RuntimeKernelError):
-            at_stop = control.metrics(statemgr, plan.name)
+            at_stop = _report_at_stop(statemgr, plan)
         if at_stop is not None:  # a run that ended (-t) before the task died three times
             launch.refuse_start_failure(at_stop, deaths=1)
     finally:
@@ -116,6 +118,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print(f"[red]error:[/] {escape(line)}", highlight=False)
         return exit_codes.TOPOLOGY_FAILED
     return exit_codes.OK
+
+
+def _report_at_stop(statemgr: StateManager, plan: LogicalPlan) -> Any:
+    """The master's last report of the run. Where a task crashed once, up to three
+    metrics intervals (a task's, then its metrics manager's) more for its restart's first
+    sample, without which a restart that ran on would be told as one that never came up."""
+    interval = TopologyConfig.read(plan.config, plan.name).metrics_interval_secs
+    deadline = time.monotonic() + 3 * interval + 1
+    report = control.metrics(statemgr, plan.name)
+    while failures.restarting(report) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        report = control.metrics(statemgr, plan.name)
+    return report
 
 
 def _watch(statemgr: StateManager, name: str, launch: Launch, since: float,

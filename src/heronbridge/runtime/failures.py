@@ -145,6 +145,14 @@ def never_up(topology: str, report: Any) -> list[TaskFailure]:
     return out
 
 
+def restarting(report: Any) -> bool:
+    """Whether a task crashed once and no sample of its next incarnation has come yet:
+    whether it stayed up is not known from this report (a restart that is up sends one
+    within a metrics interval or two)."""
+    return any(t.task_id >= 0 and t.counters.get(CRASH_COUNT, 0) == 1 and not _up_again(t)
+               for t in report.tasks)
+
+
 def _up_again(task: Any) -> bool:
     """Whether the task's latest sample is of an incarnation after its last crash whose
     component started (the last sample of one that crashed is its own, sent as it died)."""
