@@ -1,6 +1,7 @@
 package heronbridge.jvm.values;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +29,41 @@ public interface Codec {
      * other value goes to a Java task in Storm's Kryo bytes.
      */
     boolean keeps(Object value);
+
+    /**
+     * A map, collection or array whose every value {@code codec} carries (map keys: null,
+     * strings, numbers or booleans, which JSON's and msgpack's maps hold); false for
+     * anything else.
+     */
+    static boolean carriesContainer(Codec codec, Object v) {
+        if (v instanceof Map) {
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                Object k = e.getKey();
+                if (!(k == null || k instanceof String || k instanceof Number || k instanceof Boolean)
+                        || !codec.carries(e.getValue())) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (v instanceof Collection) {
+            for (Object x : (Collection<?>) v) {
+                if (!codec.carries(x)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (v instanceof Object[]) {
+            for (Object x : (Object[]) v) {
+                if (!codec.carries(x)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
 
     /**
      * A list or map that decoders read back as itself: an ArrayList, or a HashMap with

@@ -49,33 +49,7 @@ public final class MsgpackCodec implements Codec {
         if (v instanceof BigInteger) {
             return inRange((BigInteger) v);
         }
-        if (v instanceof Map) {
-            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-                Object k = e.getKey();
-                if (!(k == null || k instanceof String || k instanceof Number || k instanceof Boolean)
-                        || !carries(e.getValue())) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        if (v instanceof Collection) {
-            for (Object x : (Collection<?>) v) {
-                if (!carries(x)) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        if (v instanceof Object[]) {
-            for (Object x : (Object[]) v) {
-                if (!carries(x)) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        return false;
+        return Codec.carriesContainer(this, v);
     }
 
     /**
