@@ -7,7 +7,6 @@ folder their own temporary folders are in (the Storm install is shared the same 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -15,15 +14,7 @@ from pathlib import Path
 
 import pytest
 
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+from heronbridge.jvm.maven import locked
 
 
 @contextlib.contextmanager
@@ -41,7 +32,7 @@ def one_for_all_workers(factory: pytest.TempPathFactory, name: str,
         return
     base = factory.getbasetemp().parent
     users = base / f"{name}.json"
-    with _locked(base / f"{name}.lock"):
+    with locked(base / f"{name}.lock"):
         if users.is_file():
             shared = json.loads(users.read_text())
         else:  # the first, or the first after the last user stopped the previous one
@@ -53,7 +44,7 @@ def one_for_all_workers(factory: pytest.TempPathFactory, name: str,
     try:
         yield shared["server"]
     finally:
-        with _locked(base / f"{name}.lock"):
+        with locked(base / f"{name}.lock"):
             shared = json.loads(users.read_text())
             shared["users"] -= 1
             if shared["users"]:

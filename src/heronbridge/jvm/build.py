@@ -9,14 +9,13 @@ tests ran, so an unchanged checkout reuses its jar and a changed one builds agai
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from . import JvmError
+from . import JvmError, maven
 
 JAR = "heronbridge-jvm-host.jar"
 TESTED = "tested"
@@ -107,12 +106,8 @@ def ensure(checkout: Path, tests: bool, say: Callable[[str], None]) -> Path:
     """The jar of these sources: reused when built before, else built now (one build at
     a time per checkout: tasks and test workers may ask at once)."""
     target(checkout).mkdir(parents=True, exist_ok=True)
-    with (target(checkout) / ".build.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            return built(checkout, tests) or build(checkout, tests, say)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with maven.locked(target(checkout) / ".build.lock"):
+        return built(checkout, tests) or build(checkout, tests, say)
 
 
 def checkout_of(package: Path) -> Path | None:

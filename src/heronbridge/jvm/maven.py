@@ -68,7 +68,8 @@ def java_major(version_text: str) -> int | None:
 
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
-    """One fetch at a time per folder (two test runs may fetch at once)."""
+    """One holder at a time of the lock file `path` (two test runs may fetch or build at
+    once); the standard library only, as build.py needs."""
     with path.open("a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
