@@ -95,26 +95,34 @@ def held_spout(now: float, tasks: list[int], after: str) -> control_pb2.MetricsR
     return control_pb2.MetricsReport(all_ready=True, tasks=[spout, *bolts])
 
 
-@pytest.mark.parametrize("after", ["served", "same", "idler"])
-def test_an_action_is_verified_after_its_cool_down_or_blacklisted(state, monkeypatch, after):
-    b = TopologyBuilder("verify", {**CONF, "heronbridge.health.max.parallelism": 8,
-                                   "heronbridge.health.blacklist.secs": 100})
+def held_by_work(state, monkeypatch, name: str, conf: dict, after: str,
+                 clock: list[float]) -> manager.HealthManager:
+    """A spout held by its bolt `work` (as held_spout reports it at clock[0], `after` the
+    action), rescaled as the health manager asks; the topology's health manager."""
+    b = TopologyBuilder(name, conf)
     b.spout("source", RateSpout)
     b.bolt("work", CostlyBolt, inputs=["source"])
     plan = b.build()
     publish(state, plan)
 
-    def update(st, name, parallelism, reason=""):
+    def update(st, _name, parallelism, reason=""):
         publish(st, rescaled(plan, parallelism))
         return control_pb2.UpdateReport(paused_secs=1.0)
 
     monkeypatch.setattr(manager.control, "update", update)
-    monkeypatch.setattr(manager.control, "metrics", lambda st, name, timeout: held_spout(
-        clock[0], [t for c in st.get(PACKING_PLANS, "verify").containers
+    monkeypatch.setattr(manager.control, "metrics", lambda st, _name, timeout: held_spout(
+        clock[0], [t for c in st.get(PACKING_PLANS, name).containers
                    for i in c.instances if i.component == "work" for t in [i.task_id]],
         after))
-    health = manager.HealthManager(state, "verify")
+    return manager.HealthManager(state, name)
+
+
+@pytest.mark.parametrize("after", ["served", "same", "idler"])
+def test_an_action_is_verified_after_its_cool_down_or_blacklisted(state, monkeypatch, after):
     clock = [0.0]
+    health = held_by_work(state, monkeypatch, "verify",
+                          {**CONF, "heronbridge.health.max.parallelism": 8,
+                           "heronbridge.health.blacklist.secs": 100}, after, clock)
     taken = []
     for second in range(40):
         clock[0] = float(second)
@@ -149,24 +157,12 @@ def test_on_its_defaults_it_acts_after_a_full_window_and_verifies_after_the_cool
     """The defaults' timeline (the end-to-end tests shorten the cool-down): a sample
     every 10 s, nothing done before a 60 s window is full, the check 120 s after the
     action."""
-    b = TopologyBuilder("defaults", {"test.rate": 1, "test.cost": 0})
-    b.spout("source", RateSpout)
-    b.bolt("work", CostlyBolt, inputs=["source"])
-    plan = b.build()
-    publish(state, plan)
-
-    def update(st, name, parallelism, reason=""):
-        publish(st, rescaled(plan, parallelism))
-        return control_pb2.UpdateReport(paused_secs=1.0)
-
-    monkeypatch.setattr(manager.control, "update", update)
-    monkeypatch.setattr(manager.control, "metrics", lambda st, name, timeout: held_spout(
-        clock, [t for c in st.get(PACKING_PLANS, "defaults").containers
-                for i in c.instances if i.component == "work" for t in [i.task_id]],
-        "served"))
-    health = manager.HealthManager(state, "defaults")
+    clock = [0.0]
+    health = held_by_work(state, monkeypatch, "defaults", {"test.rate": 1, "test.cost": 0},
+                          "served", clock)
     assert (health.conf.interval, health.conf.window, health.conf.cooldown) == (10, 60, 120)
     taken = []
-    for clock in range(0, 400, 10):
-        taken += [(clock, a.action) for a in health.step(now=float(clock))]
+    for second in range(0, 400, 10):
+        clock[0] = float(second)
+        taken += [(second, a.action) for a in health.step(now=clock[0])]
     assert taken == [(60, "scale-up"), (60 + 120, "verified")]
