@@ -8,12 +8,13 @@ Run: python scripts/jvm_vectors.py          (rewrites the file)
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import vector_files  # scripts/, beside this one
 
 from heronbridge.conformance.trace import tracefile
 from heronbridge.runtime.proto import control_pb2, topology_pb2
@@ -115,16 +116,7 @@ def text() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report a stale file")
-    if parser.parse_args().check:
-        if not OUT.is_file() or OUT.read_text() != text():
-            print(f"stale: {OUT}")
-            return 1
-        return 0
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text())
-    return 0
+    return vector_files.main(OUT, text, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -13,12 +13,13 @@ Run: python scripts/step_vectors.py          (rewrites the file)
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 from pathlib import Path
 from typing import Any
+
+import vector_files  # scripts/, beside this one
 
 from heronbridge.runtime import Bolt, Grouping, Spout, TopologyBuilder
 from heronbridge.runtime.instance.bolt_step import BoltStep
@@ -420,16 +421,7 @@ def text() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report a stale file")
-    if parser.parse_args(argv).check:
-        if not OUT.is_file() or OUT.read_text() != text():
-            print(f"stale: {OUT}")
-            return 1
-        return 0
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text())
-    return 0
+    return vector_files.main(OUT, text, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":
