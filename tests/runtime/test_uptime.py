@@ -174,5 +174,6 @@ def test_a_report_without_the_restart_of_a_task_that_crashed_once_is_not_final()
     assert failures.restarting(report({"crashes": 1, "longest": 0.5, "uptime": 0.5}))
     assert not failures.restarting(report({"crashes": 1, "incarnation": 1, "longest": 0.5,
                                            "uptime": 0.2}))  # the restart's sample came
+    assert failures.restarting(report({"incarnation": 1, "longest": 1.0}))  # killed once
     assert not failures.restarting(report({"crashes": 3, "incarnation": 3}))  # a crash loop
     assert not failures.restarting(report({"longest": 20.0, "uptime": 20.0}))

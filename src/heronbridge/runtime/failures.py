@@ -136,9 +136,8 @@ def never_up(topology: str, report: Any) -> list[TaskFailure]:
     followed by a run that goes on is no crash loop (its exception was told as it came),
     however short the run after it."""
     out: list[TaskFailure] = []
-    tasks = [(_failure(topology, t), _up_again(t)) for t in report.tasks if t.task_id >= 0]
-    for failure, up in sorted(tasks, key=lambda f: (not f[0].class_name, f[0].first_ms,
-                                                    f[0].task)):
+    for failure, up in sorted(_lives(topology, report), key=lambda f: (
+            not f[0].class_name, f[0].first_ms, f[0].task)):
         times = failure.crashes or failure.restarts
         if times and failure.longest_up < STAYED_UP_SECS and (times > 1 or not up):
             out.append(failure)
@@ -146,11 +145,17 @@ def never_up(topology: str, report: Any) -> list[TaskFailure]:
 
 
 def restarting(report: Any) -> bool:
-    """Whether a task crashed once and no sample of its next incarnation has come yet:
-    whether it stayed up is not known from this report (a restart that is up sends one
-    within a metrics interval or two)."""
-    return any(t.task_id >= 0 and t.counters.get(CRASH_COUNT, 0) == 1 and not _up_again(t)
-               for t in report.tasks)
+    """Whether a task crashed (or was restarted) once and no sample of its next
+    incarnation has come yet: whether never_up names it is not known from this report
+    (a restart that is up sends one within a metrics interval or two)."""
+    return any((f.crashes or f.restarts) == 1 and not up and f.longest_up < STAYED_UP_SECS
+               for f, up in _lives("", report))
+
+
+def _lives(topology: str, report: Any) -> list[tuple[TaskFailure, bool]]:
+    """Each task's failures, and whether it is up again (never_up's and restarting's
+    reading of one report)."""
+    return [(_failure(topology, t), _up_again(t)) for t in report.tasks if t.task_id >= 0]
 
 
 def _up_again(task: Any) -> bool:
